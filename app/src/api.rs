@@ -1,0 +1,158 @@
+//! The console's API as the UI sees it: data shapes, typed errors, and server functions.
+//!
+//! Server functions stay thin: they forward to a [`service::ConsoleService`] that the `server`
+//! crate implements and provides through leptos context, because `app` cannot depend on
+//! `server`. Plain JSON routes and the SSE streams live in `server` and reuse these shapes.
+
+use crate::domain::{
+    engine::{EngineKind, EngineStatus},
+    profile::{Issue, Profile},
+};
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// What the operator asks of an engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineAction {
+    Serve,
+    Stop,
+    Restart,
+}
+
+impl EngineAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Serve => "serve",
+            Self::Stop => "stop",
+            Self::Restart => "restart",
+        }
+    }
+}
+
+/// Errors a server function can return, each one a thing the UI can explain.
+#[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
+pub enum ApiError {
+    #[error("no profile named {0}")]
+    NoSuchProfile(String),
+    #[error("profile {profile} names engine installation {engine}, which host configuration does not define")]
+    NoSuchEngine { profile: String, engine: String },
+    #[error("port {port} is in use by {owner}")]
+    PortBusy { port: u16, owner: String },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+    #[error("request failed: {0}")]
+    Transport(String),
+}
+
+impl leptos::server_fn::error::FromServerFnError for ApiError {
+    type Encoder = leptos::server_fn::codec::JsonEncoding;
+    fn from_server_fn_error(value: leptos::server_fn::error::ServerFnErrorErr) -> Self {
+        Self::Transport(value.to_string())
+    }
+}
+
+/// The engine page's data: status, the exact command line, and the recent log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EngineDetail {
+    pub status: EngineStatus,
+    pub argv: Vec<String>,
+    pub log_tail: Vec<String>,
+    pub log_path: String,
+}
+
+/// One push on an engine page's event stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EngineEvent {
+    pub status: EngineStatus,
+    /// New log lines since the previous event.
+    pub lines: Vec<String>,
+    /// True when the log was truncated or rotated and the client should replace its tail.
+    pub reset: bool,
+}
+
+/// A row of the profile list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProfileSummary {
+    pub name: String,
+    pub engine: String,
+    pub kind: Option<EngineKind>,
+    pub simulated: bool,
+    pub model: String,
+    pub port: u16,
+    pub updated_at: String,
+}
+
+/// The read-only profile view: the profile, its file form and the command it renders to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProfileView {
+    pub profile: Profile,
+    pub kind: Option<EngineKind>,
+    pub simulated: bool,
+    pub env_text: String,
+    pub argv: Vec<String>,
+    pub issues: Vec<Issue>,
+    /// SGLang speculative keys that have no flag there.
+    pub untranslated: Vec<String>,
+    pub updated_at: String,
+}
+
+#[cfg(feature = "ssr")]
+pub mod service {
+    //! The seam between the UI's server functions and the server's implementation.
+    use super::*;
+    use std::{future::Future, pin::Pin, sync::Arc};
+
+    /// A boxed future, so the trait stays object-safe.
+    pub type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+    /// What the console can do; implemented in `server` over engine control and SQLite.
+    pub trait ConsoleService: Send + Sync + 'static {
+        fn engines(&self) -> BoxFut<'_, Result<Vec<EngineStatus>, ApiError>>;
+        fn engine(&self, profile: String) -> BoxFut<'_, Result<EngineDetail, ApiError>>;
+        /// Starts the action and returns once it is under way; progress arrives as status.
+        fn act(&self, profile: String, action: EngineAction) -> BoxFut<'_, Result<(), ApiError>>;
+        fn profiles(&self) -> BoxFut<'_, Result<Vec<ProfileSummary>, ApiError>>;
+        fn profile(&self, name: String) -> BoxFut<'_, Result<ProfileView, ApiError>>;
+    }
+
+    /// The handle server functions find in leptos context.
+    #[derive(Clone)]
+    pub struct Services(pub Arc<dyn ConsoleService>);
+
+    pub fn services() -> Result<Services, ApiError> {
+        use_context::<Services>().ok_or_else(|| ApiError::Internal("console services missing from context".into()))
+    }
+}
+
+/// Every engine the console knows, with its state.
+#[server(prefix = "/api/fn")]
+pub async fn list_engines() -> Result<Vec<EngineStatus>, ApiError> {
+    service::services()?.0.engines().await
+}
+
+/// One engine's page data.
+#[server(prefix = "/api/fn")]
+pub async fn get_engine(profile: String) -> Result<EngineDetail, ApiError> {
+    service::services()?.0.engine(profile).await
+}
+
+/// Serve, stop or restart an engine (confirmed by the operator in the UI).
+#[server(prefix = "/api/fn")]
+pub async fn run_engine_action(profile: String, action: EngineAction) -> Result<(), ApiError> {
+    service::services()?.0.act(profile, action).await
+}
+
+/// All launch profiles.
+#[server(prefix = "/api/fn")]
+pub async fn list_profiles() -> Result<Vec<ProfileSummary>, ApiError> {
+    service::services()?.0.profiles().await
+}
+
+/// One launch profile with its rendered command.
+#[server(prefix = "/api/fn")]
+pub async fn get_profile(name: String) -> Result<ProfileView, ApiError> {
+    service::services()?.0.profile(name).await
+}

@@ -1,0 +1,66 @@
+//! The reactive side of translation: the current language as a signal in context.
+
+use crate::i18n::{tr_args, Arg, Lang};
+use leptos::prelude::*;
+
+/// The language signal every page reads its texts through.
+#[derive(Clone, Copy)]
+pub struct I18n {
+    pub lang: RwSignal<Lang>,
+}
+
+impl I18n {
+    /// A message in the current language; reactive when called inside a view closure.
+    pub fn t(&self, key: &str) -> String {
+        tr_args(self.lang.get(), key, &[])
+    }
+
+    /// A message with arguments in the current language.
+    pub fn ta(&self, key: &str, args: &[(&str, Arg)]) -> String {
+        tr_args(self.lang.get(), key, args)
+    }
+}
+
+/// The language the page was rendered in. The server negotiates it from the request (cookie,
+/// then `Accept-Language`); the browser reads what the server wrote into `<html lang>`.
+pub fn initial_lang() -> Lang {
+    #[cfg(feature = "ssr")]
+    {
+        use_context::<http::request::Parts>()
+            .map(|parts| {
+                let header = |name: http::header::HeaderName| {
+                    parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+                };
+                Lang::negotiate(
+                    header(http::header::COOKIE).as_deref(),
+                    header(http::header::ACCEPT_LANGUAGE).as_deref(),
+                )
+            })
+            .unwrap_or_default()
+    }
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    {
+        web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.document_element())
+            .and_then(|e| e.get_attribute("lang"))
+            .and_then(|code| Lang::from_code(&code))
+            .unwrap_or_default()
+    }
+    #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
+    {
+        Lang::default()
+    }
+}
+
+/// Puts the language signal into context; called once by the root component.
+pub fn provide_i18n() -> I18n {
+    let i18n = I18n { lang: RwSignal::new(initial_lang()) };
+    provide_context(i18n);
+    i18n
+}
+
+/// The language signal from context.
+pub fn use_i18n() -> I18n {
+    expect_context::<I18n>()
+}

@@ -1,0 +1,58 @@
+//! The language switch: persists the choice in a cookie the server also reads, so the next
+//! server render uses the same language as the browser.
+
+use super::i18n_ctx::use_i18n;
+use crate::i18n::Lang;
+use leptos::prelude::*;
+
+fn persist(lang: Lang) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        if let Some(doc) = web_sys::window().and_then(|w| w.document()) {
+            if let Ok(html_doc) = doc.clone().dyn_into::<web_sys::HtmlDocument>() {
+                let cookie = format!(
+                    "{}={}; path=/; max-age=31536000; samesite=lax",
+                    crate::i18n::LANG_COOKIE,
+                    lang.code()
+                );
+                let _ = html_doc.set_cookie(&cookie);
+            }
+            if let Some(root) = doc.document_element() {
+                let _ = root.set_attribute("lang", lang.code());
+            }
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = lang;
+}
+
+/// Buttons for each language; the current one is marked and not clickable.
+#[component]
+pub fn LangSwitch() -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <div class="lang-switch" role="group" aria-label=move || i18n.t("lang-switch-label")>
+            {Lang::ALL
+                .into_iter()
+                .map(|lang| {
+                    view! {
+                        <button
+                            type="button"
+                            data-testid=format!("lang-{}", lang.code())
+                            lang=lang.code()
+                            aria-pressed=move || (i18n.lang.get() == lang).to_string()
+                            class:active=move || i18n.lang.get() == lang
+                            on:click=move |_| {
+                                persist(lang);
+                                i18n.lang.set(lang);
+                            }
+                        >
+                            {lang.native_name()}
+                        </button>
+                    }
+                })
+                .collect_view()}
+        </div>
+    }
+}

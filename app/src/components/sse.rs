@@ -1,0 +1,50 @@
+//! One server-sent event stream per page, decoded as JSON into a callback.
+//!
+//! Only the browser opens the stream; the server render shows the data it fetched itself. The
+//! stream is closed when the component that opened it goes away.
+
+use leptos::prelude::*;
+use serde::de::DeserializeOwned;
+
+/// Subscribes to `url` (re-subscribing when it changes) and calls `on_event` with each
+/// message's JSON payload. Malformed messages are skipped: the next one carries full state.
+pub fn use_event_stream<T, U, F>(url: U, on_event: F)
+where
+    T: DeserializeOwned + 'static,
+    U: Fn() -> String + Send + Sync + 'static,
+    F: Fn(T) + Clone + 'static,
+{
+    #[cfg(feature = "hydrate")]
+    {
+        use send_wrapper::SendWrapper;
+        use wasm_bindgen::{closure::Closure, JsCast};
+        let current: StoredValue<Option<SendWrapper<web_sys::EventSource>>> = StoredValue::new(None);
+        Effect::new(move |_| {
+            let url = url();
+            if let Some(old) = current.try_update_value(|c| c.take()).flatten() {
+                old.close();
+            }
+            let Ok(source) = web_sys::EventSource::new(&url) else { return };
+            let handler = on_event.clone();
+            let callback = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+                if let Some(text) = ev.data().as_string() {
+                    if let Ok(value) = serde_json::from_str::<T>(&text) {
+                        handler(value);
+                    }
+                }
+            });
+            source.set_onmessage(Some(callback.as_ref().unchecked_ref()));
+            callback.forget();
+            current.set_value(Some(SendWrapper::new(source)));
+        });
+        on_cleanup(move || {
+            if let Some(source) = current.try_update_value(|c| c.take()).flatten() {
+                source.close();
+            }
+        });
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (url, on_event);
+    }
+}

@@ -1,0 +1,65 @@
+//! Engine state badges and the startup phase stepper.
+
+use super::i18n_ctx::use_i18n;
+use crate::domain::engine::{EngineState, StartupPhase};
+use leptos::prelude::*;
+
+/// A coloured badge for an engine state, with text (colour is never the only signal).
+#[component]
+pub fn StateBadge(#[prop(into)] state: Signal<EngineState>) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <span
+            class=move || format!("badge state-{}", state.get().as_str())
+            data-testid="state"
+            data-state=move || state.get().as_str()
+        >
+            {move || i18n.t(&format!("state-{}", state.get().as_str()))}
+        </span>
+    }
+}
+
+/// Marks an engine that is the simulator, never a real GPU engine.
+#[component]
+pub fn SimulatedBadge() -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <span class="badge simulated" data-testid="simulated" title=move || i18n.t("badge-simulated-title")>
+            {move || i18n.t("badge-simulated")}
+        </span>
+    }
+}
+
+const PHASES: [StartupPhase; 6] = [
+    StartupPhase::Launched,
+    StartupPhase::LoadingWeights,
+    StartupPhase::AllocatingKvCache,
+    StartupPhase::CapturingGraphs,
+    StartupPhase::StartingServer,
+    StartupPhase::Ready,
+];
+
+/// The startup milestones, the reached ones marked done.
+#[component]
+pub fn PhaseSteps(#[prop(into)] phase: Signal<Option<StartupPhase>>) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <ol class="phases" data-testid="startup-progress">
+            {PHASES
+                .into_iter()
+                .map(|p| {
+                    let state = move || match phase.get() {
+                        Some(cur) if p < cur => "done",
+                        Some(cur) if p == cur => "current",
+                        _ => "todo",
+                    };
+                    view! {
+                        <li class=state data-phase=p.as_str()>
+                            {move || i18n.t(&format!("phase-{}", p.as_str()))}
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ol>
+    }
+}

@@ -1,0 +1,175 @@
+//! What an engine is, as both the console and the browser see it.
+
+use serde::{Deserialize, Serialize};
+
+/// The serving engine family; decides the flag names and the launch form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    Vllm,
+    Sglang,
+}
+
+impl EngineKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Vllm => "vllm",
+            Self::Sglang => "sglang",
+        }
+    }
+
+    /// The port the engine listens on when a profile names none.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Self::Vllm => 8000,
+            Self::Sglang => 30000,
+        }
+    }
+
+    /// The log line each engine prints when it starts answering requests.
+    pub fn ready_line(self) -> &'static str {
+        match self {
+            Self::Vllm => "Application startup complete.",
+            Self::Sglang => "The server is fired up and ready to roll!",
+        }
+    }
+}
+
+impl std::str::FromStr for EngineKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "vllm" => Ok(Self::Vllm),
+            "sglang" => Ok(Self::Sglang),
+            other => Err(format!("unknown engine kind `{other}` (expected vllm or sglang)")),
+        }
+    }
+}
+
+/// The lifecycle state the fleet page colours an engine by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineState {
+    /// No process: never started or stopped on purpose.
+    Stopped,
+    /// The process is up and the console is waiting for `/health`.
+    Starting,
+    /// `/health` answers 200.
+    Healthy,
+    /// The process is alive but `/health` fails or does not answer.
+    Unhealthy,
+    /// The process went away without being stopped.
+    Dead,
+}
+
+impl EngineState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stopped => "stopped",
+            Self::Starting => "starting",
+            Self::Healthy => "healthy",
+            Self::Unhealthy => "unhealthy",
+            Self::Dead => "dead",
+        }
+    }
+
+    /// Whether a process is believed to run (serve is then idempotent, stop has work to do).
+    pub fn is_running(self) -> bool {
+        matches!(self, Self::Starting | Self::Healthy | Self::Unhealthy)
+    }
+}
+
+/// One row of the fleet page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EngineStatus {
+    pub profile: String,
+    pub engine: String,
+    pub kind: EngineKind,
+    pub simulated: bool,
+    pub host: String,
+    pub port: u16,
+    pub state: EngineState,
+    pub pid: Option<i32>,
+    /// Seconds since the process started, when one runs.
+    pub uptime_s: Option<u64>,
+    /// The startup phase reached, while starting.
+    pub phase: Option<StartupPhase>,
+    /// The matching startup-failure row, when the last start failed.
+    pub failure: Option<crate::domain::startup_failure::FailureMatch>,
+    /// The console's own note (a refused port, a stale pid file), already in English for logs.
+    pub note: Option<String>,
+}
+
+/// Coarse startup progress read from the engine's own log milestones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StartupPhase {
+    Launched,
+    LoadingWeights,
+    AllocatingKvCache,
+    CapturingGraphs,
+    StartingServer,
+    Ready,
+}
+
+impl StartupPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Launched => "launched",
+            Self::LoadingWeights => "loading-weights",
+            Self::AllocatingKvCache => "allocating-kv-cache",
+            Self::CapturingGraphs => "capturing-graphs",
+            Self::StartingServer => "starting-server",
+            Self::Ready => "ready",
+        }
+    }
+
+    /// The phase a log line proves the engine has reached, if it is a milestone.
+    /// Wording follows both engines' current and older releases.
+    pub fn from_log_line(line: &str) -> Option<Self> {
+        if line.contains("Application startup complete.") || line.contains("fired up and ready to roll") {
+            Some(Self::Ready)
+        } else if line.contains("Starting vLLM server on")
+            || line.contains("Starting vLLM API server")
+            || line.contains("Uvicorn running on")
+        {
+            Some(Self::StartingServer)
+        } else if line.contains("Capturing CUDA graphs")
+            || line.contains("CUDA graph begin")
+            || line.contains("Capture cuda graph begin")
+        {
+            Some(Self::CapturingGraphs)
+        } else if line.contains("GPU KV cache size")
+            || line.contains("Available KV cache memory")
+            || line.contains("KV Cache is allocated")
+        {
+            Some(Self::AllocatingKvCache)
+        } else if line.contains("Starting to load model")
+            || line.contains("Loading model")
+            || line.contains("Load weight begin")
+        {
+            Some(Self::LoadingWeights)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn milestones_from_both_engines() {
+        assert_eq!(
+            StartupPhase::from_log_line("(APIServer pid=1) INFO 12-02 10:00:00 [launcher.py:46] Application startup complete."),
+            Some(StartupPhase::Ready)
+        );
+        assert_eq!(
+            StartupPhase::from_log_line("[2026-12-02 10:00:00 TP0] Load weight begin. avail mem=78.50 GB"),
+            Some(StartupPhase::LoadingWeights)
+        );
+        assert_eq!(StartupPhase::from_log_line("random"), None);
+        assert!(StartupPhase::Ready > StartupPhase::Launched);
+    }
+}

@@ -1,0 +1,247 @@
+//! `KEY=VALUE` files, the format of the runbook's `profiles/<name>.env`.
+//!
+//! The toolbox sourced these files from a shell; the console never does. Quoting follows the
+//! subset a shell and a human agree on: bare words, `'literal'` and `"escaped \" \\"`. Anything
+//! else is an error that names the line, so a typo never silently becomes a different value.
+
+use thiserror::Error;
+
+/// One `KEY=VALUE` assignment with the line it came from, kept for error messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assignment {
+    pub line: usize,
+    pub key: String,
+    pub value: String,
+}
+
+/// Why a line of an env file could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum EnvFileError {
+    #[error("line {line}: expected KEY=VALUE")]
+    NotAnAssignment { line: usize },
+    #[error("line {line}: `{key}` is not a valid key (letters, digits and _; not starting with a digit)")]
+    BadKey { line: usize, key: String },
+    #[error("line {line}: unterminated quote in the value of {key}")]
+    UnterminatedQuote { line: usize, key: String },
+    #[error("line {line}: text after the closing quote in the value of {key}")]
+    TrailingText { line: usize, key: String },
+    #[error("line {line}: {key} is set twice (first on line {first})")]
+    Duplicate { line: usize, key: String, first: usize },
+}
+
+impl EnvFileError {
+    /// The 1-based line the error is on.
+    pub fn line(&self) -> usize {
+        match self {
+            Self::NotAnAssignment { line }
+            | Self::BadKey { line, .. }
+            | Self::UnterminatedQuote { line, .. }
+            | Self::TrailingText { line, .. }
+            | Self::Duplicate { line, .. } => *line,
+        }
+    }
+}
+
+fn valid_key(key: &str) -> bool {
+    let mut chars = key.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Parses an env file; comments (`#`) and blank lines are skipped, every other line must be an
+/// assignment, and a key may appear once.
+pub fn parse(text: &str) -> Result<Vec<Assignment>, EnvFileError> {
+    let mut out: Vec<Assignment> = Vec::new();
+    for (idx, raw) in text.lines().enumerate() {
+        let line = idx + 1;
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let Some((key, rest)) = trimmed.split_once('=') else {
+            return Err(EnvFileError::NotAnAssignment { line });
+        };
+        let key = key.trim_end();
+        if !valid_key(key) {
+            return Err(EnvFileError::BadKey { line, key: key.to_string() });
+        }
+        let value = parse_value(rest, line, key)?;
+        if let Some(first) = out.iter().find(|a| a.key == key) {
+            return Err(EnvFileError::Duplicate { line, key: key.to_string(), first: first.line });
+        }
+        out.push(Assignment { line, key: key.to_string(), value });
+    }
+    Ok(out)
+}
+
+fn parse_value(rest: &str, line: usize, key: &str) -> Result<String, EnvFileError> {
+    let unterminated = || EnvFileError::UnterminatedQuote { line, key: key.to_string() };
+    let trailing = |after: &str| {
+        let after = after.trim();
+        if after.is_empty() || after.starts_with('#') {
+            Ok(())
+        } else {
+            Err(EnvFileError::TrailingText { line, key: key.to_string() })
+        }
+    };
+    if let Some(body) = rest.strip_prefix('\'') {
+        let end = body.find('\'').ok_or_else(unterminated)?;
+        trailing(&body[end + 1..])?;
+        return Ok(body[..end].to_string());
+    }
+    if let Some(body) = rest.strip_prefix('"') {
+        let mut value = String::new();
+        let mut chars = body.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => {
+                    trailing(&body[i + 1..])?;
+                    return Ok(value);
+                }
+                '\\' => match chars.next() {
+                    Some((_, 'n')) => value.push('\n'),
+                    Some((_, other)) => value.push(other),
+                    None => return Err(unterminated()),
+                },
+                other => value.push(other),
+            }
+        }
+        return Err(unterminated());
+    }
+    // A bare value ends at an unquoted ` #` comment.
+    let value = match rest.find(" #") {
+        Some(pos) => &rest[..pos],
+        None => rest,
+    };
+    Ok(value.trim().to_string())
+}
+
+/// Quotes a value so that [`parse`] reads it back unchanged; bare when that is unambiguous.
+pub fn quote(value: &str) -> String {
+    let bare = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:,+@%".contains(c));
+    if bare {
+        value.to_string()
+    } else if !value.contains('\'') && !value.contains('\n') {
+        format!("'{value}'")
+    } else {
+        let escaped = value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+        format!("\"{escaped}\"")
+    }
+}
+
+/// Splits a command-line fragment (a profile's `EXTRA_ARGS`) into words without a shell:
+/// whitespace separates, quotes group, nothing is expanded.
+pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut in_word = false;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(ch) => current.push(ch),
+                        None => return Err("unterminated ' quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(ch) => current.push(ch),
+                            None => return Err("unterminated \" quote".into()),
+                        },
+                        Some(ch) => current.push(ch),
+                        None => return Err("unterminated \" quote".into()),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                match chars.next() {
+                    Some(ch) => current.push(ch),
+                    None => return Err("trailing backslash".into()),
+                }
+            }
+            other => {
+                in_word = true;
+                current.push(other);
+            }
+        }
+    }
+    if in_word {
+        words.push(current);
+    }
+    Ok(words)
+}
+
+/// Joins words so that [`split_words`] returns them unchanged.
+pub fn join_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:,=+@%".contains(c));
+            if plain {
+                w.clone()
+            } else {
+                format!("\"{}\"", w.replace('\\', "\\\\").replace('"', "\\\""))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_bare_quoted_and_comments() {
+        let text = "# profile\nA=1\nB='x y' # note\nC=\"q\\\"z\"\n\nD=plain # trailing\nE=\n";
+        let got = parse(text).unwrap();
+        let pairs: Vec<_> = got.iter().map(|a| (a.key.as_str(), a.value.as_str())).collect();
+        assert_eq!(pairs, vec![("A", "1"), ("B", "x y"), ("C", "q\"z"), ("D", "plain"), ("E", "")]);
+        assert_eq!(got[1].line, 3);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        assert_eq!(parse("A=1\nnonsense\n").unwrap_err(), EnvFileError::NotAnAssignment { line: 2 });
+        assert_eq!(parse("A=1\nA=2\n").unwrap_err().line(), 2);
+        assert!(matches!(parse("1A=1").unwrap_err(), EnvFileError::BadKey { line: 1, .. }));
+        assert!(matches!(parse("A='x").unwrap_err(), EnvFileError::UnterminatedQuote { line: 1, .. }));
+        assert!(matches!(parse("A='x' y").unwrap_err(), EnvFileError::TrailingText { line: 1, .. }));
+    }
+
+    #[test]
+    fn quote_round_trips() {
+        for v in ["", "plain", "a b", "{\"method\":\"eagle3\"}", "it's", "back\\slash \"q\"", "line\nbreak"] {
+            let text = format!("K={}\n", quote(v));
+            assert_eq!(parse(&text).unwrap()[0].value, v, "value {v:?} via {text:?}");
+        }
+    }
+
+    #[test]
+    fn words_round_trip() {
+        let words = split_words(r#"--a 1 --json '{"k": 1}' "x y" z\ w"#).unwrap();
+        assert_eq!(words, vec!["--a", "1", "--json", "{\"k\": 1}", "x y", "z w"]);
+        assert_eq!(split_words(&join_words(&words)).unwrap(), words);
+        assert!(split_words("'open").is_err());
+    }
+}

@@ -1,0 +1,189 @@
+//! Reading an engine's own `--help` into the set of flags that version accepts.
+//!
+//! vLLM (`vllm serve --help=all`) and SGLang (`python -m sglang.launch_server --help`) both print
+//! argparse-style help: option lines indented two spaces (`  --flag METAVAR, -x METAVAR`), help
+//! text indented further. vLLM adds group headers and `(default: X)`; SGLang marks retired
+//! flags with help text starting "Deprecated.". One parser serves both.
+
+use serde::{Deserialize, Serialize};
+
+/// One option as the installed engine documents it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HelpFlag {
+    /// Every spelling of the option, long names first as printed (`--tensor-parallel-size`, `-tp`).
+    pub names: Vec<String>,
+    /// The metavar or choices after the first name, if any (`MAX_MODEL_LEN`, `{auto,fp8}`).
+    pub metavar: Option<String>,
+    /// Help text, joined into one line.
+    pub help: String,
+    /// The `(default: X)` value vLLM prints.
+    pub default: Option<String>,
+    /// The vLLM group (`ModelConfig`, `Frontend`…), when the help has groups.
+    pub group: Option<String>,
+    pub deprecated: bool,
+}
+
+/// The parsed help of one engine version.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlagSet {
+    pub flags: Vec<HelpFlag>,
+}
+
+/// A profile flag that the installed engine does not know.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnknownFlag {
+    pub flag: String,
+    pub suggestion: Option<String>,
+}
+
+fn is_option_line(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    bytes.len() > 3 && bytes[0] == b' ' && bytes[1] == b' ' && bytes[2] == b'-' && bytes[3] != b' '
+}
+
+/// Parses help output; lines that are not option lines only contribute help text.
+pub fn parse_help(text: &str) -> FlagSet {
+    let mut flags: Vec<HelpFlag> = Vec::new();
+    let mut group: Option<String> = None;
+    let mut in_usage = false;
+    for line in text.lines() {
+        if line.starts_with("usage:") {
+            in_usage = true;
+            continue;
+        }
+        if in_usage {
+            if line.trim().is_empty() {
+                in_usage = false;
+            }
+            continue;
+        }
+        if !line.starts_with(' ') && line.trim_end().ends_with(':') && !line.trim().is_empty() {
+            let title = line.trim_end().trim_end_matches(':').to_string();
+            group = if title == "options" || title.contains(' ') && title.starts_with("Arguments matching") {
+                None
+            } else {
+                Some(title)
+            };
+            continue;
+        }
+        if is_option_line(line) {
+            let body = line.trim();
+            // Option part and inline help are separated by two or more spaces.
+            let (spec, inline_help) = match body.find("  ") {
+                Some(pos) => (&body[..pos], body[pos..].trim()),
+                None => (body, ""),
+            };
+            let mut names = Vec::new();
+            let mut metavar = None;
+            for piece in spec.split(", ") {
+                let mut words = piece.splitn(2, ' ');
+                let name = words.next().unwrap_or("").trim();
+                if name.starts_with('-') {
+                    names.push(name.to_string());
+                    if metavar.is_none() {
+                        metavar = words.next().map(|m| m.trim().to_string()).filter(|m| !m.is_empty());
+                    }
+                }
+            }
+            if names.is_empty() {
+                continue;
+            }
+            flags.push(HelpFlag {
+                names,
+                metavar,
+                help: inline_help.to_string(),
+                default: None,
+                group: group.clone(),
+                deprecated: false,
+            });
+            continue;
+        }
+        if line.starts_with("    ") {
+            if let Some(last) = flags.last_mut() {
+                let text = line.trim();
+                if !last.help.is_empty() {
+                    last.help.push(' ');
+                }
+                last.help.push_str(text);
+            }
+        } else if !line.trim().is_empty() && !line.starts_with("  ") {
+            group = None;
+        }
+    }
+    for f in &mut flags {
+        if let Some(start) = f.help.rfind("(default: ") {
+            let rest = &f.help[start + "(default: ".len()..];
+            if let Some(end) = rest.rfind(')') {
+                f.default = Some(rest[..end].to_string());
+            }
+        }
+        f.deprecated = f.help.starts_with("Deprecated") || f.help.contains("[DEPRECATED]");
+    }
+    FlagSet { flags }
+}
+
+impl FlagSet {
+    /// Looks a flag up by any spelling; `_` and `-` are interchangeable, as both engines accept.
+    pub fn find(&self, flag: &str) -> Option<&HelpFlag> {
+        let want = normalise(flag);
+        self.flags.iter().find(|f| f.names.iter().any(|n| normalise(n) == want))
+    }
+
+    /// Every long spelling, for suggestions.
+    pub fn long_names(&self) -> impl Iterator<Item = &str> {
+        self.flags.iter().flat_map(|f| f.names.iter()).filter(|n| n.starts_with("--")).map(String::as_str)
+    }
+
+    /// Flags from `used` that this version does not know, each with the closest known name.
+    /// vLLM's dotted config keys (`--speculative-config.method`) are checked by their root.
+    pub fn unknown(&self, used: &[String]) -> Vec<UnknownFlag> {
+        used.iter()
+            .filter(|flag| {
+                let root = flag.split('.').next().unwrap_or(flag);
+                self.find(root).is_none()
+            })
+            .map(|flag| UnknownFlag {
+                flag: flag.clone(),
+                suggestion: super::profile::closest(flag, self.long_names()).map(str::to_string),
+            })
+            .collect()
+    }
+}
+
+fn normalise(flag: &str) -> String {
+    let flag = flag.split('=').next().unwrap_or(flag);
+    let dashes = flag.len() - flag.trim_start_matches('-').len();
+    format!("{}{}", &flag[..dashes], flag[dashes..].replace('_', "-"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VLLM_SAMPLE: &str = "usage: vllm serve [model_tag] [options]\n\npositional arguments:\n  model_tag             The model tag to serve (optional if specified in config) (default: None)\n\nModelConfig:\n  Configuration for the model.\n\n  --max-model-len MAX_MODEL_LEN\n                        Model context length (prompt and output). If unspecified, will be\n                        automatically derived from the model config. (default: None)\n  --enforce-eager, --no-enforce-eager\n                        Whether to always use eager-mode PyTorch. (default: False)\n  --kv-cache-dtype {auto,bfloat16,fp8,fp8_e4m3,fp8_e5m2}\n                        Data type for kv cache storage. (default: auto)\n\nParallelConfig:\n  Configuration for the distributed execution.\n\n  --tensor-parallel-size TENSOR_PARALLEL_SIZE, -tp TENSOR_PARALLEL_SIZE\n                        Number of tensor parallel groups. (default: 1)\n";
+
+    #[test]
+    fn vllm_groups_defaults_and_aliases() {
+        let set = parse_help(VLLM_SAMPLE);
+        let tp = set.find("-tp").unwrap();
+        assert_eq!(tp.names, vec!["--tensor-parallel-size", "-tp"]);
+        assert_eq!(tp.group.as_deref(), Some("ParallelConfig"));
+        assert_eq!(tp.default.as_deref(), Some("1"));
+        let mml = set.find("--max_model_len").unwrap();
+        assert_eq!(mml.metavar.as_deref(), Some("MAX_MODEL_LEN"));
+        assert!(mml.help.starts_with("Model context length"));
+        assert!(set.find("--no-enforce-eager").is_some());
+        assert_eq!(set.find("--kv-cache-dtype").unwrap().metavar.as_deref(), Some("{auto,bfloat16,fp8,fp8_e4m3,fp8_e5m2}"));
+        assert!(set.find("model_tag").is_none());
+    }
+
+    #[test]
+    fn unknown_flags_get_suggestions() {
+        let set = parse_help(VLLM_SAMPLE);
+        let used = vec!["--max-model-length".to_string(), "--tensor-parallel-size".into(), "--zzz".into()];
+        let unknown = set.unknown(&used);
+        assert_eq!(unknown.len(), 2);
+        assert_eq!(unknown[0].suggestion.as_deref(), Some("--max-model-len"));
+        assert_eq!(unknown[1].suggestion, None);
+    }
+}

@@ -1,0 +1,8 @@
+//! Pure domain logic: no I/O, usable from the server, the CLI and the browser alike.
+
+pub mod engine;
+pub mod envfile;
+pub mod flagmap;
+pub mod help_flags;
+pub mod profile;
+pub mod startup_failure;

@@ -1,0 +1,338 @@
+//! Translations: Fluent bundles for English and Russian, compiled into both the server and the
+//! browser build, so SSR and hydration render the same words.
+//!
+//! The language is chosen on the server from the `lang` cookie (then `Accept-Language`) and
+//! written into `<html lang>`; the browser reads it back from there, so both sides always agree.
+//! Isolation marks are off: they break exact text matches in tests and chart labels.
+
+use fluent_bundle::{concurrent::FluentBundle, FluentArgs, FluentResource, FluentValue};
+use serde::{Deserialize, Serialize};
+use std::sync::LazyLock;
+
+/// A UI language.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Lang {
+    #[default]
+    En,
+    Ru,
+}
+
+/// The cookie that persists the choice.
+pub const LANG_COOKIE: &str = "lang";
+
+impl Lang {
+    pub const ALL: [Lang; 2] = [Lang::En, Lang::Ru];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::En => "en",
+            Self::Ru => "ru",
+        }
+    }
+
+    /// The language's own name, shown in the switcher whatever the current language.
+    pub fn native_name(self) -> &'static str {
+        match self {
+            Self::En => "English",
+            Self::Ru => "Русский",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<Self> {
+        let code = code.trim().to_ascii_lowercase();
+        let primary = code.split(['-', '_', '.']).next().unwrap_or("");
+        match primary {
+            "en" => Some(Self::En),
+            "ru" => Some(Self::Ru),
+            _ => None,
+        }
+    }
+
+    /// Picks the language for a request: the cookie wins, then the first supported language in
+    /// `Accept-Language` (weights are respected by order; browsers send them sorted).
+    pub fn negotiate(cookie_header: Option<&str>, accept_language: Option<&str>) -> Self {
+        if let Some(cookies) = cookie_header {
+            for pair in cookies.split(';') {
+                if let Some((k, v)) = pair.trim().split_once('=') {
+                    if k == LANG_COOKIE {
+                        if let Some(lang) = Self::from_code(v) {
+                            return lang;
+                        }
+                    }
+                }
+            }
+        }
+        accept_language
+            .into_iter()
+            .flat_map(|h| h.split(','))
+            .filter_map(|part| Self::from_code(part.split(';').next().unwrap_or("")))
+            .next()
+            .unwrap_or_default()
+    }
+
+    /// The language for a terminal session, from `LC_ALL`, `LC_MESSAGES` or `LANG`.
+    pub fn from_env_vars(get: impl Fn(&str) -> Option<String>) -> Self {
+        ["LC_ALL", "LC_MESSAGES", "LANG"]
+            .iter()
+            .filter_map(|k| get(k))
+            .find(|v| !v.is_empty())
+            .and_then(|v| Self::from_code(&v))
+            .unwrap_or_default()
+    }
+}
+
+/// The English messages, also the source of truth for which keys exist.
+pub const EN_FTL: &str = include_str!("../../locales/en/main.ftl");
+/// The Russian messages; the runbook `roofline-incident-ru` is the reference wording.
+pub const RU_FTL: &str = include_str!("../../locales/ru/main.ftl");
+
+fn bundle(lang: &str, source: &str) -> FluentBundle<FluentResource> {
+    let langid: unic_langid::LanguageIdentifier = lang.parse().expect("static language id");
+    let mut bundle = FluentBundle::new_concurrent(vec![langid]);
+    bundle.set_use_isolating(false);
+    let resource = FluentResource::try_new(source.to_string()).unwrap_or_else(|(res, errors)| {
+        // A broken line drops only that message; the locale test fails on it.
+        debug_assert!(errors.is_empty(), "{lang} ftl errors: {errors:?}");
+        res
+    });
+    let _ = bundle.add_resource(resource);
+    bundle
+}
+
+static BUNDLES: LazyLock<[FluentBundle<FluentResource>; 2]> =
+    LazyLock::new(|| [bundle("en", EN_FTL), bundle("ru", RU_FTL)]);
+
+fn bundle_for(lang: Lang) -> &'static FluentBundle<FluentResource> {
+    &BUNDLES[match lang {
+        Lang::En => 0,
+        Lang::Ru => 1,
+    }]
+}
+
+/// An argument value for a message: text or a number (numbers pick plural forms).
+#[derive(Clone, Debug)]
+pub enum Arg {
+    Str(String),
+    Num(f64),
+}
+
+impl From<&str> for Arg {
+    fn from(s: &str) -> Self {
+        Arg::Str(s.to_string())
+    }
+}
+impl From<String> for Arg {
+    fn from(s: String) -> Self {
+        Arg::Str(s)
+    }
+}
+impl From<u64> for Arg {
+    fn from(n: u64) -> Self {
+        Arg::Num(n as f64)
+    }
+}
+impl From<usize> for Arg {
+    fn from(n: usize) -> Self {
+        Arg::Num(n as f64)
+    }
+}
+impl From<i64> for Arg {
+    fn from(n: i64) -> Self {
+        Arg::Num(n as f64)
+    }
+}
+
+/// Formats a message; a missing key renders as the key itself so a gap is visible, never blank.
+pub fn tr_args(lang: Lang, key: &str, args: &[(&str, Arg)]) -> String {
+    let bundle = bundle_for(lang);
+    let Some(pattern) = bundle.get_message(key).and_then(|m| m.value()) else {
+        return key.to_string();
+    };
+    let mut fargs = FluentArgs::new();
+    for (name, value) in args {
+        match value {
+            Arg::Str(s) => fargs.set(*name, FluentValue::from(s.clone())),
+            Arg::Num(n) => fargs.set(*name, FluentValue::from(*n)),
+        }
+    }
+    let mut errors = Vec::new();
+    bundle.format_pattern(pattern, Some(&fargs), &mut errors).into_owned()
+}
+
+/// Formats a message without arguments.
+pub fn tr(lang: Lang, key: &str) -> String {
+    tr_args(lang, key, &[])
+}
+
+/// Whether a key exists in a language (used by tests and by optional texts).
+pub fn has(lang: Lang, key: &str) -> bool {
+    bundle_for(lang).has_message(key)
+}
+
+/// The message ids defined in an `.ftl` source, in file order.
+pub fn keys_of(source: &str) -> Vec<String> {
+    source
+        .lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_alphabetic()))
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k.trim().to_string()))
+        .collect()
+}
+
+/// Formats a duration in seconds compactly ("3 h 12 min", "45 s") in the language.
+pub fn duration(lang: Lang, secs: u64) -> String {
+    let (h, m, s) = (secs / 3600, (secs % 3600) / 60, secs % 60);
+    if h > 0 {
+        tr_args(lang, "duration-hm", &[("h", h.into()), ("m", m.into())])
+    } else if m > 0 {
+        tr_args(lang, "duration-ms", &[("m", m.into()), ("s", s.into())])
+    } else {
+        tr_args(lang, "duration-s", &[("s", s.into())])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn both_locales_parse_and_have_the_same_keys() {
+        for (name, src) in [("en", EN_FTL), ("ru", RU_FTL)] {
+            if let Err((_, errors)) = FluentResource::try_new(src.to_string()) {
+                panic!("{name}: {errors:?}");
+            }
+        }
+        let en: BTreeSet<_> = keys_of(EN_FTL).into_iter().collect();
+        let ru: BTreeSet<_> = keys_of(RU_FTL).into_iter().collect();
+        let only_en: Vec<_> = en.difference(&ru).collect();
+        let only_ru: Vec<_> = ru.difference(&en).collect();
+        assert!(only_en.is_empty() && only_ru.is_empty(), "only in en: {only_en:?}; only in ru: {only_ru:?}");
+        assert!(en.len() > 50);
+    }
+
+    #[test]
+    fn keys_used_in_code_exist_in_both_locales() {
+        let mut missing = Vec::new();
+        let src_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut stack = vec![src_dir];
+        let mut used = BTreeSet::new();
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text: String = std::fs::read_to_string(&path)
+                        .unwrap()
+                        .lines()
+                        .filter(|l| !l.trim_start().starts_with("//"))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    // Literal keys passed to the translation helpers: t("key"…) and tr(lang, "key"…).
+                    for marker in ["t(\"", "tr(lang, \"", "tr_args(lang, \"", "ta(\""] {
+                        for (pos, _) in text.match_indices(marker) {
+                            let before = text[..pos].chars().last().unwrap_or(' ');
+                            if before.is_alphanumeric() || before == '_' {
+                                continue;
+                            }
+                            let rest = &text[pos + marker.len()..];
+                            if let Some(end) = rest.find('"') {
+                                used.insert(rest[..end].to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for key in &used {
+            for lang in Lang::ALL {
+                if !has(lang, key) {
+                    missing.push(format!("{}:{key}", lang.code()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "keys used in code but missing: {missing:?}");
+        assert!(used.len() > 20, "the scan found too few keys: {}", used.len());
+    }
+
+    #[test]
+    fn keys_built_at_run_time_exist_in_both_locales() {
+        use crate::domain::{engine::*, profile::IssueKind, startup_failure::FailureRow};
+        let mut keys = Vec::new();
+        for s in [EngineState::Stopped, EngineState::Starting, EngineState::Healthy, EngineState::Unhealthy, EngineState::Dead] {
+            keys.push(format!("state-{}", s.as_str()));
+        }
+        for p in [
+            StartupPhase::Launched,
+            StartupPhase::LoadingWeights,
+            StartupPhase::AllocatingKvCache,
+            StartupPhase::CapturingGraphs,
+            StartupPhase::StartingServer,
+            StartupPhase::Ready,
+        ] {
+            keys.push(format!("phase-{}", p.as_str()));
+        }
+        for a in ["serve", "stop", "restart"] {
+            keys.push(format!("action-{a}"));
+            keys.push(format!("confirm-{a}"));
+        }
+        for row in FailureRow::ALL {
+            for part in ["symptom", "cause", "action"] {
+                keys.push(format!("startup-failure-{}-{part}", row.id()));
+            }
+        }
+        let v = || "x".to_string();
+        for kind in [
+            IssueKind::Syntax { detail: v() },
+            IssueKind::UnknownKey { suggestion: None },
+            IssueKind::Required,
+            IssueKind::NotPositiveInteger { value: v() },
+            IssueKind::FractionRange { value: v() },
+            IssueKind::FractionAboveAdvised { value: v() },
+            IssueKind::FractionOomRisk { value: v() },
+            IssueKind::PortRange { value: v() },
+            IssueKind::BadName { value: v() },
+            IssueKind::BadHost { value: v() },
+            IssueKind::BadWord { value: v() },
+            IssueKind::NotJsonObject { detail: v() },
+            IssueKind::ReservedEnv { value: v() },
+            IssueKind::BadEnvName { value: v() },
+            IssueKind::RelativeModelPath { value: v() },
+            IssueKind::UnknownEngine { value: v() },
+        ] {
+            keys.push(format!("profile-issue-{}", kind.code()));
+        }
+        let missing: Vec<_> = keys
+            .iter()
+            .flat_map(|k| Lang::ALL.into_iter().filter(move |l| !has(*l, k)).map(move |l| format!("{}:{k}", l.code())))
+            .collect();
+        assert!(missing.is_empty(), "{missing:?}");
+    }
+
+    #[test]
+    fn russian_plural_forms() {
+        let got: Vec<String> = [1u64, 2, 5, 11, 21, 22, 25]
+            .iter()
+            .map(|n| tr_args(Lang::Ru, "fleet-engine-count", &[("count", (*n).into())]))
+            .collect();
+        assert_eq!(
+            got,
+            ["1 движок", "2 движка", "5 движков", "11 движков", "21 движок", "22 движка", "25 движков"]
+        );
+        assert_eq!(tr_args(Lang::En, "fleet-engine-count", &[("count", 1u64.into())]), "1 engine");
+        assert_eq!(tr_args(Lang::En, "fleet-engine-count", &[("count", 3u64.into())]), "3 engines");
+    }
+
+    #[test]
+    fn negotiation_prefers_cookie_then_header() {
+        assert_eq!(Lang::negotiate(Some("a=b; lang=ru"), Some("en-US")), Lang::Ru);
+        assert_eq!(Lang::negotiate(Some("lang=xx"), Some("de, ru-RU;q=0.8")), Lang::Ru);
+        assert_eq!(Lang::negotiate(None, None), Lang::En);
+        assert_eq!(Lang::from_env_vars(|k| (k == "LANG").then(|| "ru_RU.UTF-8".to_string())), Lang::Ru);
+    }
+
+    #[test]
+    fn missing_key_is_visible() {
+        assert_eq!(tr(Lang::En, "no-such-key"), "no-such-key");
+    }
+}

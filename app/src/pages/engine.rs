@@ -1,0 +1,171 @@
+//! The engine page: serve / stop / restart with confirmation, startup progress, the failure
+//! diagnosis from the runbook's table, and a live log tail.
+
+use crate::api::{get_engine, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
+use crate::components::{use_event_stream, use_i18n, ConfirmDialog, PhaseSteps, SimulatedBadge, StateBadge};
+use crate::domain::engine::{EngineState, EngineStatus};
+use crate::domain::flagmap::display_argv;
+use crate::i18n::duration;
+use crate::pages::ErrorNote;
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+/// Lines of log the page keeps; older ones scroll away (the full log is on disk).
+const LOG_LINES_KEPT: usize = 500;
+
+#[component]
+pub fn EnginePage() -> impl IntoView {
+    let i18n = use_i18n();
+    let params = use_params_map();
+    let profile = move || params.read().get("profile").unwrap_or_default();
+    let detail = Resource::new(profile, get_engine);
+    view! {
+        <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
+            {move || {
+                detail
+                    .get()
+                    .map(|res| match res {
+                        Ok(d) => view! { <EngineView detail=d/> }.into_any(),
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    })
+            }}
+        </Transition>
+    }
+}
+
+#[component]
+fn EngineView(detail: EngineDetail) -> impl IntoView {
+    let i18n = use_i18n();
+    let profile = detail.status.profile.clone();
+    let status = RwSignal::new(detail.status.clone());
+    let log = RwSignal::new(detail.log_tail.clone());
+    let stream_url = format!("/api/events/engines/{profile}");
+    use_event_stream(move || stream_url.clone(), move |ev: EngineEvent| {
+        status.set(ev.status);
+        log.update(|lines| {
+            if ev.reset {
+                lines.clear();
+            }
+            lines.extend(ev.lines);
+            let excess = lines.len().saturating_sub(LOG_LINES_KEPT);
+            lines.drain(..excess);
+        });
+    });
+
+    let action = ServerAction::<RunEngineAction>::new();
+    let pending_confirm: RwSignal<Option<EngineAction>> = RwSignal::new(None);
+    let state = Signal::derive(move || status.read().state);
+    let profile_for_msg = profile.clone();
+    let confirm_message = Signal::derive(move || {
+        pending_confirm
+            .get()
+            .map(|a| i18n.ta(&format!("confirm-{}", a.as_str()), &[("profile", profile_for_msg.clone().into())]))
+            .unwrap_or_default()
+    });
+    let profile_for_action = profile.clone();
+    let on_confirm = Callback::new(move |_| {
+        if let Some(a) = pending_confirm.get_untracked() {
+            action.dispatch(RunEngineAction { profile: profile_for_action.clone(), action: a });
+        }
+        pending_confirm.set(None);
+    });
+    let on_cancel = Callback::new(move |_| pending_confirm.set(None));
+    let button = move |a: EngineAction, enabled: fn(EngineState) -> bool| {
+        view! {
+            <button
+                type="button"
+                data-testid=format!("action-{}", a.as_str())
+                disabled=move || !enabled(state.get()) || action.pending().get()
+                on:click=move |_| pending_confirm.set(Some(a))
+            >
+                {move || i18n.t(&format!("action-{}", a.as_str()))}
+            </button>
+        }
+    };
+    let argv_text = display_argv(&detail.argv);
+    let log_path = detail.log_path.clone();
+
+    view! {
+        <section class="engine">
+            <div class="page-head">
+                <h1>{profile.clone()}</h1>
+                <StateBadge state/>
+                {detail.status.simulated.then(|| view! { <SimulatedBadge/> })}
+            </div>
+            <StatusFacts status/>
+            <div class="actions" role="toolbar" aria-label=move || i18n.t("actions-label")>
+                {button(EngineAction::Serve, |s| !s.is_running())}
+                {button(EngineAction::Stop, |s| s.is_running())}
+                {button(EngineAction::Restart, |s| s.is_running())}
+                <Show when=move || action.pending().get()>
+                    <span class="muted" data-testid="action-pending">{move || i18n.t("action-pending")}</span>
+                </Show>
+            </div>
+            <ConfirmDialog
+                open=Signal::derive(move || pending_confirm.get().is_some())
+                message=confirm_message
+                on_confirm
+                on_cancel
+            />
+            {move || match action.value().get() {
+                Some(Err(e)) => Some(view! { <ErrorNote error=e/> }),
+                _ => None,
+            }}
+            <Show when=move || state.get() == EngineState::Starting>
+                <h2>{move || i18n.t("startup-progress")}</h2>
+                <PhaseSteps phase=Signal::derive(move || status.read().phase)/>
+            </Show>
+            <FailurePanel status/>
+            <h2>{move || i18n.t("engine-command")}</h2>
+            <pre class="argv" data-testid="argv">{argv_text}</pre>
+            <h2>{move || i18n.t("engine-log")}</h2>
+            <p class="muted mono">{log_path}</p>
+            <pre class="log" data-testid="log" tabindex="0" aria-live="polite">
+                {move || log.get().join("\n")}
+            </pre>
+        </section>
+    }
+}
+
+#[component]
+fn StatusFacts(status: RwSignal<EngineStatus>) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <dl class="facts">
+            <dt>{move || i18n.t("col-engine")}</dt>
+            <dd>{move || { let s = status.read(); format!("{} ({})", s.engine, s.kind.as_str()) }}</dd>
+            <dt>{move || i18n.t("col-address")}</dt>
+            <dd class="mono">{move || { let s = status.read(); format!("{}:{}", s.host, s.port) }}</dd>
+            <dt>{move || i18n.t("col-pid")}</dt>
+            <dd class="mono" data-testid="pid">{move || status.read().pid.map(|p| p.to_string()).unwrap_or_else(|| "—".into())}</dd>
+            <dt>{move || i18n.t("col-uptime")}</dt>
+            <dd>{move || status.read().uptime_s.map(|s| duration(i18n.lang.get(), s)).unwrap_or_else(|| "—".into())}</dd>
+        </dl>
+        {move || status.read().note.clone().map(|n| view! { <p class="note" data-testid="note">{n}</p> })}
+    }
+}
+
+/// The last start's failure, explained by the runbook's startup-failure table.
+#[component]
+fn FailurePanel(status: RwSignal<EngineStatus>) -> impl IntoView {
+    let i18n = use_i18n();
+    move || {
+        status.read().failure.clone().map(|f| {
+            let id = f.row.id();
+            view! {
+                <div class="failure" role="alert" data-testid="failure" data-row=id>
+                    <h2>{move || i18n.t("failure-title")}</h2>
+                    <dl>
+                        <dt>{move || i18n.t("failure-symptom")}</dt>
+                        <dd>{move || i18n.t(&format!("startup-failure-{id}-symptom"))}</dd>
+                        <dt>{move || i18n.t("failure-cause")}</dt>
+                        <dd>{move || i18n.t(&format!("startup-failure-{id}-cause"))}</dd>
+                        <dt>{move || i18n.t("failure-action")}</dt>
+                        <dd>{move || i18n.t(&format!("startup-failure-{id}-action"))}</dd>
+                    </dl>
+                    <pre class="log">{f.line.clone()}</pre>
+                </div>
+            }
+        })
+    }
+}

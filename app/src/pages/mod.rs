@@ -1,0 +1,30 @@
+//! One module per page, named after what the operator opens.
+
+pub mod engine;
+pub mod fleet;
+pub mod not_found;
+pub mod profiles;
+
+use crate::api::ApiError;
+use crate::components::use_i18n;
+use leptos::prelude::*;
+
+/// Renders an API error in the operator's language.
+#[component]
+pub fn ErrorNote(error: ApiError) -> impl IntoView {
+    let i18n = use_i18n();
+    let text = move || match &error {
+        ApiError::NoSuchProfile(name) => i18n.ta("error-no-such-profile", &[("name", name.clone().into())]),
+        ApiError::NoSuchEngine { profile, engine } => i18n.ta(
+            "error-no-such-engine",
+            &[("profile", profile.clone().into()), ("engine", engine.clone().into())],
+        ),
+        ApiError::PortBusy { port, owner } => {
+            i18n.ta("error-port-busy", &[("port", port.to_string().into()), ("owner", owner.clone().into())])
+        }
+        ApiError::Invalid(detail) | ApiError::Internal(detail) | ApiError::Transport(detail) => {
+            i18n.ta("error-generic", &[("detail", detail.clone().into())])
+        }
+    };
+    view! { <p class="error" role="alert" data-testid="error">{text}</p> }
+}

@@ -1,0 +1,126 @@
+//! Launch profiles, read-only: the list and one profile with its rendered command line.
+
+use crate::api::{get_profile, list_profiles, ProfileSummary, ProfileView};
+use crate::components::{use_i18n, SimulatedBadge};
+use crate::domain::flagmap::display_argv;
+use crate::domain::profile::Severity;
+use crate::i18n::Arg;
+use crate::pages::ErrorNote;
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+#[component]
+pub fn ProfileListPage() -> impl IntoView {
+    let i18n = use_i18n();
+    let profiles = Resource::new(|| (), |_| list_profiles());
+    view! {
+        <section>
+            <div class="page-head"><h1>{move || i18n.t("profiles-title")}</h1></div>
+            <p class="muted">{move || i18n.t("profiles-hint")}</p>
+            <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
+                {move || profiles.get().map(|res| match res {
+                    Ok(rows) => view! { <ProfileTable rows/> }.into_any(),
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+#[component]
+fn ProfileTable(rows: Vec<ProfileSummary>) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <table class="grid" data-testid="profile-table">
+            <thead>
+                <tr>
+                    <th scope="col">{move || i18n.t("col-profile")}</th>
+                    <th scope="col">{move || i18n.t("col-engine")}</th>
+                    <th scope="col">{move || i18n.t("col-model")}</th>
+                    <th scope="col">{move || i18n.t("col-port")}</th>
+                    <th scope="col">{move || i18n.t("col-updated")}</th>
+                </tr>
+            </thead>
+            <tbody>
+                {rows.into_iter().map(|p| {
+                    let kind = p.kind.map(|k| k.as_str()).unwrap_or("?");
+                    view! {
+                        <tr data-testid="profile-row">
+                            <td><a href=format!("/profiles/{}", p.name)>{p.name.clone()}</a></td>
+                            <td>{format!("{} ({kind})", p.engine)} " " {p.simulated.then(|| view! { <SimulatedBadge/> })}</td>
+                            <td class="mono">{p.model.clone()}</td>
+                            <td class="mono">{p.port}</td>
+                            <td>{p.updated_at.clone()}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+#[component]
+pub fn ProfilePage() -> impl IntoView {
+    let i18n = use_i18n();
+    let params = use_params_map();
+    let name = move || params.read().get("name").unwrap_or_default();
+    let view_res = Resource::new(name, get_profile);
+    view! {
+        <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
+            {move || view_res.get().map(|res| match res {
+                Ok(v) => view! { <ProfileDetail view=v/> }.into_any(),
+                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn ProfileDetail(view: ProfileView) -> impl IntoView {
+    let i18n = use_i18n();
+    let p = view.profile.clone();
+    let engine_href = format!("/engines/{}", p.name);
+    let issues = view.issues.clone();
+    let untranslated = view.untranslated.join(", ");
+    let kind = view.kind.map(|k| k.as_str()).unwrap_or("?");
+    view! {
+        <section class="profile">
+            <div class="page-head">
+                <h1>{p.name.clone()}</h1>
+                {view.simulated.then(|| view! { <SimulatedBadge/> })}
+                <a class="button" href=engine_href>{move || i18n.t("profile-open-engine")}</a>
+            </div>
+            <dl class="facts">
+                <dt>{move || i18n.t("col-engine")}</dt><dd>{format!("{} ({kind})", p.engine)}</dd>
+                <dt>{move || i18n.t("col-model")}</dt><dd class="mono">{p.model.clone()}</dd>
+                <dt>{move || i18n.t("col-updated")}</dt><dd>{view.updated_at.clone()}</dd>
+            </dl>
+            {(!issues.is_empty()).then(|| view! {
+                <ul class="issues" data-testid="issues">
+                    {issues.into_iter().map(|issue| {
+                        let class = if issue.severity == Severity::Error { "error" } else { "warning" };
+                        let field = issue.field.clone();
+                        let key = format!("profile-issue-{}", issue.kind.code());
+                        let args = issue.kind.args();
+                        view! {
+                            <li class=class>
+                                <code>{field}</code> ": "
+                                {move || {
+                                    let args: Vec<(&str, Arg)> = args.iter().map(|(k, v)| (*k, Arg::from(v.clone()))).collect();
+                                    i18n.ta(&key, &args)
+                                }}
+                            </li>
+                        }
+                    }).collect_view()}
+                </ul>
+            })}
+            {(!untranslated.is_empty()).then(|| view! {
+                <p class="warning">{move || i18n.ta("profile-untranslated", &[("keys", untranslated.clone().into())])}</p>
+            })}
+            <h2>{move || i18n.t("engine-command")}</h2>
+            <pre class="argv" data-testid="argv">{display_argv(&view.argv)}</pre>
+            <h2>{move || i18n.t("profile-file")}</h2>
+            <pre class="envfile" data-testid="envfile">{view.env_text.clone()}</pre>
+        </section>
+    }
+}

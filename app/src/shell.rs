@@ -1,0 +1,60 @@
+//! The HTML document and the router: the frame every page renders in.
+
+use crate::components::{provide_i18n, LangSwitch};
+use crate::pages::{engine::EnginePage, fleet::FleetPage, not_found::NotFound, profiles::{ProfileListPage, ProfilePage}};
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, Stylesheet, Title};
+use leptos_router::{
+    components::{Route, Router, Routes, A},
+    path,
+};
+
+/// The full document, rendered on the server. `<html lang>` carries the negotiated language
+/// to the browser so hydration starts in the same language.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let lang = crate::components::i18n_ctx_initial();
+    view! {
+        <!DOCTYPE html>
+        <html lang=lang.code()>
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
+                <HydrationScripts options/>
+                <leptos_meta::MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+/// The application: header with navigation and language switch, then the routed page.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    let i18n = provide_i18n();
+    view! {
+        <Stylesheet id="leptos" href="/pkg/console.css"/>
+        <Title text=move || i18n.t("app-title")/>
+        <Router>
+            <header class="top">
+                <a class="brand" href="/">"Roofline"</a>
+                <nav aria-label=move || i18n.t("nav-label")>
+                    <A href="/">{move || i18n.t("nav-fleet")}</A>
+                    <A href="/profiles">{move || i18n.t("nav-profiles")}</A>
+                </nav>
+                <LangSwitch/>
+            </header>
+            <main>
+                <Routes fallback=|| view! { <NotFound/> }>
+                    <Route path=path!("/") view=FleetPage/>
+                    <Route path=path!("/engines/:profile") view=EnginePage/>
+                    <Route path=path!("/profiles") view=ProfileListPage/>
+                    <Route path=path!("/profiles/:name") view=ProfilePage/>
+                </Routes>
+            </main>
+        </Router>
+    }
+}
