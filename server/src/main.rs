@@ -1,1 +1,29 @@
-fn main() {}
+//! `roofline`: the Roofline Console binary — web console, engine control, CLI and the engine
+//! simulator in one executable, with the toolbox's task names.
+
+mod cli;
+mod config;
+mod control;
+mod db;
+mod demo;
+mod sim;
+mod supervisor;
+mod web;
+
+fn main() {
+    // The simulator is launched as `roofline sim vllm serve MODEL …`: its arguments are the
+    // engine's, not ours, so it is dispatched before our own parser sees them.
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("sim") {
+        let code = match argv.get(2).map(String::as_str) {
+            Some("vllm") => sim::main(app::domain::engine::EngineKind::Vllm, &argv[3..]),
+            Some("sglang") => sim::main(app::domain::engine::EngineKind::Sglang, &argv[3..]),
+            _ => {
+                eprintln!("usage: roofline sim vllm serve MODEL [vLLM flags] | roofline sim sglang --model-path M [SGLang flags]");
+                2
+            }
+        };
+        std::process::exit(code);
+    }
+    std::process::exit(cli::main());
+}

@@ -3,7 +3,6 @@
 //! Only the browser opens the stream; the server render shows the data it fetched itself. The
 //! stream is closed when the component that opened it goes away.
 
-use leptos::prelude::*;
 use serde::de::DeserializeOwned;
 
 /// Subscribes to `url` (re-subscribing when it changes) and calls `on_event` with each
@@ -16,6 +15,7 @@ where
 {
     #[cfg(feature = "hydrate")]
     {
+        use leptos::prelude::*;
         use send_wrapper::SendWrapper;
         use wasm_bindgen::{closure::Closure, JsCast};
         let current: StoredValue<Option<SendWrapper<web_sys::EventSource>>> = StoredValue::new(None);

@@ -97,7 +97,7 @@ fn flag(kind: EngineKind, setting: Setting) -> Option<&'static str> {
 /// MODEL …`. Profile extra arguments come last so an operator can override a default.
 pub fn render_argv(kind: EngineKind, command: &[String], profile: &Profile) -> Vec<String> {
     let mut argv: Vec<String> = command.to_vec();
-    let mut push = |setting: Setting, value: Option<String>, argv: &mut Vec<String>| {
+    let push = |setting: Setting, value: Option<String>, argv: &mut Vec<String>| {
         if let (Some(f), Some(v)) = (flag(kind, setting), value) {
             argv.push(f.to_string());
             argv.push(v);

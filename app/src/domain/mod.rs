@@ -5,4 +5,5 @@ pub mod envfile;
 pub mod flagmap;
 pub mod help_flags;
 pub mod profile;
+pub mod prometheus;
 pub mod startup_failure;

@@ -272,7 +272,7 @@ impl Profile {
             let line = Some(a.line);
             let v = a.value.as_str();
             let opt = |v: &str| if v.is_empty() { None } else { Some(v.to_string()) };
-            let mut pos_int = |issues: &mut Vec<Issue>| -> Option<u32> {
+            let pos_int = |issues: &mut Vec<Issue>| -> Option<u32> {
                 if v.is_empty() {
                     return None;
                 }

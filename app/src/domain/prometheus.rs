@@ -1,0 +1,246 @@
+//! Prometheus text exposition (0.0.4 and 1.0.0), parsed line by line.
+//!
+//! Engines' names contain colons (`vllm:num_requests_running`) and their label values can hold
+//! quotes, backslashes and braces; published parser crates drop or choke on some of these. A
+//! bad line is reported with its number and skipped, never fatal for the rest of the body.
+
+use serde::{Deserialize, Serialize};
+
+/// One sample line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub name: String,
+    pub labels: Vec<(String, String)>,
+    pub value: f64,
+    pub timestamp_ms: Option<i64>,
+}
+
+impl Sample {
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+}
+
+/// A line of the body, as the parser understood it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Line {
+    Help { name: String, text: String },
+    Type { name: String, kind: String },
+    Comment,
+    Blank,
+    Sample(Sample),
+}
+
+/// Why a line could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {reason}")]
+pub struct LineError {
+    pub line: usize,
+    pub reason: &'static str,
+}
+
+fn is_name_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_' || c == ':'
+}
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == ':'
+}
+
+/// Parses a float as Prometheus writes it (`+Inf`, `-Inf`, `NaN`, exponents).
+pub fn parse_value(s: &str) -> Option<f64> {
+    match s {
+        "+Inf" | "Inf" | "inf" | "+inf" => Some(f64::INFINITY),
+        "-Inf" | "-inf" => Some(f64::NEG_INFINITY),
+        "NaN" | "nan" => Some(f64::NAN),
+        _ => s.parse().ok(),
+    }
+}
+
+/// Parses one line (without its newline).
+pub fn parse_line(text: &str, line: usize) -> Result<Line, LineError> {
+    let err = |reason| LineError { line, reason };
+    let t = text.trim_end_matches('\r');
+    if t.trim().is_empty() {
+        return Ok(Line::Blank);
+    }
+    if let Some(rest) = t.strip_prefix('#') {
+        let rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("HELP ") {
+            let (name, text) = r.split_once(' ').unwrap_or((r, ""));
+            return Ok(Line::Help { name: name.to_string(), text: text.to_string() });
+        }
+        if let Some(r) = rest.strip_prefix("TYPE ") {
+            let (name, kind) = r.split_once(' ').ok_or(err("TYPE without a type"))?;
+            return Ok(Line::Type { name: name.to_string(), kind: kind.trim().to_string() });
+        }
+        return Ok(Line::Comment);
+    }
+    let mut chars = t.char_indices().peekable();
+    let start = match chars.peek() {
+        Some((_, c)) if is_name_start(*c) => 0,
+        _ => return Err(err("a sample must start with a metric name")),
+    };
+    let mut end = t.len();
+    while let Some((i, c)) = chars.peek().copied() {
+        if is_name_char(c) {
+            chars.next();
+        } else {
+            end = i;
+            break;
+        }
+    }
+    let name = t[start..end].to_string();
+    let mut labels = Vec::new();
+    let mut rest = &t[end..];
+    if let Some(body) = rest.strip_prefix('{') {
+        let mut i = 0;
+        let b = body.as_bytes();
+        loop {
+            while i < b.len() && (b[i] == b' ' || b[i] == b',') {
+                i += 1;
+            }
+            if i >= b.len() {
+                return Err(err("unterminated label set"));
+            }
+            if b[i] == b'}' {
+                i += 1;
+                break;
+            }
+            let ks = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            if ks == i {
+                return Err(err("bad label name"));
+            }
+            let key = body[ks..i].to_string();
+            while i < b.len() && b[i] == b' ' {
+                i += 1;
+            }
+            if i >= b.len() || b[i] != b'=' {
+                return Err(err("label without ="));
+            }
+            i += 1;
+            while i < b.len() && b[i] == b' ' {
+                i += 1;
+            }
+            if i >= b.len() || b[i] != b'"' {
+                return Err(err("label value must be quoted"));
+            }
+            i += 1;
+            let mut value = String::new();
+            let mut closed = false;
+            let mut vchars = body[i..].char_indices();
+            while let Some((j, c)) = vchars.next() {
+                match c {
+                    '"' => {
+                        i += j + 1;
+                        closed = true;
+                        break;
+                    }
+                    '\\' => match vchars.next() {
+                        Some((_, 'n')) => value.push('\n'),
+                        Some((_, '\\')) => value.push('\\'),
+                        Some((_, '"')) => value.push('"'),
+                        Some((_, other)) => {
+                            value.push('\\');
+                            value.push(other);
+                        }
+                        None => return Err(err("unterminated label value")),
+                    },
+                    other => value.push(other),
+                }
+            }
+            if !closed {
+                return Err(err("unterminated label value"));
+            }
+            labels.push((key, value));
+        }
+        rest = &body[i..];
+    }
+    let mut parts = rest.split_whitespace();
+    let value = parts.next().ok_or(err("sample without a value"))?;
+    let value = parse_value(value).ok_or(err("sample value is not a number"))?;
+    let timestamp_ms = match parts.next() {
+        Some(ts) => Some(ts.parse::<i64>().map_err(|_| err("timestamp is not an integer"))?),
+        None => None,
+    };
+    if parts.next().is_some() {
+        return Err(err("text after the timestamp"));
+    }
+    Ok(Line::Sample(Sample { name, labels, value, timestamp_ms }))
+}
+
+/// The samples of a body plus the lines that could not be parsed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Parsed {
+    pub samples: Vec<Sample>,
+    pub types: Vec<(String, String)>,
+    pub errors: Vec<LineError>,
+}
+
+/// Parses a whole body, skipping and counting bad lines.
+pub fn parse(body: &str) -> Parsed {
+    let mut out = Parsed::default();
+    for (i, l) in body.lines().enumerate() {
+        match parse_line(l, i + 1) {
+            Ok(Line::Sample(s)) => out.samples.push(s),
+            Ok(Line::Type { name, kind }) => out.types.push((name, kind)),
+            Ok(_) => {}
+            Err(e) => out.errors.push(e),
+        }
+    }
+    out
+}
+
+/// Escapes a label value for exposition.
+pub fn escape_label(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Formats a value the way prometheus_client does (`12.0`, `1.5e+09`, `+Inf`).
+pub fn format_value(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v == f64::INFINITY {
+        "+Inf".into()
+    } else if v == f64::NEG_INFINITY {
+        "-Inf".into()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colon_names_escaped_labels_and_braces() {
+        let body = "# HELP vllm:x X\n# TYPE vllm:x gauge\nvllm:x{engine=\"0\",model_name=\"a \\\"b\\\" {c}\"} 12.0\nplain_total 3 1700000000000\nbad line\nh_bucket{le=\"+Inf\"} +Inf\n";
+        let p = parse(body);
+        assert_eq!(p.samples.len(), 3);
+        assert_eq!(p.samples[0].name, "vllm:x");
+        assert_eq!(p.samples[0].label("model_name"), Some("a \"b\" {c}"));
+        assert_eq!(p.samples[1].timestamp_ms, Some(1_700_000_000_000));
+        assert!(p.samples[2].value.is_infinite());
+        assert_eq!(p.errors, vec![LineError { line: 5, reason: "sample value is not a number" }]);
+        assert_eq!(p.types, vec![("vllm:x".to_string(), "gauge".to_string())]);
+    }
+
+    #[test]
+    fn bad_lines_never_panic() {
+        for l in ["{", "x{", "x{a}", "x{a=}", "x{a=\"", "x{a=\"v\"", "x{a=\"v\"} ", "x 1 2 3", "x{=\"v\"} 1", "é 1", "x{a=\"\\"] {
+            assert!(parse_line(l, 1).is_err(), "{l}");
+        }
+    }
+
+    #[test]
+    fn value_formatting_matches_prometheus_client() {
+        assert_eq!(format_value(12.0), "12.0");
+        assert_eq!(format_value(0.25), "0.25");
+        assert_eq!(format_value(f64::INFINITY), "+Inf");
+    }
+}

@@ -1,0 +1,597 @@
+//! The `roofline` command line: the toolbox's tasks (`serve`, `stop`, `restart`, `logs`,
+//! `health`, `flags`, `profile …`) and `console`. Exit codes: 0 ok, 1 the check found a
+//! problem, 2 bad usage or input (the message names it).
+
+use crate::config::DataDir;
+use crate::control::{ControlError, EngineControl, ServeOutcome, StopOutcome};
+use app::domain::profile::{Profile, Severity};
+use app::i18n::{tr, tr_args, Lang};
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(name = "roofline", version, about = "Roofline Console: operate vLLM and SGLang engines by runbook")]
+struct Cli {
+    /// Data directory (host config, SQLite database, engine state).
+    #[arg(long, global = true, env = "ROOFLINE_DATA", default_value = ".roofline")]
+    data: PathBuf,
+    /// Machine-readable output.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the web console.
+    Console {
+        #[arg(long)]
+        addr: Option<std::net::SocketAddr>,
+        /// On an empty data dir, create the demo fleet (two simulated engines) and start it.
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Start a profile's engine and wait until it is healthy (idempotent).
+    Serve {
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: String,
+    },
+    /// Stop a profile's engine (SIGTERM, SIGKILL after the grace period).
+    Stop {
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: String,
+    },
+    /// Stop, then serve.
+    Restart {
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: String,
+    },
+    /// Print the engine log.
+    Logs {
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: String,
+        #[arg(long, default_value_t = 200)]
+        lines: usize,
+        #[arg(long)]
+        follow: bool,
+    },
+    /// `/health` and a one-token completion.
+    Health {
+        #[arg(long, env = "INFER_URL", conflicts_with = "profile")]
+        url: Option<String>,
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: Option<String>,
+    },
+    /// Every engine and its state.
+    Status,
+    /// Profile flags against the installed engine's own --help.
+    Flags {
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: String,
+        /// Ask whether and how the installed version supports one flag.
+        #[arg(long)]
+        query: Option<String>,
+    },
+    /// Launch profiles.
+    Profile {
+        #[command(subcommand)]
+        command: ProfileCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ProfileCommand {
+    List,
+    Show { name: String },
+    /// Import `profiles/<name>.env` (the name comes from the file name unless --name is given).
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Write a profile as KEY=VALUE (to stdout, or --out FILE).
+    Export {
+        name: String,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+/// Exit codes.
+const OK: i32 = 0;
+const PROBLEM: i32 = 1;
+const USAGE: i32 = 2;
+
+/// Reads `./inference.env` (INFER_URL, INFER_PROFILE) into the environment where unset, as
+/// the toolbox did.
+fn load_inference_env() {
+    let Ok(text) = std::fs::read_to_string("inference.env") else { return };
+    match app::domain::envfile::parse(&text) {
+        Ok(items) => {
+            for a in items {
+                if (a.key == "INFER_URL" || a.key == "INFER_PROFILE") && std::env::var_os(&a.key).is_none() {
+                    // SAFETY: single-threaded at this point; no other thread reads the environment.
+                    unsafe { std::env::set_var(&a.key, &a.value) };
+                }
+            }
+        }
+        Err(e) => eprintln!("inference.env: {e}"),
+    }
+}
+
+pub fn main() -> i32 {
+    load_inference_env();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { USAGE } else { OK };
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            return PROBLEM;
+        }
+    };
+    rt.block_on(run(cli))
+}
+
+async fn open(data: &std::path::Path) -> Result<EngineControl, i32> {
+    let data = DataDir::open(data).map_err(|e| {
+        eprintln!("{e:#}");
+        USAGE
+    })?;
+    let pool = crate::db::open(&data.db_path()).await.map_err(|e| {
+        eprintln!("{e:#}");
+        PROBLEM
+    })?;
+    Ok(EngineControl::new(data, crate::db::ProfileStore::new(pool)))
+}
+
+fn lang() -> Lang {
+    Lang::from_env_vars(|k| std::env::var(k).ok())
+}
+
+async fn run(cli: Cli) -> i32 {
+    if let Command::Console { demo: true, .. } = &cli.command {
+        match crate::demo::init(&cli.data).await {
+            Ok(true) => println!("Created the demo fleet in {}", cli.data.display()),
+            Ok(false) => {}
+            Err(e) => {
+                eprintln!("{e:#}");
+                return PROBLEM;
+            }
+        }
+    }
+    let control = match open(&cli.data).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let json = cli.json;
+    match cli.command {
+        Command::Console { addr, .. } => console(control, addr).await,
+        Command::Serve { profile } => serve(&control, &profile, json).await,
+        Command::Stop { profile } => stop(&control, &profile, json).await,
+        Command::Restart { profile } => {
+            let code = stop(&control, &profile, json).await;
+            if code != OK {
+                return code;
+            }
+            serve(&control, &profile, json).await
+        }
+        Command::Logs { profile, lines, follow } => logs(&control, &profile, lines, follow).await,
+        Command::Health { url, profile } => health(&control, url, profile, json).await,
+        Command::Status => status(&control, json).await,
+        Command::Flags { profile, query } => flags(&control, &profile, query, json).await,
+        Command::Profile { command } => profile_cmd(&control, command, json).await,
+    }
+}
+
+async fn console(control: EngineControl, addr: Option<std::net::SocketAddr>) -> i32 {
+    let addr = addr.unwrap_or(control.data.config.listen);
+    for name in control.data.config.autostart.clone() {
+        if matches!(control.running(&name), Some(Ok(_))) {
+            continue;
+        }
+        let c = control.clone();
+        tokio::spawn(async move {
+            match c.serve(&name, |_| {}).await {
+                Ok(o) => tracing::info!(profile = %name, outcome = ?o, "autostart"),
+                Err(e) => tracing::warn!(profile = %name, error = %e, "autostart failed"),
+            }
+        });
+    }
+    match crate::web::serve(control, addr).await {
+        Ok(()) => OK,
+        Err(e) => {
+            eprintln!("{e:#}");
+            USAGE
+        }
+    }
+}
+
+fn code_of(e: &ControlError) -> i32 {
+    match e {
+        ControlError::NoSuchProfile(_) | ControlError::NoSuchEngine { .. } | ControlError::ModelPath { .. } => USAGE,
+        _ => PROBLEM,
+    }
+}
+
+fn print_failure(lang: Lang, e: &ControlError) {
+    eprintln!("{e}");
+    let (failure, lines) = match e {
+        ControlError::StartupFailed { failure, last_lines, .. } => (failure.as_ref(), last_lines),
+        ControlError::Timeout { last_lines, .. } => (None, last_lines),
+        _ => return,
+    };
+    eprintln!("--- last log lines ---");
+    for l in lines {
+        eprintln!("{l}");
+    }
+    eprintln!("----------------------");
+    match failure {
+        Some(f) => {
+            let id = f.row.id();
+            eprintln!("{}: {}", tr(lang, "failure-symptom"), tr(lang, &format!("startup-failure-{id}-symptom")));
+            eprintln!("{}: {}", tr(lang, "failure-cause"), tr(lang, &format!("startup-failure-{id}-cause")));
+            eprintln!("{}: {}", tr(lang, "failure-action"), tr(lang, &format!("startup-failure-{id}-action")));
+        }
+        None => eprintln!("{}", tr(lang, "startup-failure-none")),
+    }
+}
+
+async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
+    let lang = lang();
+    let tty = !json;
+    let mut last_phase = None;
+    let result = control
+        .serve(profile, |p| {
+            if tty && last_phase != Some(p.phase) {
+                last_phase = Some(p.phase);
+                let _ = writeln!(std::io::stderr(), "[{:>5.1}s] {}", p.elapsed.as_secs_f64(), tr(lang, &format!("phase-{}", p.phase.as_str())));
+            }
+        })
+        .await;
+    match result {
+        Ok(outcome) => {
+            let (what, pid) = match outcome {
+                ServeOutcome::Started { pid } => ("started", pid),
+                ServeOutcome::AlreadyRunning { pid } => ("already-running", pid),
+            };
+            if json {
+                println!("{}", serde_json::json!({"profile": profile, "result": what, "pid": pid}));
+            } else {
+                println!("{profile}: {what} (pid {pid}), healthy");
+            }
+            OK
+        }
+        Err(e) => {
+            if json {
+                let failure = match &e {
+                    ControlError::StartupFailed { failure, last_lines, .. } => serde_json::json!({"row": failure.as_ref().map(|f| f.row.id()), "line": failure.as_ref().map(|f| f.line.clone()), "last_lines": last_lines}),
+                    _ => serde_json::Value::Null,
+                };
+                println!("{}", serde_json::json!({"profile": profile, "result": "error", "error": e.to_string(), "failure": failure}));
+            } else {
+                print_failure(lang, &e);
+            }
+            code_of(&e)
+        }
+    }
+}
+
+async fn stop(control: &EngineControl, profile: &str, json: bool) -> i32 {
+    if let Err(e) = control.resolve(profile).await {
+        eprintln!("{e}");
+        return code_of(&e);
+    }
+    match control.stop(profile).await {
+        Ok(StopOutcome::Stopped { pid, killed }) => {
+            if json {
+                println!("{}", serde_json::json!({"profile": profile, "result": "stopped", "pid": pid, "killed": killed}));
+            } else {
+                println!("{profile}: stopped (pid {pid}{})", if killed { ", SIGKILL after the grace period" } else { "" });
+            }
+            OK
+        }
+        Ok(StopOutcome::NotRunning) => {
+            if json {
+                println!("{}", serde_json::json!({"profile": profile, "result": "not-running"}));
+            } else {
+                println!("{profile}: not running");
+            }
+            OK
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            code_of(&e)
+        }
+    }
+}
+
+async fn logs(control: &EngineControl, profile: &str, lines: usize, follow: bool) -> i32 {
+    if let Err(e) = control.resolve(profile).await {
+        eprintln!("{e}");
+        return code_of(&e);
+    }
+    let path = control.log_path(profile);
+    let tail = match crate::control::logs::tail(&path, lines) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{}: {e}", path.display());
+            return PROBLEM;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    for l in tail {
+        let _ = writeln!(out, "{l}");
+    }
+    drop(out);
+    if follow {
+        let mut offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        loop {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            if let Ok((new, next, _)) = crate::control::logs::read_since(&path, offset) {
+                offset = next;
+                let mut out = std::io::stdout().lock();
+                for l in new {
+                    if writeln!(out, "{l}").is_err() {
+                        return OK;
+                    }
+                }
+            }
+        }
+    }
+    OK
+}
+
+async fn health(control: &EngineControl, url: Option<String>, profile: Option<String>, json: bool) -> i32 {
+    let (base, model) = match (url, profile) {
+        (Some(u), _) => (u.trim_end_matches('/').to_string(), None),
+        (None, Some(p)) => match control.resolve(&p).await {
+            Ok((prof, kind, _, _)) => {
+                let host = if prof.host == "0.0.0.0" { "127.0.0.1".to_string() } else { prof.host.clone() };
+                (format!("http://{}", crate::control::fmt_host_port(&host, prof.port.unwrap_or(kind.default_port()))), Some(prof.model_name().to_string()))
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                return code_of(&e);
+            }
+        },
+        (None, None) => {
+            eprintln!("health: give --url URL or --profile NAME (or INFER_URL / INFER_PROFILE)");
+            return USAGE;
+        }
+    };
+    let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(30)).build().expect("static client");
+    let t0 = std::time::Instant::now();
+    let health = client.get(format!("{base}/health")).timeout(Duration::from_secs(10)).send().await;
+    let health_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let health_code = health.as_ref().map(|r| r.status().as_u16()).unwrap_or(0);
+    let model = match model {
+        Some(m) => Some(m),
+        None => match client.get(format!("{base}/v1/models")).send().await {
+            Ok(r) => r.json::<serde_json::Value>().await.ok().and_then(|v| v.pointer("/data/0/id").and_then(|x| x.as_str()).map(str::to_string)),
+            Err(_) => None,
+        },
+    };
+    let t1 = std::time::Instant::now();
+    let completion = match &model {
+        Some(m) if health_code == 200 => {
+            let body = serde_json::json!({"model": m, "prompt": "ping", "max_tokens": 1, "temperature": 0});
+            match client.post(format!("{base}/v1/completions")).json(&body).send().await {
+                Ok(r) if r.status().is_success() => Ok(()),
+                Ok(r) => Err(format!("HTTP {}", r.status().as_u16())),
+                Err(e) if e.is_timeout() => Err("no answer within 30 s".to_string()),
+                Err(e) => Err(e.to_string()),
+            }
+        }
+        Some(_) => Err("skipped: /health failed".into()),
+        None => Err("no model name (give --profile or fix /v1/models)".into()),
+    };
+    let completion_ms = t1.elapsed().as_secs_f64() * 1000.0;
+    let ok = health_code == 200 && completion.is_ok();
+    if json {
+        println!("{}", serde_json::json!({"url": base, "health": health_code, "health_ms": health_ms, "completion": completion.as_ref().map(|_| "ok").unwrap_or_else(|e| e.as_str()), "completion_ms": completion_ms, "ok": ok}));
+    } else {
+        let shown = if health_code == 0 { "000".to_string() } else { health_code.to_string() };
+        println!("/health {shown} ({health_ms:.0} ms)");
+        match &completion {
+            Ok(()) => println!("completion OK ({completion_ms:.0} ms)"),
+            Err(e) => println!("completion FAIL: {e}"),
+        }
+    }
+    if ok { OK } else { PROBLEM }
+}
+
+async fn status(control: &EngineControl, json: bool) -> i32 {
+    let rows = crate::supervisor::snapshot(control).await;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+        return OK;
+    }
+    println!("{:<24} {:<10} {:<16} {:<22} {:>8}", "PROFILE", "STATE", "ENGINE", "ADDRESS", "PID");
+    for r in rows {
+        let engine = if r.simulated { format!("{} (sim)", r.engine) } else { r.engine.clone() };
+        println!("{:<24} {:<10} {:<16} {:<22} {:>8}", r.profile, r.state.as_str(), engine, format!("{}:{}", r.host, r.port), r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()));
+    }
+    OK
+}
+
+async fn flags(control: &EngineControl, profile: &str, query: Option<String>, json: bool) -> i32 {
+    let (report, installed) = match control.check_flags(profile).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return match e {
+                crate::control::flags::FlagsError::Control(c) => code_of(&c),
+                _ => PROBLEM,
+            };
+        }
+    };
+    if let Some(q) = query {
+        let flag = if q.starts_with('-') { q.clone() } else { format!("--{q}") };
+        let found = installed.flags.find(&flag);
+        if json {
+            println!("{}", serde_json::json!({"flag": flag, "version": installed.version, "supported": found.is_some(), "details": found,
+                "suggestion": if found.is_none() { app::domain::profile::closest(&flag, installed.flags.long_names()) } else { None }}));
+        } else {
+            match found {
+                Some(f) => {
+                    println!("{} {}: supported by {} {}", f.names.join(", "), f.metavar.clone().unwrap_or_default(), installed.install, installed.version);
+                    if let Some(g) = &f.group {
+                        println!("  group: {g}");
+                    }
+                    if let Some(d) = &f.default {
+                        println!("  default: {d}");
+                    }
+                    if f.deprecated {
+                        println!("  DEPRECATED");
+                    }
+                    println!("  {}", f.help);
+                }
+                None => {
+                    println!("{flag}: not supported by {} {}", installed.install, installed.version);
+                    if let Some(s) = app::domain::profile::closest(&flag, installed.flags.long_names()) {
+                        println!("  closest known flag: {s}");
+                    }
+                }
+            }
+        }
+        return if found.is_some() { OK } else { PROBLEM };
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+    } else {
+        println!("{}: {} flags known to {} {}", report.profile, report.known, report.install, report.version);
+        for u in &report.unknown {
+            match &u.suggestion {
+                Some(s) => println!("  UNKNOWN {} (closest: {s})", u.flag),
+                None => println!("  UNKNOWN {}", u.flag),
+            }
+        }
+    }
+    if report.unknown.is_empty() { OK } else { PROBLEM }
+}
+
+async fn profile_cmd(control: &EngineControl, command: ProfileCommand, json: bool) -> i32 {
+    let lang = lang();
+    match command {
+        ProfileCommand::List => match control.store.list().await {
+            Ok(rows) => {
+                if json {
+                    let v: Vec<_> = rows.iter().map(|r| serde_json::json!({"name": r.profile.name, "engine": r.profile.engine, "model": r.profile.model, "updated_at": r.updated_at})).collect();
+                    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+                } else {
+                    for r in rows {
+                        println!("{:<24} {:<16} {}", r.profile.name, r.profile.engine, r.profile.model);
+                    }
+                }
+                OK
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                PROBLEM
+            }
+        },
+        ProfileCommand::Show { name } => match control.resolve(&name).await {
+            Ok((p, _, _, argv)) => {
+                if json {
+                    println!("{}", serde_json::json!({"profile": p, "argv": argv}));
+                } else {
+                    print!("{}", p.to_env());
+                    println!("# command: {}", app::domain::flagmap::display_argv(&argv));
+                }
+                OK
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                code_of(&e)
+            }
+        },
+        ProfileCommand::Import { file, name } => {
+            let name = name.or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned())).unwrap_or_default();
+            let text = match std::fs::read_to_string(&file) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("{}: {e}", file.display());
+                    return USAGE;
+                }
+            };
+            let (profile, warnings) = match Profile::from_env(&name, &text) {
+                Ok(ok) => ok,
+                Err(issues) => {
+                    for i in &issues {
+                        eprintln!("{}", describe_issue(lang, &file, i));
+                    }
+                    return USAGE;
+                }
+            };
+            if control.data.engine(&profile.engine).is_none() {
+                let line = text.lines().position(|l| l.trim_start().starts_with("ENGINE")).map(|l| l + 1);
+                let issue = app::domain::profile::Issue { field: "ENGINE".into(), line, severity: Severity::Error, kind: app::domain::profile::IssueKind::UnknownEngine { value: profile.engine.clone() } };
+                eprintln!("{}", describe_issue(lang, &file, &issue));
+                return USAGE;
+            }
+            for w in &warnings {
+                eprintln!("{}", describe_issue(lang, &file, w));
+            }
+            match control.store.upsert(&profile).await {
+                Ok(new) => {
+                    println!("{} {name}", if new { "imported" } else { "updated" });
+                    OK
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    PROBLEM
+                }
+            }
+        }
+        ProfileCommand::Export { name, out } => match control.store.get(&name).await {
+            Ok(Some(s)) => {
+                let text = s.profile.to_env();
+                match out {
+                    Some(path) => match std::fs::write(&path, text) {
+                        Ok(()) => OK,
+                        Err(e) => {
+                            eprintln!("{}: {e}", path.display());
+                            PROBLEM
+                        }
+                    },
+                    None => {
+                        print!("{text}");
+                        OK
+                    }
+                }
+            }
+            Ok(None) => {
+                eprintln!("no profile named {name}");
+                USAGE
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                PROBLEM
+            }
+        },
+    }
+}
+
+/// `file:line: FIELD: message` in the operator's language, as compilers print it.
+fn describe_issue(lang: Lang, file: &std::path::Path, issue: &app::domain::profile::Issue) -> String {
+    let args: Vec<(&str, app::i18n::Arg)> = issue.kind.args().into_iter().map(|(k, v)| (k, app::i18n::Arg::from(v))).collect();
+    let msg = tr_args(lang, &format!("profile-issue-{}", issue.kind.code()), &args);
+    let level = if issue.severity == Severity::Error { "error" } else { "warning" };
+    match issue.line {
+        Some(l) => format!("{}:{l}: {level}: {}: {msg}", file.display(), issue.field),
+        None => format!("{}: {level}: {}: {msg}", file.display(), issue.field),
+    }
+}

@@ -1,0 +1,204 @@
+//! Host configuration: which engine installations may run here, where models and state live,
+//! where the console listens. It is a TOML file in the data directory that only the host's
+//! operator edits; profiles can name an installation but never an executable.
+
+use anyhow::{bail, Context};
+use app::domain::engine::EngineKind;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Component, Path, PathBuf};
+
+/// The file name of host configuration inside the data directory.
+pub const CONFIG_FILE: &str = "roofline.toml";
+
+/// One engine installation that may run on this host.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EngineInstall {
+    pub kind: EngineKind,
+    /// The executable and its fixed arguments (`["vllm"]`, `["python", "-m",
+    /// "sglang.launch_server"]`). Ignored for the simulator, which is this binary.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// Run the Roofline engine simulator instead of a real engine.
+    #[serde(default)]
+    pub simulator: bool,
+}
+
+/// The host configuration file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// Where the console listens. Until accounts exist it must be a loopback address.
+    #[serde(default = "default_listen")]
+    pub listen: SocketAddr,
+    /// Model weights must live under this directory (relative paths are inside the data dir).
+    #[serde(default = "default_models_root")]
+    pub models_root: PathBuf,
+    /// Pid files and engine logs (relative paths are inside the data dir).
+    #[serde(default = "default_state_dir")]
+    pub state_dir: PathBuf,
+    /// How long `serve` waits for `/health` before giving up.
+    #[serde(default = "default_serve_timeout")]
+    pub serve_timeout_s: u64,
+    /// How long `stop` waits after SIGTERM before SIGKILL.
+    #[serde(default = "default_stop_grace")]
+    pub stop_grace_s: u64,
+    /// Profiles the console serves when it starts (the demo fleet), if they are not running.
+    #[serde(default)]
+    pub autostart: Vec<String>,
+    #[serde(default)]
+    pub engines: BTreeMap<String, EngineInstall>,
+}
+
+fn default_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 3000))
+}
+fn default_models_root() -> PathBuf {
+    PathBuf::from("models")
+}
+fn default_state_dir() -> PathBuf {
+    PathBuf::from("state")
+}
+fn default_serve_timeout() -> u64 {
+    900
+}
+fn default_stop_grace() -> u64 {
+    10
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        Self {
+            listen: default_listen(),
+            models_root: default_models_root(),
+            state_dir: default_state_dir(),
+            serve_timeout_s: default_serve_timeout(),
+            stop_grace_s: default_stop_grace(),
+            autostart: Vec::new(),
+            engines: BTreeMap::new(),
+        }
+    }
+}
+
+impl HostConfig {
+    /// Parses the file, naming the offending key or line on error.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        let cfg: HostConfig = toml::from_str(text).map_err(|e| anyhow::anyhow!("{CONFIG_FILE}: {e}"))?;
+        for (name, install) in &cfg.engines {
+            if !app::domain::profile::valid_name(name) {
+                bail!("{CONFIG_FILE}: engine installation name `{name}` must match [a-z0-9_-]");
+            }
+            if !install.simulator && install.command.is_empty() {
+                bail!("{CONFIG_FILE}: [engines.{name}] needs `command` (or `simulator = true`)");
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// The data directory and everything resolved from it.
+#[derive(Clone, Debug)]
+pub struct DataDir {
+    pub root: PathBuf,
+    pub config: HostConfig,
+}
+
+impl DataDir {
+    /// Opens a data directory, creating it (without a config file) when missing.
+    pub fn open(root: &Path) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(root).with_context(|| format!("creating data dir {}", root.display()))?;
+        let root = root.canonicalize().with_context(|| format!("resolving {}", root.display()))?;
+        let path = root.join(CONFIG_FILE);
+        let config = if path.exists() {
+            let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+            HostConfig::parse(&text)?
+        } else {
+            HostConfig::default()
+        };
+        Ok(Self { root, config })
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.root.join("roofline.db")
+    }
+
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.root.join(p)
+        }
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.resolve(&self.config.state_dir)
+    }
+
+    pub fn models_root(&self) -> PathBuf {
+        self.resolve(&self.config.models_root)
+    }
+
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+
+    /// The installation a profile names, or an error naming both.
+    pub fn engine(&self, name: &str) -> Option<&EngineInstall> {
+        self.config.engines.get(name)
+    }
+
+    /// The argv prefix for an installation: its command, or this binary's `sim <kind>`.
+    pub fn command_for(&self, install: &EngineInstall) -> anyhow::Result<Vec<String>> {
+        if install.simulator {
+            let exe = std::env::current_exe().context("locating the roofline binary for the simulator")?;
+            Ok(vec![exe.to_string_lossy().into_owned(), "sim".into(), install.kind.as_str().into()])
+        } else {
+            Ok(install.command.clone())
+        }
+    }
+}
+
+/// Checks that `path` lies under `root` without `..` tricks or symlinks leading out.
+pub fn confined(root: &Path, path: &Path) -> Result<PathBuf, String> {
+    if !path.is_absolute() {
+        return Err(format!("{} is not an absolute path", path.display()));
+    }
+    if path.components().any(|c| matches!(c, Component::ParentDir)) {
+        return Err(format!("{} contains `..`", path.display()));
+    }
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let resolved = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    if resolved.starts_with(&root) {
+        Ok(resolved)
+    } else {
+        Err(format!("{} is outside the models root {}", path.display(), root.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_engines_and_rejects_unknown_keys() {
+        let cfg = HostConfig::parse("[engines.vllm-0-33]\nkind = \"vllm\"\ncommand = [\"vllm\"]\n[engines.sim]\nkind = \"sglang\"\nsimulator = true\n").unwrap();
+        assert_eq!(cfg.engines["vllm-0-33"].command, vec!["vllm"]);
+        assert!(cfg.engines["sim"].simulator);
+        assert!(HostConfig::parse("lisen = \"x\"").unwrap_err().to_string().contains("lisen"));
+        assert!(HostConfig::parse("[engines.x]\nkind = \"vllm\"\n").unwrap_err().to_string().contains("command"));
+        assert!(HostConfig::parse("[engines.x]\nkind = \"tgi\"\nsimulator = true\n").is_err());
+    }
+
+    #[test]
+    fn confinement() {
+        let dir = tempfile::tempdir().unwrap();
+        let inside = dir.path().join("m");
+        std::fs::create_dir(&inside).unwrap();
+        assert!(confined(dir.path(), &inside).is_ok());
+        assert!(confined(dir.path(), &dir.path().join("m/../../etc")).is_err());
+        assert!(confined(dir.path(), Path::new("/etc")).is_err());
+        assert!(confined(dir.path(), Path::new("rel")).is_err());
+    }
+}

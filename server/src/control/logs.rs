@@ -1,0 +1,87 @@
+//! Engine log files: rotation on each start (the previous run's log is kept, never
+//! overwritten) and reading the tail without loading a huge file.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// Moves `engine.log` to `engine.log.1` so the failed run's log survives a new start.
+pub fn rotate(path: &Path) -> std::io::Result<()> {
+    if path.exists() {
+        let mut old = path.as_os_str().to_owned();
+        old.push(".1");
+        std::fs::rename(path, old)?;
+    }
+    Ok(())
+}
+
+/// The last `n` lines of a file, decoded lossily (engines print progress bars and partial
+/// UTF-8); reads at most the final few MiB.
+pub fn tail(path: &Path, n: usize) -> std::io::Result<Vec<String>> {
+    const MAX_READ: u64 = 4 << 20;
+    let mut f = File::open(path)?;
+    let len = f.metadata()?.len();
+    let start = len.saturating_sub(MAX_READ);
+    f.seek(SeekFrom::Start(start))?;
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf)?;
+    let text = String::from_utf8_lossy(&buf);
+    let mut lines: Vec<String> = text.lines().map(clean_line).collect();
+    if start > 0 && !lines.is_empty() {
+        lines.remove(0); // a partial line
+    }
+    let skip = lines.len().saturating_sub(n);
+    Ok(lines.split_off(skip))
+}
+
+/// Reads what was appended since `offset`; returns the complete lines and the new offset.
+/// A file shorter than `offset` was rotated: reading restarts at 0 and `reset` is true.
+pub fn read_since(path: &Path, offset: u64) -> std::io::Result<(Vec<String>, u64, bool)> {
+    let mut f = File::open(path)?;
+    let len = f.metadata()?.len();
+    let (from, reset) = if len < offset { (0, true) } else { (offset, false) };
+    f.seek(SeekFrom::Start(from))?;
+    let mut buf = Vec::new();
+    f.take(1 << 20).read_to_end(&mut buf)?;
+    // Keep an unterminated last line for the next read.
+    let complete = buf.iter().rposition(|b| *b == b'\n').map(|p| p + 1).unwrap_or(0);
+    let text = String::from_utf8_lossy(&buf[..complete]);
+    Ok((text.lines().map(clean_line).collect(), from + complete as u64, reset))
+}
+
+/// Carriage-return progress bars keep only their final state.
+fn clean_line(line: &str) -> String {
+    line.rsplit('\r').find(|s| !s.is_empty()).unwrap_or("").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn tail_rotation_and_incremental_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("engine.log");
+        let mut f = File::create(&p).unwrap();
+        for i in 0..100 {
+            writeln!(f, "line {i}").unwrap();
+        }
+        write!(f, "bar 10%\rbar 100%\npartial").unwrap();
+        drop(f);
+        let t = tail(&p, 3).unwrap();
+        assert_eq!(t, vec!["line 99", "bar 100%", "partial"]);
+        let (lines, off, reset) = read_since(&p, 0).unwrap();
+        assert_eq!(lines.len(), 101);
+        assert!(!reset);
+        let (lines, off2, _) = read_since(&p, off).unwrap();
+        assert!(lines.is_empty());
+        assert_eq!(off, off2);
+        rotate(&p).unwrap();
+        assert!(dir.path().join("engine.log.1").exists());
+        std::fs::write(&p, "new\n").unwrap();
+        let (lines, _, reset) = read_since(&p, off).unwrap();
+        assert!(reset);
+        assert_eq!(lines, vec!["new"]);
+    }
+}

@@ -1,0 +1,438 @@
+//! Engine control: profiles become child processes, and files in the state directory say
+//! which process belongs to which profile, so engines outlive the console and the CLI.
+//!
+//! Layout per profile (`<state>/<profile>/`): `engine.json` (pid, start time, argv, port),
+//! `engine.pid` (the bare pid, as the toolbox wrote it), `engine.log` (+ `engine.log.1`, the
+//! previous run), `failure.json` (the last failed start), `ready` (health seen once), `lock`.
+
+pub mod flags;
+pub mod logs;
+pub mod procfs;
+
+use crate::config::{confined, DataDir};
+use app::domain::engine::{EngineKind, EngineState, EngineStatus, StartupPhase};
+use app::domain::flagmap::render_argv;
+use app::domain::profile::{Profile, AIR_GAP_ENV};
+use app::domain::startup_failure::{classify, FailureMatch};
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How many log lines a failed start reports.
+pub const FAILURE_LINES: usize = 40;
+
+/// What the state directory remembers about a launched engine.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct EngineRecord {
+    pub profile: String,
+    pub pid: i32,
+    /// Start time in ticks since boot: proves the pid is still our process.
+    pub start_ticks: u64,
+    pub argv: Vec<String>,
+    pub host: String,
+    pub port: u16,
+    pub started_at: u64,
+}
+
+/// Errors of engine control, each naming what the operator must look at.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    #[error("no profile named {0}")]
+    NoSuchProfile(String),
+    #[error("profile {profile} names engine installation {engine}, which {config} does not define")]
+    NoSuchEngine { profile: String, engine: String, config: &'static str },
+    #[error("profile {profile}: MODEL {reason}")]
+    ModelPath { profile: String, reason: String },
+    #[error("port {port} is in use by {owner}")]
+    PortBusy { port: u16, owner: String },
+    #[error("a serve or stop of {0} is already in progress")]
+    Busy(String),
+    #[error("{profile} exited before it became healthy (exit: {exit})")]
+    StartupFailed { profile: String, exit: String, failure: Option<FailureMatch>, last_lines: Vec<String> },
+    #[error("{profile} did not become healthy within {timeout_s} s; it was stopped")]
+    Timeout { profile: String, timeout_s: u64, last_lines: Vec<String> },
+    #[error("starting {program}: {source}")]
+    Spawn { program: String, source: std::io::Error },
+    #[error("state directory: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("profile store: {0}")]
+    Store(#[from] crate::db::StoreError),
+}
+
+/// What a serve did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServeOutcome {
+    Started { pid: i32 },
+    AlreadyRunning { pid: i32 },
+}
+
+/// What a stop did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopOutcome {
+    Stopped { pid: i32, killed: bool },
+    NotRunning,
+}
+
+/// Progress of a serve, for the CLI's progress line and the UI's phase steps.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    pub phase: StartupPhase,
+    pub elapsed: Duration,
+    pub last_line: Option<String>,
+}
+
+/// Engine control over one data directory.
+#[derive(Clone)]
+pub struct EngineControl {
+    pub data: DataDir,
+    pub store: crate::db::ProfileStore,
+    http: reqwest::Client,
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+impl EngineControl {
+    pub fn new(data: DataDir, store: crate::db::ProfileStore) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(3))
+            .connect_timeout(Duration::from_secs(1))
+            .no_proxy()
+            .build()
+            .expect("static reqwest configuration");
+        Self { data, store, http }
+    }
+
+    pub fn dir(&self, profile: &str) -> PathBuf {
+        self.data.state_dir().join(profile)
+    }
+    pub fn log_path(&self, profile: &str) -> PathBuf {
+        self.dir(profile).join("engine.log")
+    }
+    fn record_path(&self, profile: &str) -> PathBuf {
+        self.dir(profile).join("engine.json")
+    }
+    fn failure_path(&self, profile: &str) -> PathBuf {
+        self.dir(profile).join("failure.json")
+    }
+    fn ready_path(&self, profile: &str) -> PathBuf {
+        self.dir(profile).join("ready")
+    }
+
+    /// Loads a profile and everything needed to launch it.
+    pub async fn resolve(&self, name: &str) -> Result<(Profile, EngineKind, bool, Vec<String>), ControlError> {
+        let stored = self.store.get(name).await?.ok_or_else(|| ControlError::NoSuchProfile(name.to_string()))?;
+        let profile = stored.profile;
+        let install = self.data.engine(&profile.engine).ok_or_else(|| ControlError::NoSuchEngine {
+            profile: name.to_string(),
+            engine: profile.engine.clone(),
+            config: crate::config::CONFIG_FILE,
+        })?;
+        let command = self.data.command_for(install).map_err(|e| ControlError::Spawn {
+            program: "roofline".into(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        let argv = render_argv(install.kind, &command, &profile);
+        Ok((profile.clone(), install.kind, install.simulator, argv))
+    }
+
+    /// The record of a running engine, verified to be the same process we launched; a stale
+    /// record (pid gone or reused) yields `Err(record)` so callers can report it as dead.
+    pub fn running(&self, profile: &str) -> Option<Result<EngineRecord, EngineRecord>> {
+        let text = std::fs::read_to_string(self.record_path(profile)).ok()?;
+        let record: EngineRecord = serde_json::from_str(&text).ok()?;
+        let same = procfs::stat(record.pid)
+            .is_some_and(|s| s.start_ticks == record.start_ticks && s.state != 'Z' && s.state != 'X');
+        Some(if same { Ok(record) } else { Err(record) })
+    }
+
+    /// Every profile that has a running record, for port-owner lookups.
+    fn running_records(&self) -> Vec<EngineRecord> {
+        let Ok(entries) = std::fs::read_dir(self.data.state_dir()) else { return Vec::new() };
+        entries
+            .flatten()
+            .filter_map(|e| self.running(&e.file_name().to_string_lossy()))
+            .filter_map(Result::ok)
+            .collect()
+    }
+
+    /// Who holds a port: one of our profiles, or a foreign process.
+    pub fn port_owner(&self, host: &str, port: u16) -> Option<String> {
+        let probe_host = if host == "0.0.0.0" || host == "::" { "127.0.0.1" } else { host };
+        if std::net::TcpListener::bind((probe_host, port)).is_ok() {
+            return None;
+        }
+        if let Some(r) = self.running_records().into_iter().find(|r| r.port == port) {
+            return Some(format!("profile {} (pid {})", r.profile, r.pid));
+        }
+        Some(match procfs::port_owner(port) {
+            Some((pid, name)) => format!("a foreign process {name} (pid {pid})"),
+            None => "a foreign process (not visible to this user)".to_string(),
+        })
+    }
+
+    /// Takes the per-profile lock so two serves or a serve and a stop never interleave.
+    fn lock(&self, profile: &str) -> Result<nix::fcntl::Flock<std::fs::File>, ControlError> {
+        std::fs::create_dir_all(self.dir(profile))?;
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(self.dir(profile).join("lock"))?;
+        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+            .map_err(|_| ControlError::Busy(profile.to_string()))
+    }
+
+    /// Starts a profile's engine and waits until `/health` answers 200, reporting progress.
+    /// Serving a running profile restarts nothing. If the process exits first, the error
+    /// carries its last log lines and the matching startup-failure row.
+    pub async fn serve(&self, name: &str, mut progress: impl FnMut(&Progress) + Send) -> Result<ServeOutcome, ControlError> {
+        let (profile, _kind, _sim, argv) = self.resolve(name).await?;
+        let lock = self.lock(name)?;
+        if let Some(Ok(record)) = self.running(name) {
+            drop(lock);
+            self.wait_ready(name, &record, &mut progress).await?;
+            return Ok(ServeOutcome::AlreadyRunning { pid: record.pid });
+        }
+        let model = Path::new(&profile.model);
+        confined(&self.data.models_root(), model).map_err(|reason| ControlError::ModelPath { profile: name.into(), reason })?;
+        let port = profile.port.unwrap_or(_kind.default_port());
+        if let Some(owner) = self.port_owner(&profile.host, port) {
+            return Err(ControlError::PortBusy { port, owner });
+        }
+        let dir = self.dir(name);
+        let _ = std::fs::remove_file(self.failure_path(name));
+        let _ = std::fs::remove_file(self.ready_path(name));
+        let _ = std::fs::remove_file(self.record_path(name));
+        let log_path = self.log_path(name);
+        logs::rotate(&log_path)?;
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path)?;
+        let record = spawn(&argv, &profile, log, dir.join("exit"))?;
+        let record = EngineRecord { profile: name.into(), host: profile.host.clone(), port, ..record };
+        write_atomic(&self.record_path(name), &serde_json::to_vec_pretty(&record).unwrap_or_default())?;
+        write_atomic(&dir.join("engine.pid"), format!("{}\n", record.pid).as_bytes())?;
+        drop(lock);
+        self.wait_ready(name, &record, &mut progress).await?;
+        Ok(ServeOutcome::Started { pid: record.pid })
+    }
+
+    async fn wait_ready(&self, name: &str, record: &EngineRecord, progress: &mut (impl FnMut(&Progress) + Send)) -> Result<(), ControlError> {
+        let started = Instant::now();
+        let timeout = Duration::from_secs(self.data.config.serve_timeout_s);
+        let log_path = self.log_path(name);
+        let mut offset = 0u64;
+        let mut phase = StartupPhase::Launched;
+        let mut last_line = None;
+        loop {
+            if let Ok((lines, off, _)) = logs::read_since(&log_path, offset) {
+                offset = off;
+                for line in lines {
+                    if let Some(p) = StartupPhase::from_log_line(&line) {
+                        phase = phase.max(p);
+                    }
+                    if !line.trim().is_empty() {
+                        last_line = Some(line);
+                    }
+                }
+            }
+            if self.probe_health(&record.host, record.port).await == Some(200) {
+                std::fs::write(self.ready_path(name), b"")?;
+                progress(&Progress { phase: StartupPhase::Ready, elapsed: started.elapsed(), last_line });
+                return Ok(());
+            }
+            progress(&Progress { phase, elapsed: started.elapsed(), last_line: last_line.clone() });
+            if !procfs::alive(record.pid) {
+                // Give the reaper a moment to record the exit status.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let last_lines = logs::tail(&log_path, FAILURE_LINES).unwrap_or_default();
+                let failure = classify(last_lines.iter().map(String::as_str));
+                let exit = std::fs::read_to_string(self.dir(name).join("exit")).unwrap_or_else(|_| "unknown".into());
+                let report = FailureReport { failure: failure.clone(), last_lines: last_lines.clone(), exit: exit.trim().to_string(), at: now_unix() };
+                write_atomic(&self.failure_path(name), &serde_json::to_vec_pretty(&report).unwrap_or_default())?;
+                let _ = std::fs::remove_file(self.record_path(name));
+                return Err(ControlError::StartupFailed { profile: name.into(), exit: report.exit, failure, last_lines });
+            }
+            if started.elapsed() > timeout {
+                let last_lines = logs::tail(&log_path, FAILURE_LINES).unwrap_or_default();
+                let _ = self.stop(name).await;
+                return Err(ControlError::Timeout { profile: name.into(), timeout_s: timeout.as_secs(), last_lines });
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// SIGTERM to the engine's process group, SIGKILL after the grace period.
+    pub async fn stop(&self, name: &str) -> Result<StopOutcome, ControlError> {
+        let record = match self.running(name) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) | None => {
+                self.clear(name);
+                return Ok(StopOutcome::NotRunning);
+            }
+        };
+        let group = Pid::from_raw(record.pid);
+        let _ = killpg(group, Signal::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(self.data.config.stop_grace_s);
+        let mut killed = false;
+        while procfs::alive(record.pid) {
+            if Instant::now() > deadline {
+                let _ = killpg(group, Signal::SIGKILL);
+                killed = true;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        self.clear(name);
+        Ok(StopOutcome::Stopped { pid: record.pid, killed })
+    }
+
+    fn clear(&self, name: &str) {
+        for p in [self.record_path(name), self.failure_path(name), self.ready_path(name), self.dir(name).join("engine.pid")] {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+
+    /// `/health` status code, or `None` when nothing answers.
+    pub async fn probe_health(&self, host: &str, port: u16) -> Option<u16> {
+        let host = if host == "0.0.0.0" { "127.0.0.1" } else { host };
+        let url = format!("http://{}/health", fmt_host_port(host, port));
+        self.http.get(url).timeout(Duration::from_secs(2)).send().await.ok().map(|r| r.status().as_u16())
+    }
+
+    /// The state of one profile, from its state files and a health probe.
+    pub async fn status(&self, profile: &Profile) -> EngineStatus {
+        let install = self.data.engine(&profile.engine);
+        let kind = install.map(|i| i.kind).unwrap_or(EngineKind::Vllm);
+        let name = profile.name.as_str();
+        let mut status = EngineStatus {
+            profile: name.to_string(),
+            engine: profile.engine.clone(),
+            kind,
+            simulated: install.is_some_and(|i| i.simulator),
+            host: profile.host.clone(),
+            port: profile.port.unwrap_or(kind.default_port()),
+            state: EngineState::Stopped,
+            pid: None,
+            uptime_s: None,
+            phase: None,
+            failure: None,
+            note: None,
+        };
+        if install.is_none() {
+            status.note = Some(format!("engine installation {} is not in {}", profile.engine, crate::config::CONFIG_FILE));
+        }
+        match self.running(name) {
+            Some(Ok(record)) => {
+                status.pid = Some(record.pid);
+                status.port = record.port;
+                status.uptime_s = procfs::process_uptime_s(record.start_ticks);
+                let healthy = self.probe_health(&record.host, record.port).await == Some(200);
+                let was_ready = self.ready_path(name).exists();
+                status.state = if healthy {
+                    if !was_ready {
+                        let _ = std::fs::write(self.ready_path(name), b"");
+                    }
+                    EngineState::Healthy
+                } else if was_ready {
+                    EngineState::Unhealthy
+                } else {
+                    status.phase = Some(self.phase_from_log(name));
+                    EngineState::Starting
+                };
+            }
+            Some(Err(record)) => {
+                status.state = EngineState::Dead;
+                let last = logs::tail(&self.log_path(name), FAILURE_LINES).unwrap_or_default();
+                status.failure = classify(last.iter().map(String::as_str));
+                status.note = Some(format!("process {} is gone; it was not stopped by Roofline", record.pid));
+            }
+            None => {
+                if let Ok(text) = std::fs::read_to_string(self.failure_path(name)) {
+                    if let Ok(report) = serde_json::from_str::<FailureReport>(&text) {
+                        status.state = EngineState::Dead;
+                        status.failure = report.failure;
+                        status.note = Some(format!("the last start exited before it became healthy (exit: {})", report.exit));
+                    }
+                }
+            }
+        }
+        status
+    }
+
+    fn phase_from_log(&self, name: &str) -> StartupPhase {
+        logs::tail(&self.log_path(name), 400)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|l| StartupPhase::from_log_line(l))
+            .max()
+            .unwrap_or(StartupPhase::Launched)
+    }
+}
+
+/// The saved diagnosis of a failed start.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FailureReport {
+    pub failure: Option<FailureMatch>,
+    pub last_lines: Vec<String>,
+    pub exit: String,
+    pub at: u64,
+}
+
+/// `host:port`, bracketing IPv6 literals.
+pub fn fmt_host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// Launches the argv in its own process group with the air-gap environment, output to the
+/// log. A thread reaps the child and writes its exit status to `exit_path`, so a crash is
+/// never a zombie and its exit code is known. Never a shell.
+fn spawn(argv: &[String], profile: &Profile, log: std::fs::File, exit_path: PathBuf) -> Result<EngineRecord, ControlError> {
+    use std::os::unix::process::CommandExt;
+    let program = argv.first().cloned().unwrap_or_default();
+    let mut cmd = Command::new(&program);
+    cmd.args(&argv[1..])
+        .envs(profile.env.iter())
+        .envs(AIR_GAP_ENV.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log.try_clone()?))
+        .stderr(Stdio::from(log))
+        .process_group(0);
+    let _ = std::fs::remove_file(&exit_path);
+    let mut child = cmd.spawn().map_err(|source| ControlError::Spawn { program: program.clone(), source })?;
+    let pid = child.id() as i32;
+    let start_ticks = procfs::stat(pid).map(|s| s.start_ticks).unwrap_or(0);
+    std::thread::spawn(move || {
+        if let Ok(status) = child.wait() {
+            let _ = std::fs::write(exit_path, describe_exit(status));
+        }
+    });
+    Ok(EngineRecord {
+        profile: profile.name.clone(),
+        pid,
+        start_ticks,
+        argv: argv.to_vec(),
+        host: String::new(),
+        port: 0,
+        started_at: now_unix(),
+    })
+}
+
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("code {code}"),
+        (None, Some(sig)) => format!("signal {sig}"),
+        _ => "unknown".into(),
+    }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(tmp, path)
+}

@@ -1,0 +1,69 @@
+//! The demo fleet: two simulated engines (vLLM and SGLang) that a fresh console launches
+//! through its real engine control, with small model directories to load.
+
+use crate::config::{DataDir, CONFIG_FILE};
+use anyhow::Context;
+use app::domain::profile::Profile;
+
+const HOST_CONFIG: &str = r#"# Roofline host configuration (demo). Engine installations that may run on this host;
+# profiles refer to them by name. Real engines look like:
+#   [engines.vllm-0-33]
+#   kind = "vllm"
+#   command = ["vllm"]
+#   [engines.sglang-0-5]
+#   kind = "sglang"
+#   command = ["python", "-m", "sglang.launch_server"]
+listen = "127.0.0.1:3000"
+models_root = "models"
+state_dir = "state"
+serve_timeout_s = 900
+stop_grace_s = 10
+autostart = ["demo-vllm", "demo-sglang"]
+
+[engines.sim-vllm]
+kind = "vllm"
+simulator = true
+
+[engines.sim-sglang]
+kind = "sglang"
+simulator = true
+"#;
+
+/// A Llama-3.1-8B-shaped config (GQA, 32 layers, 8 KV heads).
+const LLAMA_CONFIG: &str = r#"{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "vocab_size": 128256, "torch_dtype": "bfloat16"}"#;
+/// A Qwen3-8B-shaped config.
+const QWEN_CONFIG: &str = r#"{"architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096, "intermediate_size": 12288, "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "vocab_size": 151936, "tie_word_embeddings": false, "torch_dtype": "bfloat16"}"#;
+
+/// Writes the demo host config, model directories and profiles into an empty data dir.
+/// Does nothing when a host configuration already exists.
+pub async fn init(root: &std::path::Path) -> anyhow::Result<bool> {
+    let cfg_path = root.join(CONFIG_FILE);
+    if cfg_path.exists() {
+        return Ok(false);
+    }
+    std::fs::create_dir_all(root)?;
+    std::fs::write(&cfg_path, HOST_CONFIG).context("writing demo host config")?;
+    let data = DataDir::open(root)?;
+    let models = data.models_root();
+    for (dir, config) in [("llama-3.1-8b-instruct", LLAMA_CONFIG), ("qwen3-8b", QWEN_CONFIG)] {
+        let d = models.join(dir);
+        std::fs::create_dir_all(&d)?;
+        std::fs::write(d.join("config.json"), config)?;
+        std::fs::write(d.join("README.roofline"), "Demo model directory for the Roofline engine simulator: config.json only, no weights.\n")?;
+    }
+    let pool = crate::db::open(&data.db_path()).await?;
+    let store = crate::db::ProfileStore::new(pool);
+    let vllm = format!(
+        "ENGINE=sim-vllm\nMODEL={}\nSERVED_MODEL_NAME=llama-3.1-8b\nTENSOR_PARALLEL=1\nCONTEXT_LENGTH=32768\nMEM_FRACTION=0.9\nTOOL_CALL_PARSER=llama3_json\nMAX_RUNNING_REQUESTS=64\nMAX_BATCHED_TOKENS=8192\nHOST=127.0.0.1\nPORT=18000\n",
+        models.join("llama-3.1-8b-instruct").display()
+    );
+    let sglang = format!(
+        "ENGINE=sim-sglang\nMODEL={}\nSERVED_MODEL_NAME=qwen3-8b\nTENSOR_PARALLEL=1\nCONTEXT_LENGTH=32768\nMEM_FRACTION=0.88\nTOOL_CALL_PARSER=qwen25\nREASONING_PARSER=qwen3\nMAX_RUNNING_REQUESTS=64\nHOST=127.0.0.1\nPORT=18030\n",
+        models.join("qwen3-8b").display()
+    );
+    for (name, text) in [("demo-vllm", vllm), ("demo-sglang", sglang)] {
+        let (p, _) = Profile::from_env(name, &text).map_err(|issues| anyhow::anyhow!("demo profile {name}: {issues:?}"))?;
+        store.upsert(&p).await?;
+    }
+    Ok(true)
+}

@@ -1,0 +1,81 @@
+//! Server-sent event streams: one for the fleet page, one per engine page (status plus new
+//! log lines). Each sends the full current state on connect, so a reconnect loses nothing.
+
+use super::WebState;
+use crate::control::logs;
+use app::api::EngineEvent;
+use axum::extract::{Path, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures::Stream;
+use std::convert::Infallible;
+use std::time::Duration;
+
+/// `GET /api/engines`: the fleet as JSON, for scripts.
+pub async fn engines_json(State(s): State<WebState>) -> Response {
+    Json(s.fleet.borrow().clone()).into_response()
+}
+
+/// `GET /api/events/fleet`: every engine's status, on change.
+pub async fn fleet(State(s): State<WebState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let mut rx = s.fleet.clone();
+    let stream = async_stream(move |tx| async move {
+        loop {
+            let snapshot = rx.borrow_and_update().clone();
+            let data = serde_json::to_string(&snapshot).unwrap_or_else(|_| "[]".into());
+            if tx.send(Event::default().data(data)).await.is_err() {
+                return;
+            }
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+/// `GET /api/events/engines/{profile}`: the engine's status and its log as it grows.
+pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> Response {
+    if !app::domain::profile::valid_name(&profile) {
+        return (axum::http::StatusCode::BAD_REQUEST, "bad profile name").into_response();
+    }
+    let log_path = s.control.log_path(&profile);
+    let mut fleet = s.fleet.clone();
+    let stream = async_stream(move |tx| async move {
+        // Start at the end: the page rendered the tail already.
+        let mut offset = std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0);
+        let mut last_status = None;
+        loop {
+            let status = fleet.borrow_and_update().iter().find(|e| e.profile == profile).cloned();
+            let Some(status) = status else { return };
+            let (lines, next, reset) = logs::read_since(&log_path, offset).unwrap_or((Vec::new(), offset, false));
+            let (lines, reset) = if next < offset && !reset { (Vec::new(), true) } else { (lines, reset) };
+            offset = next;
+            if !lines.is_empty() || reset || last_status.as_ref() != Some(&status) {
+                last_status = Some(status.clone());
+                let ev = EngineEvent { status, lines, reset };
+                let data = serde_json::to_string(&ev).unwrap_or_default();
+                if tx.send(Event::default().data(data)).await.is_err() {
+                    return;
+                }
+            }
+            tokio::select! {
+                _ = fleet.changed() => {}
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+            }
+        }
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
+}
+
+fn async_stream<F, Fut>(producer: F) -> impl Stream<Item = Result<Event, Infallible>>
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<Event>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    use futures::StreamExt;
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    tokio::spawn(producer(tx));
+    tokio_stream::wrappers::ReceiverStream::new(rx).map(Ok)
+}

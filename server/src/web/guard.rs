@@ -1,0 +1,51 @@
+//! Request guards for a console without accounts: writes must come from our own origin.
+
+use axum::extract::Request;
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+/// Whether a request is a write that another site made the browser send.
+pub fn is_cross_origin_write(method: &Method, origin: Option<&str>, host: Option<&str>, fetch_site: Option<&str>) -> bool {
+    if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        return false;
+    }
+    if matches!(fetch_site, Some("cross-site") | Some("same-site")) {
+        return true;
+    }
+    match (origin, host) {
+        (Some("null"), _) => true,
+        (Some(origin), Some(host)) => {
+            let origin_host = origin.split_once("://").map(|(_, h)| h).unwrap_or(origin);
+            !origin_host.eq_ignore_ascii_case(host)
+        }
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
+/// Refuses cross-origin writes with 403 before any handler runs.
+pub async fn refuse_cross_origin_writes(req: Request, next: Next) -> Response {
+    let h = req.headers();
+    let get = |name: header::HeaderName| h.get(name).and_then(|v| v.to_str().ok());
+    if is_cross_origin_write(req.method(), get(header::ORIGIN), get(header::HOST), h.get("sec-fetch-site").and_then(|v| v.to_str().ok())) {
+        return (StatusCode::FORBIDDEN, "cross-origin writes are refused").into_response();
+    }
+    next.run(req).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_origin_passes_cross_origin_fails() {
+        let post = Method::POST;
+        assert!(!is_cross_origin_write(&Method::GET, Some("http://evil"), Some("127.0.0.1:3000"), Some("cross-site")));
+        assert!(!is_cross_origin_write(&post, Some("http://127.0.0.1:3000"), Some("127.0.0.1:3000"), Some("same-origin")));
+        assert!(!is_cross_origin_write(&post, None, Some("127.0.0.1:3000"), None));
+        assert!(is_cross_origin_write(&post, Some("http://evil.example"), Some("127.0.0.1:3000"), None));
+        assert!(is_cross_origin_write(&post, None, Some("127.0.0.1:3000"), Some("cross-site")));
+        assert!(is_cross_origin_write(&post, Some("null"), Some("127.0.0.1:3000"), None));
+    }
+}

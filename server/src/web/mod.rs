@@ -1,0 +1,111 @@
+//! The web console: leptos pages and server functions, the event streams, static files and
+//! the request guards (loopback only, no cross-origin writes) until accounts exist.
+
+mod events;
+mod guard;
+mod service;
+
+use crate::control::EngineControl;
+use anyhow::{bail, Context};
+use app::api::service::Services;
+use axum::routing::get;
+use axum::Router;
+use leptos::prelude::*;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Shared state of the HTTP handlers.
+#[derive(Clone)]
+pub struct WebState {
+    pub leptos: LeptosOptions,
+    pub control: EngineControl,
+    pub fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>,
+}
+
+impl axum::extract::FromRef<WebState> for LeptosOptions {
+    fn from_ref(s: &WebState) -> Self {
+        s.leptos.clone()
+    }
+}
+
+/// Where the compiled browser bundle lives: `ROOFLINE_SITE`, else `site/` next to the
+/// binary's target dir (`target/site` for a cargo build), else `./target/site`.
+pub fn site_root() -> PathBuf {
+    if let Some(p) = std::env::var_os("ROOFLINE_SITE") {
+        return PathBuf::from(p);
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        for up in exe.ancestors().skip(1).take(3) {
+            let cand = up.join("site");
+            if cand.join("pkg").exists() {
+                return cand;
+            }
+        }
+    }
+    PathBuf::from("target/site")
+}
+
+/// Builds the router (separately from binding, so tests can drive it).
+pub fn router(control: EngineControl, fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>, addr: SocketAddr) -> Router {
+    let site = site_root();
+    let leptos = LeptosOptions::builder()
+        .output_name("console")
+        .site_root(site.to_string_lossy().into_owned())
+        .site_pkg_dir("pkg")
+        .site_addr(addr)
+        .build();
+    let services = Services(Arc::new(service::ConsoleServiceImpl::new(control.clone(), fleet.clone())));
+    let state = WebState { leptos: leptos.clone(), control, fleet };
+    let routes = generate_route_list(app::App);
+    Router::new()
+        .route("/api/events/fleet", get(events::fleet))
+        .route("/api/events/engines/{profile}", get(events::engine))
+        .route("/api/engines", get(events::engines_json))
+        .route("/favicon.svg", get(favicon))
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            {
+                let services = services.clone();
+                move || provide_context(services.clone())
+            },
+            {
+                let leptos = leptos.clone();
+                move || app::shell(leptos.clone())
+            },
+        )
+        .fallback(leptos_axum::file_and_error_handler::<WebState, _>(app::shell))
+        .layer(axum::middleware::from_fn(guard::refuse_cross_origin_writes))
+        .layer(axum::extract::DefaultBodyLimit::max(1 << 20))
+        .with_state(state)
+}
+
+async fn favicon() -> impl axum::response::IntoResponse {
+    const SVG: &str = "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><path d='M1 14 L8 3 L15 14 Z' fill='#2f6fde'/></svg>";
+    ([(axum::http::header::CONTENT_TYPE, "image/svg+xml")], SVG)
+}
+
+/// Runs the console until Ctrl-C or SIGTERM. Engines keep running: they are not our children
+/// in any way that ends with us.
+pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<()> {
+    if !addr.ip().is_loopback() {
+        bail!("--addr {addr}: until accounts exist the console listens on a loopback address only (127.0.0.1 or ::1)");
+    }
+    let fleet = crate::supervisor::start(control.clone()).await;
+    let app = router(control, fleet, addr);
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
+    tracing::info!("Roofline console on http://{addr}");
+    println!("Roofline console on http://{addr}");
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(async {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
+            }
+        })
+        .await
+        .context("serving HTTP")
+}
