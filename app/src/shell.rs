@@ -35,6 +35,13 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     let i18n = provide_i18n();
+    // Effects run only in the browser, after hydration: tests and scripts wait for this mark.
+    Effect::new(move |_| {
+        #[cfg(feature = "hydrate")]
+        if let Some(body) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.body()) {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
     view! {
         <Stylesheet id="leptos" href="/pkg/console.css"/>
         <Title text=move || i18n.t("app-title")/>

@@ -198,8 +198,10 @@ async fn run(cli: Cli) -> i32 {
 
 async fn console(control: EngineControl, addr: Option<std::net::SocketAddr>) -> i32 {
     let addr = addr.unwrap_or(control.data.config.listen);
+    // Autostart serves a profile the first time this host sees it (the demo fleet); after
+    // that the operator's last action stands: a stopped engine stays stopped.
     for name in control.data.config.autostart.clone() {
-        if matches!(control.running(&name), Some(Ok(_))) {
+        if control.dir(&name).exists() {
             continue;
         }
         let c = control.clone();

@@ -45,7 +45,8 @@ pub struct HostConfig {
     /// How long `stop` waits after SIGTERM before SIGKILL.
     #[serde(default = "default_stop_grace")]
     pub stop_grace_s: u64,
-    /// Profiles the console serves when it starts (the demo fleet), if they are not running.
+    /// Profiles the console serves the first time it sees them (the demo fleet); later starts
+    /// leave them as the operator left them.
     #[serde(default)]
     pub autostart: Vec<String>,
     #[serde(default)]
@@ -153,7 +154,10 @@ impl DataDir {
     pub fn command_for(&self, install: &EngineInstall) -> anyhow::Result<Vec<String>> {
         if install.simulator {
             let exe = std::env::current_exe().context("locating the roofline binary for the simulator")?;
-            Ok(vec![exe.to_string_lossy().into_owned(), "sim".into(), install.kind.as_str().into()])
+            // After an upgrade in place Linux reports the running image as "PATH (deleted)";
+            // the new binary at PATH is the one to launch.
+            let exe = exe.to_string_lossy().trim_end_matches(" (deleted)").to_string();
+            Ok(vec![exe, "sim".into(), install.kind.as_str().into()])
         } else {
             Ok(install.command.clone())
         }

@@ -169,10 +169,13 @@ impl EngineControl {
         if let Some(r) = self.running_records().into_iter().find(|r| r.port == port) {
             return Some(format!("profile {} (pid {})", r.profile, r.pid));
         }
-        Some(match procfs::port_owner(port) {
-            Some((pid, name)) => format!("a foreign process {name} (pid {pid})"),
-            None => "a foreign process (not visible to this user)".to_string(),
-        })
+        match procfs::port_owner(port) {
+            Some((pid, name)) => Some(format!("a foreign process {name} (pid {pid})")),
+            // A listener we cannot attribute (another user's process, another namespace).
+            None if procfs::has_listener(port) => Some("a foreign process (not visible to this user)".to_string()),
+            // No listener: only closing connections hold the port; the engine can still bind.
+            None => None,
+        }
     }
 
     /// Takes the per-profile lock so two serves or a serve and a stop never interleave.
@@ -207,7 +210,15 @@ impl EngineControl {
         let log_path = self.log_path(name);
         logs::rotate(&log_path)?;
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path)?;
-        let record = spawn(&argv, &profile, log, dir.join("exit"))?;
+        let record = match spawn(&argv, &profile, log, dir.join("exit")) {
+            Ok(r) => r,
+            Err(e) => {
+                // The UI shows why the engine is not running, not just that it is not.
+                let report = FailureReport { failure: None, last_lines: vec![e.to_string()], exit: "not started".into(), at: now_unix() };
+                write_atomic(&self.failure_path(name), &serde_json::to_vec_pretty(&report).unwrap_or_default())?;
+                return Err(e);
+            }
+        };
         let record = EngineRecord { profile: name.into(), host: profile.host.clone(), port, ..record };
         write_atomic(&self.record_path(name), &serde_json::to_vec_pretty(&record).unwrap_or_default())?;
         write_atomic(&dir.join("engine.pid"), format!("{}\n", record.pid).as_bytes())?;

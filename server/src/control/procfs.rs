@@ -69,6 +69,14 @@ pub fn listening_inodes(table: &str, port: u16) -> Vec<u64> {
         .collect()
 }
 
+/// Whether anything listens on `port` (IPv4 or IPv6), whoever owns it.
+pub fn has_listener(port: u16) -> bool {
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|t| std::fs::read_to_string(t).ok())
+        .any(|text| !listening_inodes(&text, port).is_empty())
+}
+
 /// The process listening on `port`, if /proc lets us see it: (pid, name).
 pub fn port_owner(port: u16) -> Option<(i32, String)> {
     let mut inodes = Vec::new();

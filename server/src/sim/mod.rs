@@ -296,6 +296,8 @@ async fn run(args: SimArgs) -> i32 {
 fn bind(addr: &str) -> std::io::Result<tokio::net::TcpSocket> {
     let addr: std::net::SocketAddr = addr.parse().map_err(std::io::Error::other)?;
     let sock = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    // uvicorn sets SO_REUSEADDR, so a restart is not blocked by the last run's TIME_WAIT sockets.
+    sock.set_reuseaddr(true)?;
     sock.bind(addr)?;
     Ok(sock)
 }

@@ -1,0 +1,21 @@
+import { defineConfig } from "@playwright/test";
+
+// The console under test is started by scripts/test.sh (a fresh data dir with the demo fleet);
+// ROOFLINE_URL points at it. Browsers come from Debian's chromium package: nothing is downloaded.
+export default defineConfig({
+  testDir: "./tests",
+  timeout: 90_000,
+  expect: { timeout: 30_000 },
+  workers: 1,
+  retries: 0,
+  reporter: [["list"]],
+  use: {
+    baseURL: process.env.ROOFLINE_URL ?? "http://127.0.0.1:3000",
+    trace: "off",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
+    },
+  },
+  projects: [{ name: "chromium", use: { browserName: "chromium" } }],
+});

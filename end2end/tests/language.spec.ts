@@ -1,0 +1,23 @@
+import { expect, test } from "@playwright/test";
+import { FleetPage, waitForHydration } from "./pages/console";
+
+test("switching to Russian translates the page and persists across reloads", async ({ page }) => {
+  const fleet = new FleetPage(page);
+  await fleet.open();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Fleet");
+  await page.getByTestId("lang-ru").click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Парк движков");
+  await expect(page.getByTestId("fleet-summary")).toContainText("2 движка");
+  await expect(fleet.row("demo-vllm").getByTestId("state")).toHaveText("здоров");
+  await expect(page.locator("html")).toHaveAttribute("lang", "ru");
+
+  // The server renders the next load in Russian too (cookie), so nothing flashes in English.
+  const response = await page.reload();
+  expect(await response!.text()).toContain("Парк движков");
+  await waitForHydration(page);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Парк движков");
+  await expect(page.getByRole("link", { name: "Профили" })).toBeVisible();
+
+  await page.getByTestId("lang-en").click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Fleet");
+});

@@ -1,0 +1,43 @@
+import { expect, Locator, Page } from "@playwright/test";
+
+/** The fleet page. */
+export class FleetPage {
+  readonly rows: Locator;
+  constructor(readonly page: Page) {
+    this.rows = page.getByTestId("engine-row");
+  }
+  async open() {
+    await this.page.goto("/");
+    await waitForHydration(this.page);
+  }
+  row(profile: string): Locator {
+    return this.page.locator(`[data-testid=engine-row][data-profile="${profile}"]`);
+  }
+}
+
+/** One engine's page. */
+export class EnginePage {
+  readonly state: Locator;
+  readonly log: Locator;
+  constructor(readonly page: Page, readonly profile: string) {
+    this.state = page.locator("section.engine .page-head [data-testid=state]");
+    this.log = page.getByTestId("log");
+  }
+  async open() {
+    await this.page.goto(`/engines/${this.profile}`);
+    await waitForHydration(this.page);
+  }
+  async act(action: "serve" | "stop" | "restart") {
+    await this.page.getByTestId(`action-${action}`).click();
+    await expect(this.page.getByTestId("confirm")).toBeVisible();
+    await this.page.getByTestId("confirm-yes").click();
+  }
+  async expectState(state: string, timeout = 60_000) {
+    await expect(this.state).toHaveAttribute("data-state", state, { timeout });
+  }
+}
+
+/** Waits until the wasm bundle has hydrated the page (buttons react to clicks from then on). */
+export async function waitForHydration(page: Page) {
+  await page.locator("body[data-hydrated=true]").waitFor({ timeout: 30_000 });
+}
