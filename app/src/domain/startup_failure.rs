@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "kebab-case")]
 pub enum FailureRow {
     /// `CUDA out of memory` while loading weights.
+    #[serde(rename = "cuda-oom-load")]
     CudaOomAtLoad,
     /// The model's max seq len does not fit in the KV cache.
+    #[serde(rename = "kv-too-small")]
     KvCacheTooSmall,
     /// Another process holds the GPU memory the engine asked for.
     GpuMemoryTaken,
@@ -183,5 +185,8 @@ mod tests {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), FailureRow::ALL.len());
+        for row in FailureRow::ALL {
+            assert_eq!(serde_json::to_value(row).unwrap(), serde_json::json!(row.id()));
+        }
     }
 }

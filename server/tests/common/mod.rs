@@ -1,0 +1,150 @@
+//! Test harness: a temporary data directory with simulator installations, profiles imported
+//! through the real CLI, and helpers to drive real processes over real HTTP.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_roofline");
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+/// A free loopback port (bound and released; good enough for tests on one machine).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+const HOST: &str = "models_root = \"models\"\nstate_dir = \"state\"\nserve_timeout_s = 60\nstop_grace_s = 5\n\n[engines.sim-vllm]\nkind = \"vllm\"\nsimulator = true\n\n[engines.sim-sglang]\nkind = \"sglang\"\nsimulator = true\n";
+const CONFIG: &str = r#"{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "vocab_size": 128256}"#;
+
+impl Env {
+    pub fn new() -> Self {
+        Self::with_extra_config("")
+    }
+
+    pub fn with_extra_config(extra: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("roofline.toml"), format!("{extra}{HOST}")).unwrap();
+        let model = dir.path().join("models/llama");
+        std::fs::create_dir_all(&model).unwrap();
+        std::fs::write(model.join("config.json"), CONFIG).unwrap();
+        std::fs::create_dir_all(dir.path().join("models/empty")).unwrap();
+        Self { dir }
+    }
+
+    pub fn data(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn model(&self) -> PathBuf {
+        self.dir.path().join("models/llama")
+    }
+
+    /// Runs `roofline --data DIR ARGS…`.
+    pub fn run(&self, args: &[&str]) -> Output {
+        Command::new(BIN).arg("--data").arg(self.data()).args(args).env_remove("INFER_PROFILE").env_remove("INFER_URL").env("LANG", "C").output().unwrap()
+    }
+
+    /// Imports a profile from `KEY=VALUE` text through the CLI.
+    pub fn profile(&self, name: &str, text: &str) {
+        let path = self.data().join(format!("{name}.env"));
+        std::fs::write(&path, text).unwrap();
+        let out = self.run(&["profile", "import", path.to_str().unwrap()]);
+        assert!(out.status.success(), "import {name}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// A simulated vLLM profile on `port` with a fast startup and extra lines.
+    pub fn vllm_profile(&self, name: &str, port: u16, extra: &str) {
+        self.profile(
+            name,
+            &format!("ENGINE=sim-vllm\nMODEL={}\nSERVED_MODEL_NAME=m\nCONTEXT_LENGTH=8192\nTOOL_CALL_PARSER=hermes\nMAX_RUNNING_REQUESTS=8\nPORT={port}\nENV_ROOFLINE_SIM_STARTUP_S=0.5\n{extra}", self.model().display()),
+        );
+    }
+
+    pub fn sglang_profile(&self, name: &str, port: u16, extra: &str) {
+        self.profile(
+            name,
+            &format!("ENGINE=sim-sglang\nMODEL={}\nSERVED_MODEL_NAME=m\nCONTEXT_LENGTH=8192\nTOOL_CALL_PARSER=qwen25\nMAX_RUNNING_REQUESTS=8\nPORT={port}\nENV_ROOFLINE_SIM_STARTUP_S=0.5\n{extra}", self.model().display()),
+        );
+    }
+
+    pub fn status(&self, profile: &str) -> serde_json::Value {
+        let out = self.run(&["status", "--json"]);
+        let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        all.as_array().unwrap().iter().find(|e| e["profile"] == profile).cloned().unwrap()
+    }
+
+    pub fn serve_ok(&self, profile: &str) -> serde_json::Value {
+        let out = self.run(&["serve", "--profile", profile, "--json"]);
+        assert!(out.status.success(), "serve {profile}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+impl Drop for Env {
+    /// Engines are separate process groups that outlive us by design: stop them all.
+    fn drop(&mut self) {
+        let out = self.run(&["status", "--json"]);
+        if let Ok(serde_json::Value::Array(rows)) = serde_json::from_slice::<serde_json::Value>(&out.stdout) {
+            for r in rows {
+                if let Some(p) = r["profile"].as_str() {
+                    let _ = self.run(&["stop", "--profile", p]);
+                }
+            }
+        }
+    }
+}
+
+pub fn str(out: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+pub fn pid_alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+/// Polls `f` until it returns `Some` or the timeout passes.
+pub async fn eventually<T>(timeout: Duration, mut f: impl AsyncFnMut() -> Option<T>) -> Option<T> {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if let Some(v) = f().await {
+            return Some(v);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    None
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(20)).build().unwrap()
+}
+
+/// One metric value from an engine's `/metrics` (first series of that name).
+pub async fn metric(port: u16, name: &str) -> f64 {
+    let body = client().get(format!("http://127.0.0.1:{port}/metrics")).send().await.unwrap().text().await.unwrap();
+    let parsed = app::domain::prometheus::parse(&body);
+    parsed.samples.iter().filter(|s| s.name == name).map(|s| s.value).sum()
+}
+
+/// Sends `n` streaming completions and returns their join handles (they finish on their own).
+pub fn load(port: u16, n: usize, prompt_chars: usize, max_tokens: u32) -> Vec<tokio::task::JoinHandle<()>> {
+    (0..n)
+        .map(|i| {
+            tokio::spawn(async move {
+                let prompt = format!("{i} {}", "x".repeat(prompt_chars));
+                let body = serde_json::json!({"model": "m", "prompt": prompt, "max_tokens": max_tokens, "stream": true});
+                if let Ok(r) = client().post(format!("http://127.0.0.1:{port}/v1/completions")).json(&body).send().await {
+                    let _ = r.bytes().await;
+                }
+            })
+        })
+        .collect()
+}
+
+pub async fn set_fault(port: u16, fault: &str) {
+    let r = client().post(format!("http://127.0.0.1:{port}/sim/faults")).json(&serde_json::json!({"enable": [fault]})).send().await.unwrap();
+    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+}

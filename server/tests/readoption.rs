@@ -1,0 +1,43 @@
+//! Engines outlive the console: after `kill -9` of the console, a new console re-adopts them.
+
+mod common;
+use common::*;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+async fn engines(console: u16) -> Option<serde_json::Value> {
+    client().get(format!("http://127.0.0.1:{console}/api/engines")).send().await.ok()?.json().await.ok()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn engines_are_readopted_after_the_console_is_killed() {
+    let env = Env::with_extra_config("autostart = [\"auto\"]\n");
+    let port = free_port();
+    env.vllm_profile("auto", port, "");
+    let console_port = free_port();
+    let start_console = || {
+        Command::new(BIN)
+            .args(["--data", env.data().to_str().unwrap(), "console", "--addr", &format!("127.0.0.1:{console_port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut console = start_console();
+    let healthy_pid = |v: serde_json::Value| -> Option<i64> {
+        let e = v.as_array()?.iter().find(|e| e["profile"] == "auto")?.clone();
+        (e["state"] == "healthy").then(|| e["pid"].as_i64()).flatten()
+    };
+    let pid = eventually(Duration::from_secs(30), async || engines(console_port).await.and_then(healthy_pid)).await.expect("autostarted engine becomes healthy");
+
+    // kill -9: no cleanup runs in the console.
+    console.kill().unwrap();
+    console.wait().unwrap();
+    assert!(pid_alive(pid), "the engine outlives the console");
+
+    let mut console = start_console();
+    let adopted = eventually(Duration::from_secs(30), async || engines(console_port).await.and_then(healthy_pid)).await;
+    assert_eq!(adopted, Some(pid), "same process, not a new one");
+    console.kill().unwrap();
+    console.wait().unwrap();
+}
