@@ -156,7 +156,9 @@ pub fn tr_args(lang: Lang, key: &str, args: &[(&str, Arg)]) -> String {
         }
     }
     let mut errors = Vec::new();
-    bundle.format_pattern(pattern, Some(&fargs), &mut errors).into_owned()
+    bundle
+        .format_pattern(pattern, Some(&fargs), &mut errors)
+        .into_owned()
 }
 
 /// Formats a message without arguments.
@@ -206,7 +208,10 @@ mod tests {
         let ru: BTreeSet<_> = keys_of(RU_FTL).into_iter().collect();
         let only_en: Vec<_> = en.difference(&ru).collect();
         let only_ru: Vec<_> = ru.difference(&en).collect();
-        assert!(only_en.is_empty() && only_ru.is_empty(), "only in en: {only_en:?}; only in ru: {only_ru:?}");
+        assert!(
+            only_en.is_empty() && only_ru.is_empty(),
+            "only in en: {only_en:?}; only in ru: {only_ru:?}"
+        );
         assert!(en.len() > 50);
     }
 
@@ -251,15 +256,28 @@ mod tests {
                 }
             }
         }
-        assert!(missing.is_empty(), "keys used in code but missing: {missing:?}");
-        assert!(used.len() > 20, "the scan found too few keys: {}", used.len());
+        assert!(
+            missing.is_empty(),
+            "keys used in code but missing: {missing:?}"
+        );
+        assert!(
+            used.len() > 20,
+            "the scan found too few keys: {}",
+            used.len()
+        );
     }
 
     #[test]
     fn keys_built_at_run_time_exist_in_both_locales() {
         use crate::domain::{engine::*, profile::IssueKind, startup_failure::FailureRow};
         let mut keys = Vec::new();
-        for s in [EngineState::Stopped, EngineState::Starting, EngineState::Healthy, EngineState::Unhealthy, EngineState::Dead] {
+        for s in [
+            EngineState::Stopped,
+            EngineState::Starting,
+            EngineState::Healthy,
+            EngineState::Unhealthy,
+            EngineState::Dead,
+        ] {
             keys.push(format!("state-{}", s.as_str()));
         }
         for p in [
@@ -304,7 +322,12 @@ mod tests {
         }
         let missing: Vec<_> = keys
             .iter()
-            .flat_map(|k| Lang::ALL.into_iter().filter(move |l| !has(*l, k)).map(move |l| format!("{}:{k}", l.code())))
+            .flat_map(|k| {
+                Lang::ALL
+                    .into_iter()
+                    .filter(move |l| !has(*l, k))
+                    .map(move |l| format!("{}:{k}", l.code()))
+            })
             .collect();
         assert!(missing.is_empty(), "{missing:?}");
     }
@@ -317,18 +340,41 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            ["1 движок", "2 движка", "5 движков", "11 движков", "21 движок", "22 движка", "25 движков"]
+            [
+                "1 движок",
+                "2 движка",
+                "5 движков",
+                "11 движков",
+                "21 движок",
+                "22 движка",
+                "25 движков"
+            ]
         );
-        assert_eq!(tr_args(Lang::En, "fleet-engine-count", &[("count", 1u64.into())]), "1 engine");
-        assert_eq!(tr_args(Lang::En, "fleet-engine-count", &[("count", 3u64.into())]), "3 engines");
+        assert_eq!(
+            tr_args(Lang::En, "fleet-engine-count", &[("count", 1u64.into())]),
+            "1 engine"
+        );
+        assert_eq!(
+            tr_args(Lang::En, "fleet-engine-count", &[("count", 3u64.into())]),
+            "3 engines"
+        );
     }
 
     #[test]
     fn negotiation_prefers_cookie_then_header() {
-        assert_eq!(Lang::negotiate(Some("a=b; lang=ru"), Some("en-US")), Lang::Ru);
-        assert_eq!(Lang::negotiate(Some("lang=xx"), Some("de, ru-RU;q=0.8")), Lang::Ru);
+        assert_eq!(
+            Lang::negotiate(Some("a=b; lang=ru"), Some("en-US")),
+            Lang::Ru
+        );
+        assert_eq!(
+            Lang::negotiate(Some("lang=xx"), Some("de, ru-RU;q=0.8")),
+            Lang::Ru
+        );
         assert_eq!(Lang::negotiate(None, None), Lang::En);
-        assert_eq!(Lang::from_env_vars(|k| (k == "LANG").then(|| "ru_RU.UTF-8".to_string())), Lang::Ru);
+        assert_eq!(
+            Lang::from_env_vars(|k| (k == "LANG").then(|| "ru_RU.UTF-8".to_string())),
+            Lang::Ru
+        );
     }
 
     #[test]

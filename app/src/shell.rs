@@ -1,7 +1,12 @@
 //! The HTML document and the router: the frame every page renders in.
 
 use crate::components::{provide_i18n, LangSwitch};
-use crate::pages::{engine::EnginePage, fleet::FleetPage, not_found::NotFound, profiles::{ProfileListPage, ProfilePage}};
+use crate::pages::{
+    engine::EnginePage,
+    fleet::FleetPage,
+    not_found::NotFound,
+    profiles::{ProfileListPage, ProfilePage},
+};
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Stylesheet, Title};
 use leptos_router::{
@@ -38,7 +43,10 @@ pub fn App() -> impl IntoView {
     // Effects run only in the browser, after hydration: tests and scripts wait for this mark.
     Effect::new(move |_| {
         #[cfg(feature = "hydrate")]
-        if let Some(body) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.body()) {
+        if let Some(body) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.body())
+        {
             let _ = body.set_attribute("data-hydrated", "true");
         }
     });

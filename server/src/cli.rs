@@ -12,10 +12,19 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Parser, Debug)]
-#[command(name = "roofline", version, about = "Roofline Console: operate vLLM and SGLang engines by runbook")]
+#[command(
+    name = "roofline",
+    version,
+    about = "Roofline Console: operate vLLM and SGLang engines by runbook"
+)]
 struct Cli {
     /// Data directory (host config, SQLite database, engine state).
-    #[arg(long, global = true, env = "ROOFLINE_DATA", default_value = ".roofline")]
+    #[arg(
+        long,
+        global = true,
+        env = "ROOFLINE_DATA",
+        default_value = ".roofline"
+    )]
     data: PathBuf,
     /// Machine-readable output.
     #[arg(long, global = true)]
@@ -72,7 +81,7 @@ enum Command {
         #[arg(long, env = "INFER_PROFILE")]
         profile: String,
         /// Ask whether and how the installed version supports one flag.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         query: Option<String>,
     },
     /// Launch profiles.
@@ -85,7 +94,9 @@ enum Command {
 #[derive(Subcommand, Debug)]
 enum ProfileCommand {
     List,
-    Show { name: String },
+    Show {
+        name: String,
+    },
     /// Import `profiles/<name>.env` (the name comes from the file name unless --name is given).
     Import {
         file: PathBuf,
@@ -108,11 +119,15 @@ const USAGE: i32 = 2;
 /// Reads `./inference.env` (INFER_URL, INFER_PROFILE) into the environment where unset, as
 /// the toolbox did.
 fn load_inference_env() {
-    let Ok(text) = std::fs::read_to_string("inference.env") else { return };
+    let Ok(text) = std::fs::read_to_string("inference.env") else {
+        return;
+    };
     match app::domain::envfile::parse(&text) {
         Ok(items) => {
             for a in items {
-                if (a.key == "INFER_URL" || a.key == "INFER_PROFILE") && std::env::var_os(&a.key).is_none() {
+                if (a.key == "INFER_URL" || a.key == "INFER_PROFILE")
+                    && std::env::var_os(&a.key).is_none()
+                {
                     // SAFETY: single-threaded at this point; no other thread reads the environment.
                     unsafe { std::env::set_var(&a.key, &a.value) };
                 }
@@ -132,7 +147,10 @@ pub fn main() -> i32 {
         }
     };
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sqlx=warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let rt = match tokio::runtime::Runtime::new() {
@@ -188,7 +206,11 @@ async fn run(cli: Cli) -> i32 {
             }
             serve(&control, &profile, json).await
         }
-        Command::Logs { profile, lines, follow } => logs(&control, &profile, lines, follow).await,
+        Command::Logs {
+            profile,
+            lines,
+            follow,
+        } => logs(&control, &profile, lines, follow).await,
         Command::Health { url, profile } => health(&control, url, profile, json).await,
         Command::Status => status(&control, json).await,
         Command::Flags { profile, query } => flags(&control, &profile, query, json).await,
@@ -223,7 +245,9 @@ async fn console(control: EngineControl, addr: Option<std::net::SocketAddr>) -> 
 
 fn code_of(e: &ControlError) -> i32 {
     match e {
-        ControlError::NoSuchProfile(_) | ControlError::NoSuchEngine { .. } | ControlError::ModelPath { .. } => USAGE,
+        ControlError::NoSuchProfile(_)
+        | ControlError::NoSuchEngine { .. }
+        | ControlError::ModelPath { .. } => USAGE,
         _ => PROBLEM,
     }
 }
@@ -231,7 +255,11 @@ fn code_of(e: &ControlError) -> i32 {
 fn print_failure(lang: Lang, e: &ControlError) {
     eprintln!("{e}");
     let (failure, lines) = match e {
-        ControlError::StartupFailed { failure, last_lines, .. } => (failure.as_ref(), last_lines),
+        ControlError::StartupFailed {
+            failure,
+            last_lines,
+            ..
+        } => (failure.as_ref(), last_lines),
         ControlError::Timeout { last_lines, .. } => (None, last_lines),
         _ => return,
     };
@@ -243,9 +271,21 @@ fn print_failure(lang: Lang, e: &ControlError) {
     match failure {
         Some(f) => {
             let id = f.row.id();
-            eprintln!("{}: {}", tr(lang, "failure-symptom"), tr(lang, &format!("startup-failure-{id}-symptom")));
-            eprintln!("{}: {}", tr(lang, "failure-cause"), tr(lang, &format!("startup-failure-{id}-cause")));
-            eprintln!("{}: {}", tr(lang, "failure-action"), tr(lang, &format!("startup-failure-{id}-action")));
+            eprintln!(
+                "{}: {}",
+                tr(lang, "failure-symptom"),
+                tr(lang, &format!("startup-failure-{id}-symptom"))
+            );
+            eprintln!(
+                "{}: {}",
+                tr(lang, "failure-cause"),
+                tr(lang, &format!("startup-failure-{id}-cause"))
+            );
+            eprintln!(
+                "{}: {}",
+                tr(lang, "failure-action"),
+                tr(lang, &format!("startup-failure-{id}-action"))
+            );
         }
         None => eprintln!("{}", tr(lang, "startup-failure-none")),
     }
@@ -259,7 +299,12 @@ async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
         .serve(profile, |p| {
             if tty && last_phase != Some(p.phase) {
                 last_phase = Some(p.phase);
-                let _ = writeln!(std::io::stderr(), "[{:>5.1}s] {}", p.elapsed.as_secs_f64(), tr(lang, &format!("phase-{}", p.phase.as_str())));
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "[{:>5.1}s] {}",
+                    p.elapsed.as_secs_f64(),
+                    tr(lang, &format!("phase-{}", p.phase.as_str()))
+                );
             }
         })
         .await;
@@ -270,7 +315,10 @@ async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
                 ServeOutcome::AlreadyRunning { pid } => ("already-running", pid),
             };
             if json {
-                println!("{}", serde_json::json!({"profile": profile, "result": what, "pid": pid}));
+                println!(
+                    "{}",
+                    serde_json::json!({"profile": profile, "result": what, "pid": pid})
+                );
             } else {
                 println!("{profile}: {what} (pid {pid}), healthy");
             }
@@ -279,10 +327,19 @@ async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
         Err(e) => {
             if json {
                 let failure = match &e {
-                    ControlError::StartupFailed { failure, last_lines, .. } => serde_json::json!({"row": failure.as_ref().map(|f| f.row.id()), "line": failure.as_ref().map(|f| f.line.clone()), "last_lines": last_lines}),
+                    ControlError::StartupFailed {
+                        failure,
+                        last_lines,
+                        ..
+                    } => {
+                        serde_json::json!({"row": failure.as_ref().map(|f| f.row.id()), "line": failure.as_ref().map(|f| f.line.clone()), "last_lines": last_lines})
+                    }
                     _ => serde_json::Value::Null,
                 };
-                println!("{}", serde_json::json!({"profile": profile, "result": "error", "error": e.to_string(), "failure": failure}));
+                println!(
+                    "{}",
+                    serde_json::json!({"profile": profile, "result": "error", "error": e.to_string(), "failure": failure})
+                );
             } else {
                 print_failure(lang, &e);
             }
@@ -299,15 +356,28 @@ async fn stop(control: &EngineControl, profile: &str, json: bool) -> i32 {
     match control.stop(profile).await {
         Ok(StopOutcome::Stopped { pid, killed }) => {
             if json {
-                println!("{}", serde_json::json!({"profile": profile, "result": "stopped", "pid": pid, "killed": killed}));
+                println!(
+                    "{}",
+                    serde_json::json!({"profile": profile, "result": "stopped", "pid": pid, "killed": killed})
+                );
             } else {
-                println!("{profile}: stopped (pid {pid}{})", if killed { ", SIGKILL after the grace period" } else { "" });
+                println!(
+                    "{profile}: stopped (pid {pid}{})",
+                    if killed {
+                        ", SIGKILL after the grace period"
+                    } else {
+                        ""
+                    }
+                );
             }
             OK
         }
         Ok(StopOutcome::NotRunning) => {
             if json {
-                println!("{}", serde_json::json!({"profile": profile, "result": "not-running"}));
+                println!(
+                    "{}",
+                    serde_json::json!({"profile": profile, "result": "not-running"})
+                );
             } else {
                 println!("{profile}: not running");
             }
@@ -356,13 +426,31 @@ async fn logs(control: &EngineControl, profile: &str, lines: usize, follow: bool
     OK
 }
 
-async fn health(control: &EngineControl, url: Option<String>, profile: Option<String>, json: bool) -> i32 {
+async fn health(
+    control: &EngineControl,
+    url: Option<String>,
+    profile: Option<String>,
+    json: bool,
+) -> i32 {
     let (base, model) = match (url, profile) {
         (Some(u), _) => (u.trim_end_matches('/').to_string(), None),
         (None, Some(p)) => match control.resolve(&p).await {
             Ok((prof, kind, _, _)) => {
-                let host = if prof.host == "0.0.0.0" { "127.0.0.1".to_string() } else { prof.host.clone() };
-                (format!("http://{}", crate::control::fmt_host_port(&host, prof.port.unwrap_or(kind.default_port()))), Some(prof.model_name().to_string()))
+                let host = if prof.host == "0.0.0.0" {
+                    "127.0.0.1".to_string()
+                } else {
+                    prof.host.clone()
+                };
+                (
+                    format!(
+                        "http://{}",
+                        crate::control::fmt_host_port(
+                            &host,
+                            prof.port.unwrap_or(kind.default_port())
+                        )
+                    ),
+                    Some(prof.model_name().to_string()),
+                )
             }
             Err(e) => {
                 eprintln!("{e}");
@@ -374,15 +462,27 @@ async fn health(control: &EngineControl, url: Option<String>, profile: Option<St
             return USAGE;
         }
     };
-    let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(30)).build().expect("static client");
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("static client");
     let t0 = std::time::Instant::now();
-    let health = client.get(format!("{base}/health")).timeout(Duration::from_secs(10)).send().await;
+    let health = client
+        .get(format!("{base}/health"))
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await;
     let health_ms = t0.elapsed().as_secs_f64() * 1000.0;
     let health_code = health.as_ref().map(|r| r.status().as_u16()).unwrap_or(0);
     let model = match model {
         Some(m) => Some(m),
         None => match client.get(format!("{base}/v1/models")).send().await {
-            Ok(r) => r.json::<serde_json::Value>().await.ok().and_then(|v| v.pointer("/data/0/id").and_then(|x| x.as_str()).map(str::to_string)),
+            Ok(r) => r.json::<serde_json::Value>().await.ok().and_then(|v| {
+                v.pointer("/data/0/id")
+                    .and_then(|x| x.as_str())
+                    .map(str::to_string)
+            }),
             Err(_) => None,
         },
     };
@@ -390,7 +490,12 @@ async fn health(control: &EngineControl, url: Option<String>, profile: Option<St
     let completion = match &model {
         Some(m) if health_code == 200 => {
             let body = serde_json::json!({"model": m, "prompt": "ping", "max_tokens": 1, "temperature": 0});
-            match client.post(format!("{base}/v1/completions")).json(&body).send().await {
+            match client
+                .post(format!("{base}/v1/completions"))
+                .json(&body)
+                .send()
+                .await
+            {
                 Ok(r) if r.status().is_success() => Ok(()),
                 Ok(r) => Err(format!("HTTP {}", r.status().as_u16())),
                 Err(e) if e.is_timeout() => Err("no answer within 30 s".to_string()),
@@ -403,28 +508,56 @@ async fn health(control: &EngineControl, url: Option<String>, profile: Option<St
     let completion_ms = t1.elapsed().as_secs_f64() * 1000.0;
     let ok = health_code == 200 && completion.is_ok();
     if json {
-        println!("{}", serde_json::json!({"url": base, "health": health_code, "health_ms": health_ms, "completion": completion.as_ref().map(|_| "ok").unwrap_or_else(|e| e.as_str()), "completion_ms": completion_ms, "ok": ok}));
+        println!(
+            "{}",
+            serde_json::json!({"url": base, "health": health_code, "health_ms": health_ms, "completion": completion.as_ref().map(|_| "ok").unwrap_or_else(|e| e.as_str()), "completion_ms": completion_ms, "ok": ok})
+        );
     } else {
-        let shown = if health_code == 0 { "000".to_string() } else { health_code.to_string() };
+        let shown = if health_code == 0 {
+            "000".to_string()
+        } else {
+            health_code.to_string()
+        };
         println!("/health {shown} ({health_ms:.0} ms)");
         match &completion {
             Ok(()) => println!("completion OK ({completion_ms:.0} ms)"),
             Err(e) => println!("completion FAIL: {e}"),
         }
     }
-    if ok { OK } else { PROBLEM }
+    if ok {
+        OK
+    } else {
+        PROBLEM
+    }
 }
 
 async fn status(control: &EngineControl, json: bool) -> i32 {
     let rows = crate::supervisor::snapshot(control).await;
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).unwrap_or_default()
+        );
         return OK;
     }
-    println!("{:<24} {:<10} {:<16} {:<22} {:>8}", "PROFILE", "STATE", "ENGINE", "ADDRESS", "PID");
+    println!(
+        "{:<24} {:<10} {:<16} {:<22} {:>8}",
+        "PROFILE", "STATE", "ENGINE", "ADDRESS", "PID"
+    );
     for r in rows {
-        let engine = if r.simulated { format!("{} (sim)", r.engine) } else { r.engine.clone() };
-        println!("{:<24} {:<10} {:<16} {:<22} {:>8}", r.profile, r.state.as_str(), engine, format!("{}:{}", r.host, r.port), r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()));
+        let engine = if r.simulated {
+            format!("{} (sim)", r.engine)
+        } else {
+            r.engine.clone()
+        };
+        println!(
+            "{:<24} {:<10} {:<16} {:<22} {:>8}",
+            r.profile,
+            r.state.as_str(),
+            engine,
+            format!("{}:{}", r.host, r.port),
+            r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into())
+        );
     }
     OK
 }
@@ -441,15 +574,28 @@ async fn flags(control: &EngineControl, profile: &str, query: Option<String>, js
         }
     };
     if let Some(q) = query {
-        let flag = if q.starts_with('-') { q.clone() } else { format!("--{q}") };
+        let flag = if q.starts_with('-') {
+            q.clone()
+        } else {
+            format!("--{q}")
+        };
         let found = installed.flags.find(&flag);
         if json {
-            println!("{}", serde_json::json!({"flag": flag, "version": installed.version, "supported": found.is_some(), "details": found,
-                "suggestion": if found.is_none() { app::domain::profile::closest(&flag, installed.flags.long_names()) } else { None }}));
+            println!(
+                "{}",
+                serde_json::json!({"flag": flag, "version": installed.version, "supported": found.is_some(), "details": found,
+                "suggestion": if found.is_none() { app::domain::profile::closest(&flag, installed.flags.long_names()) } else { None }})
+            );
         } else {
             match found {
                 Some(f) => {
-                    println!("{} {}: supported by {} {}", f.names.join(", "), f.metavar.clone().unwrap_or_default(), installed.install, installed.version);
+                    println!(
+                        "{} {}: supported by {} {}",
+                        f.names.join(", "),
+                        f.metavar.clone().unwrap_or_default(),
+                        installed.install,
+                        installed.version
+                    );
                     if let Some(g) = &f.group {
                         println!("  group: {g}");
                     }
@@ -462,8 +608,13 @@ async fn flags(control: &EngineControl, profile: &str, query: Option<String>, js
                     println!("  {}", f.help);
                 }
                 None => {
-                    println!("{flag}: not supported by {} {}", installed.install, installed.version);
-                    if let Some(s) = app::domain::profile::closest(&flag, installed.flags.long_names()) {
+                    println!(
+                        "{flag}: not supported by {} {}",
+                        installed.install, installed.version
+                    );
+                    if let Some(s) =
+                        app::domain::profile::closest(&flag, installed.flags.long_names())
+                    {
                         println!("  closest known flag: {s}");
                     }
                 }
@@ -472,9 +623,15 @@ async fn flags(control: &EngineControl, profile: &str, query: Option<String>, js
         return if found.is_some() { OK } else { PROBLEM };
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
     } else {
-        println!("{}: {} flags known to {} {}", report.profile, report.known, report.install, report.version);
+        println!(
+            "{}: {} flags known to {} {}",
+            report.profile, report.known, report.install, report.version
+        );
         for u in &report.unknown {
             match &u.suggestion {
                 Some(s) => println!("  UNKNOWN {} (closest: {s})", u.flag),
@@ -482,7 +639,11 @@ async fn flags(control: &EngineControl, profile: &str, query: Option<String>, js
             }
         }
     }
-    if report.unknown.is_empty() { OK } else { PROBLEM }
+    if report.unknown.is_empty() {
+        OK
+    } else {
+        PROBLEM
+    }
 }
 
 async fn profile_cmd(control: &EngineControl, command: ProfileCommand, json: bool) -> i32 {
@@ -495,7 +656,10 @@ async fn profile_cmd(control: &EngineControl, command: ProfileCommand, json: boo
                     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
                 } else {
                     for r in rows {
-                        println!("{:<24} {:<16} {}", r.profile.name, r.profile.engine, r.profile.model);
+                        println!(
+                            "{:<24} {:<16} {}",
+                            r.profile.name, r.profile.engine, r.profile.model
+                        );
                     }
                 }
                 OK
@@ -521,7 +685,9 @@ async fn profile_cmd(control: &EngineControl, command: ProfileCommand, json: boo
             }
         },
         ProfileCommand::Import { file, name } => {
-            let name = name.or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned())).unwrap_or_default();
+            let name = name
+                .or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .unwrap_or_default();
             let text = match std::fs::read_to_string(&file) {
                 Ok(t) => t,
                 Err(e) => {
@@ -539,8 +705,18 @@ async fn profile_cmd(control: &EngineControl, command: ProfileCommand, json: boo
                 }
             };
             if control.data.engine(&profile.engine).is_none() {
-                let line = text.lines().position(|l| l.trim_start().starts_with("ENGINE")).map(|l| l + 1);
-                let issue = app::domain::profile::Issue { field: "ENGINE".into(), line, severity: Severity::Error, kind: app::domain::profile::IssueKind::UnknownEngine { value: profile.engine.clone() } };
+                let line = text
+                    .lines()
+                    .position(|l| l.trim_start().starts_with("ENGINE"))
+                    .map(|l| l + 1);
+                let issue = app::domain::profile::Issue {
+                    field: "ENGINE".into(),
+                    line,
+                    severity: Severity::Error,
+                    kind: app::domain::profile::IssueKind::UnknownEngine {
+                        value: profile.engine.clone(),
+                    },
+                };
                 eprintln!("{}", describe_issue(lang, &file, &issue));
                 return USAGE;
             }
@@ -588,10 +764,23 @@ async fn profile_cmd(control: &EngineControl, command: ProfileCommand, json: boo
 }
 
 /// `file:line: FIELD: message` in the operator's language, as compilers print it.
-fn describe_issue(lang: Lang, file: &std::path::Path, issue: &app::domain::profile::Issue) -> String {
-    let args: Vec<(&str, app::i18n::Arg)> = issue.kind.args().into_iter().map(|(k, v)| (k, app::i18n::Arg::from(v))).collect();
+fn describe_issue(
+    lang: Lang,
+    file: &std::path::Path,
+    issue: &app::domain::profile::Issue,
+) -> String {
+    let args: Vec<(&str, app::i18n::Arg)> = issue
+        .kind
+        .args()
+        .into_iter()
+        .map(|(k, v)| (k, app::i18n::Arg::from(v)))
+        .collect();
     let msg = tr_args(lang, &format!("profile-issue-{}", issue.kind.code()), &args);
-    let level = if issue.severity == Severity::Error { "error" } else { "warning" };
+    let level = if issue.severity == Severity::Error {
+        "error"
+    } else {
+        "warning"
+    };
     match issue.line {
         Some(l) => format!("{}:{l}: {level}: {}: {msg}", file.display(), issue.field),
         None => format!("{}: {level}: {}: {msg}", file.display(), issue.field),

@@ -86,7 +86,8 @@ impl Default for HostConfig {
 impl HostConfig {
     /// Parses the file, naming the offending key or line on error.
     pub fn parse(text: &str) -> anyhow::Result<Self> {
-        let cfg: HostConfig = toml::from_str(text).map_err(|e| anyhow::anyhow!("{CONFIG_FILE}: {e}"))?;
+        let cfg: HostConfig =
+            toml::from_str(text).map_err(|e| anyhow::anyhow!("{CONFIG_FILE}: {e}"))?;
         for (name, install) in &cfg.engines {
             if !app::domain::profile::valid_name(name) {
                 bail!("{CONFIG_FILE}: engine installation name `{name}` must match [a-z0-9_-]");
@@ -109,11 +110,15 @@ pub struct DataDir {
 impl DataDir {
     /// Opens a data directory, creating it (without a config file) when missing.
     pub fn open(root: &Path) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(root).with_context(|| format!("creating data dir {}", root.display()))?;
-        let root = root.canonicalize().with_context(|| format!("resolving {}", root.display()))?;
+        std::fs::create_dir_all(root)
+            .with_context(|| format!("creating data dir {}", root.display()))?;
+        let root = root
+            .canonicalize()
+            .with_context(|| format!("resolving {}", root.display()))?;
         let path = root.join(CONFIG_FILE);
         let config = if path.exists() {
-            let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
             HostConfig::parse(&text)?
         } else {
             HostConfig::default()
@@ -153,10 +158,14 @@ impl DataDir {
     /// The argv prefix for an installation: its command, or this binary's `sim <kind>`.
     pub fn command_for(&self, install: &EngineInstall) -> anyhow::Result<Vec<String>> {
         if install.simulator {
-            let exe = std::env::current_exe().context("locating the roofline binary for the simulator")?;
+            let exe = std::env::current_exe()
+                .context("locating the roofline binary for the simulator")?;
             // After an upgrade in place Linux reports the running image as "PATH (deleted)";
             // the new binary at PATH is the one to launch.
-            let exe = exe.to_string_lossy().trim_end_matches(" (deleted)").to_string();
+            let exe = exe
+                .to_string_lossy()
+                .trim_end_matches(" (deleted)")
+                .to_string();
             Ok(vec![exe, "sim".into(), install.kind.as_str().into()])
         } else {
             Ok(install.command.clone())
@@ -177,7 +186,11 @@ pub fn confined(root: &Path, path: &Path) -> Result<PathBuf, String> {
     if resolved.starts_with(&root) {
         Ok(resolved)
     } else {
-        Err(format!("{} is outside the models root {}", path.display(), root.display()))
+        Err(format!(
+            "{} is outside the models root {}",
+            path.display(),
+            root.display()
+        ))
     }
 }
 
@@ -190,8 +203,14 @@ mod tests {
         let cfg = HostConfig::parse("[engines.vllm-0-33]\nkind = \"vllm\"\ncommand = [\"vllm\"]\n[engines.sim]\nkind = \"sglang\"\nsimulator = true\n").unwrap();
         assert_eq!(cfg.engines["vllm-0-33"].command, vec!["vllm"]);
         assert!(cfg.engines["sim"].simulator);
-        assert!(HostConfig::parse("lisen = \"x\"").unwrap_err().to_string().contains("lisen"));
-        assert!(HostConfig::parse("[engines.x]\nkind = \"vllm\"\n").unwrap_err().to_string().contains("command"));
+        assert!(HostConfig::parse("lisen = \"x\"")
+            .unwrap_err()
+            .to_string()
+            .contains("lisen"));
+        assert!(HostConfig::parse("[engines.x]\nkind = \"vllm\"\n")
+            .unwrap_err()
+            .to_string()
+            .contains("command"));
         assert!(HostConfig::parse("[engines.x]\nkind = \"tgi\"\nsimulator = true\n").is_err());
     }
 

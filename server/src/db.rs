@@ -13,7 +13,10 @@ pub enum StoreError {
     #[error("database: {0}")]
     Sqlx(#[from] sqlx::Error),
     #[error("stored profile {name} is unreadable: {source}")]
-    Corrupt { name: String, source: serde_json::Error },
+    Corrupt {
+        name: String,
+        source: serde_json::Error,
+    },
 }
 
 /// Opens (creating if needed) the database and brings its schema up to date.
@@ -28,7 +31,10 @@ pub async fn open(path: &Path) -> anyhow::Result<SqlitePool> {
         .connect_with(opts)
         .await
         .with_context(|| format!("opening database {}", path.display()))?;
-    sqlx::migrate!("./migrations").run(&pool).await.context("running database migrations")?;
+    sqlx::migrate!("./migrations")
+        .run(&pool)
+        .await
+        .context("running database migrations")?;
     Ok(pool)
 }
 
@@ -52,11 +58,15 @@ impl ProfileStore {
 
     /// Inserts or replaces a profile by name; returns true when it was new.
     pub async fn upsert(&self, profile: &Profile) -> Result<bool, StoreError> {
-        let body = serde_json::to_string(profile).map_err(|source| StoreError::Corrupt { name: profile.name.clone(), source })?;
-        let existed: Option<i64> = sqlx::query_scalar("select profile_id from profile where name = $1")
-            .bind(&profile.name)
-            .fetch_optional(&self.pool)
-            .await?;
+        let body = serde_json::to_string(profile).map_err(|source| StoreError::Corrupt {
+            name: profile.name.clone(),
+            source,
+        })?;
+        let existed: Option<i64> =
+            sqlx::query_scalar("select profile_id from profile where name = $1")
+                .bind(&profile.name)
+                .fetch_optional(&self.pool)
+                .await?;
         sqlx::query(
             "insert into profile (name, body) values ($1, $2)
              on conflict (name) do update set body = excluded.body,
@@ -80,14 +90,20 @@ impl ProfileStore {
 
     pub async fn list(&self) -> Result<Vec<StoredProfile>, StoreError> {
         let rows: Vec<(String, String, String)> =
-            sqlx::query_as("select name, body, updated_at from profile order by name").fetch_all(&self.pool).await?;
+            sqlx::query_as("select name, body, updated_at from profile order by name")
+                .fetch_all(&self.pool)
+                .await?;
         rows.into_iter().map(decode).collect()
     }
 }
 
 fn decode((name, body, updated_at): (String, String, String)) -> Result<StoredProfile, StoreError> {
-    let profile = serde_json::from_str(&body).map_err(|source| StoreError::Corrupt { name, source })?;
-    Ok(StoredProfile { profile, updated_at })
+    let profile =
+        serde_json::from_str(&body).map_err(|source| StoreError::Corrupt { name, source })?;
+    Ok(StoredProfile {
+        profile,
+        updated_at,
+    })
 }
 
 #[cfg(test)]

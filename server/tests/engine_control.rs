@@ -27,7 +27,12 @@ async fn serve_healthy_logs_stop() {
     // The engine got the air-gap environment.
     let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
     let environ = String::from_utf8_lossy(&environ);
-    for var in ["HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "VLLM_NO_USAGE_STATS=1", "DO_NOT_TRACK=1"] {
+    for var in [
+        "HF_HUB_OFFLINE=1",
+        "TRANSFORMERS_OFFLINE=1",
+        "VLLM_NO_USAGE_STATS=1",
+        "DO_NOT_TRACK=1",
+    ] {
         assert!(environ.contains(var), "{var} missing");
     }
 
@@ -39,7 +44,9 @@ async fn serve_healthy_logs_stop() {
     assert!(!pid_alive(pid));
     assert_eq!(env.status("p1")["state"], "stopped");
     // The log survives the stop.
-    assert!(str(&env.run(&["logs", "--profile", "p1"])).0.contains("Application startup complete."));
+    assert!(str(&env.run(&["logs", "--profile", "p1"]))
+        .0
+        .contains("Application startup complete."));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -70,8 +77,15 @@ async fn busy_port_is_refused_naming_the_owner() {
     let out = env.run(&["serve", "--profile", "intruder"]);
     assert_eq!(out.status.code(), Some(1));
     let (_, err) = str(&out);
-    assert!(err.contains(&format!("port {port} is in use by profile owner")), "{err}");
-    assert_eq!(env.status("owner")["state"], "healthy", "the owner is untouched");
+    assert!(
+        err.contains(&format!("port {port} is in use by profile owner")),
+        "{err}"
+    );
+    assert_eq!(
+        env.status("owner")["state"],
+        "healthy",
+        "the owner is untouched"
+    );
 
     // A foreign listener (this test process) is named by its process.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -80,7 +94,10 @@ async fn busy_port_is_refused_naming_the_owner() {
     let out = env.run(&["serve", "--profile", "blocked"]);
     assert_eq!(out.status.code(), Some(1));
     let (_, err) = str(&out);
-    assert!(err.contains("a foreign process") && err.contains(&format!("pid {}", std::process::id())), "{err}");
+    assert!(
+        err.contains("a foreign process") && err.contains(&format!("pid {}", std::process::id())),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -88,9 +105,21 @@ async fn crash_during_start_reports_the_startup_failure_row() {
     let env = Env::new();
     let cases = [
         ("oom", "ENV_ROOFLINE_SIM_FAULT=oom-load\n", "cuda-oom-load"),
-        ("kv", "ENV_ROOFLINE_SIM_FAULT=kv-too-small\n", "kv-too-small"),
-        ("arch", "ENV_ROOFLINE_SIM_FAULT=unsupported-arch\n", "unsupported-architecture"),
-        ("driver", "ENV_ROOFLINE_SIM_FAULT=driver-mismatch\n", "driver-mismatch"),
+        (
+            "kv",
+            "ENV_ROOFLINE_SIM_FAULT=kv-too-small\n",
+            "kv-too-small",
+        ),
+        (
+            "arch",
+            "ENV_ROOFLINE_SIM_FAULT=unsupported-arch\n",
+            "unsupported-architecture",
+        ),
+        (
+            "driver",
+            "ENV_ROOFLINE_SIM_FAULT=driver-mismatch\n",
+            "driver-mismatch",
+        ),
     ];
     for (name, extra, row) in cases {
         env.vllm_profile(name, free_port(), extra);
@@ -104,18 +133,36 @@ async fn crash_during_start_reports_the_startup_failure_row() {
         assert_eq!(st["failure"]["row"], row);
     }
     // An incomplete transfer: the model directory has no config.json (SGLang wording).
-    env.profile("empty", &format!("ENGINE=sim-sglang\nMODEL={}\nPORT={}\nENV_ROOFLINE_SIM_STARTUP_S=0.2\n", env.data().join("models/empty").display(), free_port()));
+    env.profile(
+        "empty",
+        &format!(
+            "ENGINE=sim-sglang\nMODEL={}\nPORT={}\nENV_ROOFLINE_SIM_STARTUP_S=0.2\n",
+            env.data().join("models/empty").display(),
+            free_port()
+        ),
+    );
     let out = env.run(&["serve", "--profile", "empty"]);
     assert_eq!(out.status.code(), Some(1));
     let (_, err) = str(&out);
-    assert!(err.contains("does not appear to have a file named config.json"), "{err}");
-    assert!(err.contains("Symptom: `config.json` or the tokenizer is missing"), "{err}");
+    assert!(
+        err.contains("does not appear to have a file named config.json"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Symptom: `config.json` or the tokenizer is missing"),
+        "{err}"
+    );
     // Real KV arithmetic: a 128k context does not fit on a 16 GiB simulated GPU.
     env.vllm_profile("long", free_port(), "ENV_ROOFLINE_SIM_GPU_GIB=24\n");
     let p = env.data().join("long.env");
-    let text = std::fs::read_to_string(&p).unwrap().replace("CONTEXT_LENGTH=8192", "CONTEXT_LENGTH=131072");
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("CONTEXT_LENGTH=8192", "CONTEXT_LENGTH=131072");
     std::fs::write(&p, text).unwrap();
-    assert!(env.run(&["profile", "import", p.to_str().unwrap()]).status.success());
+    assert!(env
+        .run(&["profile", "import", p.to_str().unwrap()])
+        .status
+        .success());
     let out = env.run(&["serve", "--profile", "long", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["failure"]["row"], "kv-too-small", "{v}");
@@ -124,10 +171,17 @@ async fn crash_during_start_reports_the_startup_failure_row() {
 #[tokio::test(flavor = "multi_thread")]
 async fn model_paths_are_confined_to_the_models_root() {
     let env = Env::new();
-    env.profile("escape", &format!("ENGINE=sim-vllm\nMODEL=/etc\nPORT={}\n", free_port()));
+    env.profile(
+        "escape",
+        &format!("ENGINE=sim-vllm\nMODEL=/etc\nPORT={}\n", free_port()),
+    );
     let out = env.run(&["serve", "--profile", "escape"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(str(&out).1.contains("outside the models root"), "{:?}", str(&out));
+    assert!(
+        str(&out).1.contains("outside the models root"),
+        "{:?}",
+        str(&out)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -151,12 +205,21 @@ async fn a_stale_pid_file_is_not_adopted() {
 async fn bad_profiles_are_refused_with_field_and_line() {
     let env = Env::new();
     let path = env.data().join("bad.env");
-    std::fs::write(&path, "ENGINE=sim-vllm\nMODEL=/m\nMEM_FRACTION=1.4\nTENSOR_PARALEL=2\n").unwrap();
+    std::fs::write(
+        &path,
+        "ENGINE=sim-vllm\nMODEL=/m\nMEM_FRACTION=1.4\nTENSOR_PARALEL=2\n",
+    )
+    .unwrap();
     let out = env.run(&["profile", "import", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let (_, err) = str(&out);
     assert!(err.contains("bad.env:3: error: MEM_FRACTION"), "{err}");
-    assert!(err.contains("bad.env:4: error: TENSOR_PARALEL: unknown key (did you mean TENSOR_PARALLEL?)"), "{err}");
+    assert!(
+        err.contains(
+            "bad.env:4: error: TENSOR_PARALEL: unknown key (did you mean TENSOR_PARALLEL?)"
+        ),
+        "{err}"
+    );
     std::fs::write(&path, "ENGINE=nope\nMODEL=/m\n").unwrap();
     let out = env.run(&["profile", "import", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
@@ -166,6 +229,15 @@ async fn bad_profiles_are_refused_with_field_and_line() {
     let exported = str(&env.run(&["profile", "export", "good"])).0;
     let again = env.data().join("again.env");
     std::fs::write(&again, &exported).unwrap();
-    assert!(env.run(&["profile", "import", again.to_str().unwrap(), "--name", "good"]).status.success());
+    assert!(env
+        .run(&[
+            "profile",
+            "import",
+            again.to_str().unwrap(),
+            "--name",
+            "good"
+        ])
+        .status
+        .success());
     assert_eq!(str(&env.run(&["profile", "export", "good"])).0, exported);
 }

@@ -13,7 +13,14 @@ async fn hang_keeps_health_200_while_completions_never_answer() {
     env.serve_ok("h");
     set_fault(port, "hang").await;
     let c = client();
-    assert_eq!(c.get(format!("http://127.0.0.1:{port}/health")).send().await.unwrap().status(), 200);
+    assert_eq!(
+        c.get(format!("http://127.0.0.1:{port}/health"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     let r = c
         .post(format!("http://127.0.0.1:{port}/v1/completions"))
         .timeout(Duration::from_secs(2))
@@ -21,8 +28,16 @@ async fn hang_keeps_health_200_while_completions_never_answer() {
         .send()
         .await;
     assert!(r.is_err_and(|e| e.is_timeout()));
-    assert!(metric(port, "vllm:num_requests_waiting").await + metric(port, "vllm:num_requests_running").await >= 1.0);
-    assert_eq!(env.status("h")["state"], "healthy", "health alone cannot see a hang");
+    assert!(
+        metric(port, "vllm:num_requests_waiting").await
+            + metric(port, "vllm:num_requests_running").await
+            >= 1.0
+    );
+    assert_eq!(
+        env.status("h")["state"],
+        "healthy",
+        "health alone cannot see a hang"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -32,12 +47,18 @@ async fn crash_makes_the_engine_dead() {
     env.sglang_profile("c", port, "");
     let pid = env.serve_ok("c")["pid"].as_i64().unwrap();
     set_fault(port, "crash").await;
-    let dead = eventually(Duration::from_secs(10), async || (!pid_alive(pid)).then_some(())).await;
+    let dead = eventually(Duration::from_secs(10), async || {
+        (!pid_alive(pid)).then_some(())
+    })
+    .await;
     assert!(dead.is_some());
     let st = env.status("c");
     assert_eq!(st["state"], "dead");
     let logs = str(&env.run(&["logs", "--profile", "c"])).0;
-    assert!(logs.contains("Received sigquit from a child process"), "{logs}");
+    assert!(
+        logs.contains("Received sigquit from a child process"),
+        "{logs}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -52,9 +73,17 @@ async fn oom_under_load_kills_the_engine_on_a_long_prompt() {
     }
     assert!(pid_alive(pid), "short prompts are fine");
     let _long = load(port, 1, 8000, 4);
-    assert!(eventually(Duration::from_secs(10), async || (!pid_alive(pid)).then_some(())).await.is_some());
+    assert!(
+        eventually(Duration::from_secs(10), async || (!pid_alive(pid))
+            .then_some(()))
+        .await
+        .is_some()
+    );
     let logs = str(&env.run(&["logs", "--profile", "o"])).0;
-    assert!(logs.contains("CUDA out of memory") && logs.contains("EngineDeadError"), "{logs}");
+    assert!(
+        logs.contains("CUDA out of memory") && logs.contains("EngineDeadError"),
+        "{logs}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -68,7 +97,8 @@ async fn load_fills_the_queue_and_kv_exhaustion_preempts() {
         for h in load(port, 2, 100, 8) {
             h.await.unwrap();
         }
-        metric(port, "vllm:time_to_first_token_seconds_sum").await / metric(port, "vllm:time_to_first_token_seconds_count").await
+        metric(port, "vllm:time_to_first_token_seconds_sum").await
+            / metric(port, "vllm:time_to_first_token_seconds_count").await
     };
     set_fault(port, "kv-exhaustion").await;
     let handles = load(port, 40, 2000, 300);
@@ -79,14 +109,20 @@ async fn load_fills_the_queue_and_kv_exhaustion_preempts() {
     })
     .await;
     assert!(seen.is_some(), "queue and KV usage rise under load");
-    let preempted = eventually(Duration::from_secs(20), async || (metric(port, "vllm:num_preemptions_total").await > 0.0).then_some(())).await;
+    let preempted = eventually(Duration::from_secs(20), async || {
+        (metric(port, "vllm:num_preemptions_total").await > 0.0).then_some(())
+    })
+    .await;
     assert!(preempted.is_some(), "KV exhaustion causes preemptions");
     for h in handles {
         h.abort();
     }
     let count = metric(port, "vllm:time_to_first_token_seconds_count").await;
     let ttft_loaded = metric(port, "vllm:time_to_first_token_seconds_sum").await / count;
-    assert!(count > 2.0 && ttft_loaded > ttft_idle, "TTFT grows with load: idle {ttft_idle}, loaded {ttft_loaded}");
+    assert!(
+        count > 2.0 && ttft_loaded > ttft_idle,
+        "TTFT grows with load: idle {ttft_idle}, loaded {ttft_loaded}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -95,7 +131,10 @@ async fn preemption_storm_prefix_misses_and_tpot_slowdown_show_in_metrics() {
     let port = free_port();
     env.vllm_profile("m", port, "");
     env.serve_ok("m");
-    let itl_mean = async || metric(port, "vllm:inter_token_latency_seconds_sum").await / metric(port, "vllm:inter_token_latency_seconds_count").await;
+    let itl_mean = async || {
+        metric(port, "vllm:inter_token_latency_seconds_sum").await
+            / metric(port, "vllm:inter_token_latency_seconds_count").await
+    };
 
     // The same prompt twice hits the prefix cache…
     for _ in 0..2 {
@@ -123,12 +162,19 @@ async fn preemption_storm_prefix_misses_and_tpot_slowdown_show_in_metrics() {
         h.await.unwrap();
     }
     let slow_itl = metric(port, "vllm:inter_token_latency_seconds_sum").await;
-    assert!(itl_mean().await > base * 1.3, "ITL rises: base {base}, now {} (sum {slow_itl})", itl_mean().await);
+    assert!(
+        itl_mean().await > base * 1.3,
+        "ITL rises: base {base}, now {} (sum {slow_itl})",
+        itl_mean().await
+    );
 
     set_fault(port, "preemption-storm").await;
     let before = metric(port, "vllm:num_preemptions_total").await;
     let handles = load(port, 4, 40, 50);
-    let stormed = eventually(Duration::from_secs(15), async || (metric(port, "vllm:num_preemptions_total").await > before + 3.0).then_some(())).await;
+    let stormed = eventually(Duration::from_secs(15), async || {
+        (metric(port, "vllm:num_preemptions_total").await > before + 3.0).then_some(())
+    })
+    .await;
     assert!(stormed.is_some());
     for h in handles {
         h.abort();
@@ -147,11 +193,20 @@ async fn tool_calls_work_and_the_broken_parser_returns_them_as_text() {
         "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}],
     });
     let url = format!("http://127.0.0.1:{port}/v1/chat/completions");
-    let v: serde_json::Value = client().post(&url).json(&body).send().await.unwrap().json().await.unwrap();
+    let v: serde_json::Value = client()
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
     let call = &v["choices"][0]["message"]["tool_calls"][0];
     assert_eq!(call["function"]["name"], "get_weather");
-    let args: serde_json::Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    let args: serde_json::Value =
+        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
     assert_eq!(args["city"], "Paris");
     assert!(v["usage"]["completion_tokens"].as_u64().unwrap() > 0);
 
@@ -159,7 +214,15 @@ async fn tool_calls_work_and_the_broken_parser_returns_them_as_text() {
     let mut stream_body = body.clone();
     stream_body["stream"] = serde_json::json!(true);
     stream_body["stream_options"] = serde_json::json!({"include_usage": true});
-    let text = client().post(&url).json(&stream_body).send().await.unwrap().text().await.unwrap();
+    let text = client()
+        .post(&url)
+        .json(&stream_body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let mut assembled = String::new();
     let mut saw_usage = false;
     for line in text.lines().filter_map(|l| l.strip_prefix("data: ")) {
@@ -168,18 +231,38 @@ async fn tool_calls_work_and_the_broken_parser_returns_them_as_text() {
         }
         let c: serde_json::Value = serde_json::from_str(line).unwrap();
         saw_usage |= c["usage"].is_object();
-        if let Some(a) = c.pointer("/choices/0/delta/tool_calls/0/function/arguments").and_then(|a| a.as_str()) {
+        if let Some(a) = c
+            .pointer("/choices/0/delta/tool_calls/0/function/arguments")
+            .and_then(|a| a.as_str())
+        {
             assembled.push_str(a);
         }
     }
     assert!(text.trim_end().ends_with("data: [DONE]"));
     assert!(saw_usage);
-    assert_eq!(serde_json::from_str::<serde_json::Value>(&assembled).unwrap(), args);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&assembled).unwrap(),
+        args
+    );
 
     set_fault(port, "broken-tool-parser").await;
-    let v: serde_json::Value = client().post(&url).json(&body).send().await.unwrap().json().await.unwrap();
-    assert_eq!(v["choices"][0]["message"]["tool_calls"], serde_json::json!([]));
-    assert!(v["choices"][0]["message"]["content"].as_str().unwrap().contains("<tool_call>"));
+    let v: serde_json::Value = client()
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        v["choices"][0]["message"]["tool_calls"],
+        serde_json::json!([])
+    );
+    assert!(v["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap()
+        .contains("<tool_call>"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -190,13 +273,33 @@ async fn sglang_without_enable_metrics_has_no_metrics_route_and_hang_fails_healt
     env.sglang_profile("g", port, "ENV_SGLANG_HEALTH_CHECK_TIMEOUT=1\n");
     env.serve_ok("g");
     assert!(metric(port, "sglang:num_running_reqs").await == 0.0);
-    let r = client().get(format!("http://127.0.0.1:{port}/version")).send().await.unwrap();
+    let r = client()
+        .get(format!("http://127.0.0.1:{port}/version"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 404, "SGLang has no /version");
     set_fault(port, "hang").await;
-    let r = client().get(format!("http://127.0.0.1:{port}/health")).send().await.unwrap();
-    assert_eq!(r.status(), 503, "SGLang's health generates a token, so a hang fails it");
+    let r = client()
+        .get(format!("http://127.0.0.1:{port}/health"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.status(),
+        503,
+        "SGLang's health generates a token, so a hang fails it"
+    );
     let direct = std::process::Command::new(BIN)
-        .args(["sim", "sglang", "--model-path", env.model().to_str().unwrap(), "--port", &free_port().to_string(), "--help"])
+        .args([
+            "sim",
+            "sglang",
+            "--model-path",
+            env.model().to_str().unwrap(),
+            "--port",
+            &free_port().to_string(),
+            "--help",
+        ])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&direct.stdout).contains("--enable-metrics"));

@@ -6,19 +6,29 @@ use common::*;
 #[test]
 fn unknown_profile_flags_are_reported_with_the_closest_name() {
     let env = Env::new();
-    env.vllm_profile("f", free_port(), "EXTRA_ARGS='--max-model-length 10 --enable-prefix-caching'\n");
+    env.vllm_profile(
+        "f",
+        free_port(),
+        "EXTRA_ARGS='--max-model-length 10 --enable-prefix-caching'\n",
+    );
     let out = env.run(&["flags", "--profile", "f", "--json"]);
     assert_eq!(out.status.code(), Some(1), "{:?}", str(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["version"], "0.33.0");
-    assert_eq!(v["unknown"], serde_json::json!([{"flag": "--max-model-length", "suggestion": "--max-model-len"}]));
+    assert_eq!(
+        v["unknown"],
+        serde_json::json!([{"flag": "--max-model-length", "suggestion": "--max-model-len"}])
+    );
     // The parsed help is cached per installation and version.
     assert!(env.data().join("cache/flags/sim-vllm-0.33.0.json").exists());
 
     let q = env.run(&["flags", "--profile", "f", "--query", "max-model-len"]);
     assert!(q.status.success());
     let (text, _) = str(&q);
-    assert!(text.contains("--max-model-len MAX_MODEL_LEN: supported by sim-vllm 0.33.0"), "{text}");
+    assert!(
+        text.contains("--max-model-len MAX_MODEL_LEN: supported by sim-vllm 0.33.0"),
+        "{text}"
+    );
     assert!(text.contains("group: ModelConfig"));
     let q = env.run(&["flags", "--profile", "f", "--query", "--context-length"]);
     assert_eq!(q.status.code(), Some(1));

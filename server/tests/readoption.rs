@@ -6,7 +6,14 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 async fn engines(console: u16) -> Option<serde_json::Value> {
-    client().get(format!("http://127.0.0.1:{console}/api/engines")).send().await.ok()?.json().await.ok()
+    client()
+        .get(format!("http://127.0.0.1:{console}/api/engines"))
+        .send()
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -17,7 +24,13 @@ async fn engines_are_readopted_after_the_console_is_killed() {
     let console_port = free_port();
     let start_console = || {
         Command::new(BIN)
-            .args(["--data", env.data().to_str().unwrap(), "console", "--addr", &format!("127.0.0.1:{console_port}")])
+            .args([
+                "--data",
+                env.data().to_str().unwrap(),
+                "console",
+                "--addr",
+                &format!("127.0.0.1:{console_port}"),
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -25,10 +38,20 @@ async fn engines_are_readopted_after_the_console_is_killed() {
     };
     let mut console = start_console();
     let healthy_pid = |v: serde_json::Value| -> Option<i64> {
-        let e = v.as_array()?.iter().find(|e| e["profile"] == "auto")?.clone();
-        (e["state"] == "healthy").then(|| e["pid"].as_i64()).flatten()
+        let e = v
+            .as_array()?
+            .iter()
+            .find(|e| e["profile"] == "auto")?
+            .clone();
+        (e["state"] == "healthy")
+            .then(|| e["pid"].as_i64())
+            .flatten()
     };
-    let pid = eventually(Duration::from_secs(30), async || engines(console_port).await.and_then(healthy_pid)).await.expect("autostarted engine becomes healthy");
+    let pid = eventually(Duration::from_secs(30), async || {
+        engines(console_port).await.and_then(healthy_pid)
+    })
+    .await
+    .expect("autostarted engine becomes healthy");
 
     // kill -9: no cleanup runs in the console.
     console.kill().unwrap();
@@ -36,7 +59,10 @@ async fn engines_are_readopted_after_the_console_is_killed() {
     assert!(pid_alive(pid), "the engine outlives the console");
 
     let mut console = start_console();
-    let adopted = eventually(Duration::from_secs(30), async || engines(console_port).await.and_then(healthy_pid)).await;
+    let adopted = eventually(Duration::from_secs(30), async || {
+        engines(console_port).await.and_then(healthy_pid)
+    })
+    .await;
     assert_eq!(adopted, Some(pid), "same process, not a new one");
     console.kill().unwrap();
     console.wait().unwrap();

@@ -29,7 +29,11 @@ pub fn initial_lang() -> Lang {
         use_context::<http::request::Parts>()
             .map(|parts| {
                 let header = |name: http::header::HeaderName| {
-                    parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+                    parts
+                        .headers
+                        .get(name)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string)
                 };
                 Lang::negotiate(
                     header(http::header::COOKIE).as_deref(),
@@ -55,7 +59,9 @@ pub fn initial_lang() -> Lang {
 
 /// Puts the language signal into context; called once by the root component.
 pub fn provide_i18n() -> I18n {
-    let i18n = I18n { lang: RwSignal::new(initial_lang()) };
+    let i18n = I18n {
+        lang: RwSignal::new(initial_lang()),
+    };
     provide_context(i18n);
     i18n
 }

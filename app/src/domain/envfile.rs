@@ -26,7 +26,11 @@ pub enum EnvFileError {
     #[error("line {line}: text after the closing quote in the value of {key}")]
     TrailingText { line: usize, key: String },
     #[error("line {line}: {key} is set twice (first on line {first})")]
-    Duplicate { line: usize, key: String, first: usize },
+    Duplicate {
+        line: usize,
+        key: String,
+        first: usize,
+    },
 }
 
 impl EnvFileError {
@@ -63,25 +67,42 @@ pub fn parse(text: &str) -> Result<Vec<Assignment>, EnvFileError> {
         };
         let key = key.trim_end();
         if !valid_key(key) {
-            return Err(EnvFileError::BadKey { line, key: key.to_string() });
+            return Err(EnvFileError::BadKey {
+                line,
+                key: key.to_string(),
+            });
         }
         let value = parse_value(rest, line, key)?;
         if let Some(first) = out.iter().find(|a| a.key == key) {
-            return Err(EnvFileError::Duplicate { line, key: key.to_string(), first: first.line });
+            return Err(EnvFileError::Duplicate {
+                line,
+                key: key.to_string(),
+                first: first.line,
+            });
         }
-        out.push(Assignment { line, key: key.to_string(), value });
+        out.push(Assignment {
+            line,
+            key: key.to_string(),
+            value,
+        });
     }
     Ok(out)
 }
 
 fn parse_value(rest: &str, line: usize, key: &str) -> Result<String, EnvFileError> {
-    let unterminated = || EnvFileError::UnterminatedQuote { line, key: key.to_string() };
+    let unterminated = || EnvFileError::UnterminatedQuote {
+        line,
+        key: key.to_string(),
+    };
     let trailing = |after: &str| {
         let after = after.trim();
         if after.is_empty() || after.starts_with('#') {
             Ok(())
         } else {
-            Err(EnvFileError::TrailingText { line, key: key.to_string() })
+            Err(EnvFileError::TrailingText {
+                line,
+                key: key.to_string(),
+            })
         }
     };
     if let Some(body) = rest.strip_prefix('\'') {
@@ -127,7 +148,10 @@ pub fn quote(value: &str) -> String {
     } else if !value.contains('\'') && !value.contains('\n') {
         format!("'{value}'")
     } else {
-        let escaped = value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+        let escaped = value
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n");
         format!("\"{escaped}\"")
     }
 }
@@ -196,7 +220,8 @@ pub fn join_words(words: &[String]) -> String {
         .iter()
         .map(|w| {
             let plain = !w.is_empty()
-                && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:,=+@%".contains(c));
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:,=+@%".contains(c));
             if plain {
                 w.clone()
             } else {
@@ -215,32 +240,71 @@ mod tests {
     fn parses_bare_quoted_and_comments() {
         let text = "# profile\nA=1\nB='x y' # note\nC=\"q\\\"z\"\n\nD=plain # trailing\nE=\n";
         let got = parse(text).unwrap();
-        let pairs: Vec<_> = got.iter().map(|a| (a.key.as_str(), a.value.as_str())).collect();
-        assert_eq!(pairs, vec![("A", "1"), ("B", "x y"), ("C", "q\"z"), ("D", "plain"), ("E", "")]);
+        let pairs: Vec<_> = got
+            .iter()
+            .map(|a| (a.key.as_str(), a.value.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            vec![
+                ("A", "1"),
+                ("B", "x y"),
+                ("C", "q\"z"),
+                ("D", "plain"),
+                ("E", "")
+            ]
+        );
         assert_eq!(got[1].line, 3);
     }
 
     #[test]
     fn errors_name_the_line() {
-        assert_eq!(parse("A=1\nnonsense\n").unwrap_err(), EnvFileError::NotAnAssignment { line: 2 });
+        assert_eq!(
+            parse("A=1\nnonsense\n").unwrap_err(),
+            EnvFileError::NotAnAssignment { line: 2 }
+        );
         assert_eq!(parse("A=1\nA=2\n").unwrap_err().line(), 2);
-        assert!(matches!(parse("1A=1").unwrap_err(), EnvFileError::BadKey { line: 1, .. }));
-        assert!(matches!(parse("A='x").unwrap_err(), EnvFileError::UnterminatedQuote { line: 1, .. }));
-        assert!(matches!(parse("A='x' y").unwrap_err(), EnvFileError::TrailingText { line: 1, .. }));
+        assert!(matches!(
+            parse("1A=1").unwrap_err(),
+            EnvFileError::BadKey { line: 1, .. }
+        ));
+        assert!(matches!(
+            parse("A='x").unwrap_err(),
+            EnvFileError::UnterminatedQuote { line: 1, .. }
+        ));
+        assert!(matches!(
+            parse("A='x' y").unwrap_err(),
+            EnvFileError::TrailingText { line: 1, .. }
+        ));
     }
 
     #[test]
     fn quote_round_trips() {
-        for v in ["", "plain", "a b", "{\"method\":\"eagle3\"}", "it's", "back\\slash \"q\"", "line\nbreak"] {
+        for v in [
+            "",
+            "plain",
+            "a b",
+            "{\"method\":\"eagle3\"}",
+            "it's",
+            "back\\slash \"q\"",
+            "line\nbreak",
+        ] {
             let text = format!("K={}\n", quote(v));
-            assert_eq!(parse(&text).unwrap()[0].value, v, "value {v:?} via {text:?}");
+            assert_eq!(
+                parse(&text).unwrap()[0].value,
+                v,
+                "value {v:?} via {text:?}"
+            );
         }
     }
 
     #[test]
     fn words_round_trip() {
         let words = split_words(r#"--a 1 --json '{"k": 1}' "x y" z\ w"#).unwrap();
-        assert_eq!(words, vec!["--a", "1", "--json", "{\"k\": 1}", "x y", "z w"]);
+        assert_eq!(
+            words,
+            vec!["--a", "1", "--json", "{\"k\": 1}", "x y", "z w"]
+        );
         assert_eq!(split_words(&join_words(&words)).unwrap(), words);
         assert!(split_words("'open").is_err());
     }

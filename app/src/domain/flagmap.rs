@@ -55,22 +55,118 @@ impl FlagRow {
 /// vLLM takes the model positionally and always exposes metrics; SGLang implies auto tool
 /// choice from `--tool-call-parser`.
 pub const FLAG_MAP: &[FlagRow] = &[
-    FlagRow { setting: Setting::Model, key: Some("MODEL"), step: 1, vllm: None, sglang: Some("--model-path") },
-    FlagRow { setting: Setting::ServedModelName, key: Some("SERVED_MODEL_NAME"), step: 1, vllm: Some("--served-model-name"), sglang: Some("--served-model-name") },
-    FlagRow { setting: Setting::TensorParallel, key: Some("TENSOR_PARALLEL"), step: 2, vllm: Some("--tensor-parallel-size"), sglang: Some("--tp-size") },
-    FlagRow { setting: Setting::ContextLength, key: Some("CONTEXT_LENGTH"), step: 3, vllm: Some("--max-model-len"), sglang: Some("--context-length") },
-    FlagRow { setting: Setting::MemFraction, key: Some("MEM_FRACTION"), step: 4, vllm: Some("--gpu-memory-utilization"), sglang: Some("--mem-fraction-static") },
-    FlagRow { setting: Setting::AutoToolChoice, key: None, step: 5, vllm: Some("--enable-auto-tool-choice"), sglang: None },
-    FlagRow { setting: Setting::ToolCallParser, key: Some("TOOL_CALL_PARSER"), step: 5, vllm: Some("--tool-call-parser"), sglang: Some("--tool-call-parser") },
-    FlagRow { setting: Setting::ReasoningParser, key: Some("REASONING_PARSER"), step: 5, vllm: Some("--reasoning-parser"), sglang: Some("--reasoning-parser") },
-    FlagRow { setting: Setting::Quantization, key: Some("QUANTIZATION"), step: 6, vllm: Some("--quantization"), sglang: Some("--quantization") },
-    FlagRow { setting: Setting::KvCacheDtype, key: Some("KV_CACHE_DTYPE"), step: 6, vllm: Some("--kv-cache-dtype"), sglang: Some("--kv-cache-dtype") },
-    FlagRow { setting: Setting::MaxRunningRequests, key: Some("MAX_RUNNING_REQUESTS"), step: 7, vllm: Some("--max-num-seqs"), sglang: Some("--max-running-requests") },
-    FlagRow { setting: Setting::MaxBatchedTokens, key: Some("MAX_BATCHED_TOKENS"), step: 7, vllm: Some("--max-num-batched-tokens"), sglang: Some("--chunked-prefill-size") },
-    FlagRow { setting: Setting::Speculative, key: Some("SPECULATIVE_CONFIG"), step: 8, vllm: Some("--speculative-config"), sglang: Some("--speculative-algorithm") },
-    FlagRow { setting: Setting::Host, key: Some("HOST"), step: 9, vllm: Some("--host"), sglang: Some("--host") },
-    FlagRow { setting: Setting::Port, key: Some("PORT"), step: 9, vllm: Some("--port"), sglang: Some("--port") },
-    FlagRow { setting: Setting::Metrics, key: None, step: 9, vllm: None, sglang: Some("--enable-metrics") },
+    FlagRow {
+        setting: Setting::Model,
+        key: Some("MODEL"),
+        step: 1,
+        vllm: None,
+        sglang: Some("--model-path"),
+    },
+    FlagRow {
+        setting: Setting::ServedModelName,
+        key: Some("SERVED_MODEL_NAME"),
+        step: 1,
+        vllm: Some("--served-model-name"),
+        sglang: Some("--served-model-name"),
+    },
+    FlagRow {
+        setting: Setting::TensorParallel,
+        key: Some("TENSOR_PARALLEL"),
+        step: 2,
+        vllm: Some("--tensor-parallel-size"),
+        sglang: Some("--tp-size"),
+    },
+    FlagRow {
+        setting: Setting::ContextLength,
+        key: Some("CONTEXT_LENGTH"),
+        step: 3,
+        vllm: Some("--max-model-len"),
+        sglang: Some("--context-length"),
+    },
+    FlagRow {
+        setting: Setting::MemFraction,
+        key: Some("MEM_FRACTION"),
+        step: 4,
+        vllm: Some("--gpu-memory-utilization"),
+        sglang: Some("--mem-fraction-static"),
+    },
+    FlagRow {
+        setting: Setting::AutoToolChoice,
+        key: None,
+        step: 5,
+        vllm: Some("--enable-auto-tool-choice"),
+        sglang: None,
+    },
+    FlagRow {
+        setting: Setting::ToolCallParser,
+        key: Some("TOOL_CALL_PARSER"),
+        step: 5,
+        vllm: Some("--tool-call-parser"),
+        sglang: Some("--tool-call-parser"),
+    },
+    FlagRow {
+        setting: Setting::ReasoningParser,
+        key: Some("REASONING_PARSER"),
+        step: 5,
+        vllm: Some("--reasoning-parser"),
+        sglang: Some("--reasoning-parser"),
+    },
+    FlagRow {
+        setting: Setting::Quantization,
+        key: Some("QUANTIZATION"),
+        step: 6,
+        vllm: Some("--quantization"),
+        sglang: Some("--quantization"),
+    },
+    FlagRow {
+        setting: Setting::KvCacheDtype,
+        key: Some("KV_CACHE_DTYPE"),
+        step: 6,
+        vllm: Some("--kv-cache-dtype"),
+        sglang: Some("--kv-cache-dtype"),
+    },
+    FlagRow {
+        setting: Setting::MaxRunningRequests,
+        key: Some("MAX_RUNNING_REQUESTS"),
+        step: 7,
+        vllm: Some("--max-num-seqs"),
+        sglang: Some("--max-running-requests"),
+    },
+    FlagRow {
+        setting: Setting::MaxBatchedTokens,
+        key: Some("MAX_BATCHED_TOKENS"),
+        step: 7,
+        vllm: Some("--max-num-batched-tokens"),
+        sglang: Some("--chunked-prefill-size"),
+    },
+    FlagRow {
+        setting: Setting::Speculative,
+        key: Some("SPECULATIVE_CONFIG"),
+        step: 8,
+        vllm: Some("--speculative-config"),
+        sglang: Some("--speculative-algorithm"),
+    },
+    FlagRow {
+        setting: Setting::Host,
+        key: Some("HOST"),
+        step: 9,
+        vllm: Some("--host"),
+        sglang: Some("--host"),
+    },
+    FlagRow {
+        setting: Setting::Port,
+        key: Some("PORT"),
+        step: 9,
+        vllm: Some("--port"),
+        sglang: Some("--port"),
+    },
+    FlagRow {
+        setting: Setting::Metrics,
+        key: None,
+        step: 9,
+        vllm: None,
+        sglang: Some("--enable-metrics"),
+    },
 ];
 
 /// SGLang spells speculative decoding as separate flags; vLLM's JSON keys map onto them.
@@ -83,7 +179,10 @@ pub const SGLANG_SPECULATIVE_KEYS: &[(&str, &str)] = &[
 ];
 
 fn row(setting: Setting) -> &'static FlagRow {
-    FLAG_MAP.iter().find(|r| r.setting == setting).expect("every setting has a row")
+    FLAG_MAP
+        .iter()
+        .find(|r| r.setting == setting)
+        .expect("every setting has a row")
 }
 
 fn flag(kind: EngineKind, setting: Setting) -> Option<&'static str> {
@@ -110,21 +209,61 @@ pub fn render_argv(kind: EngineKind, command: &[String], profile: &Profile) -> V
         }
         EngineKind::Sglang => push(Setting::Model, Some(profile.model.clone()), &mut argv),
     }
-    push(Setting::ServedModelName, profile.served_model_name.clone(), &mut argv);
-    push(Setting::TensorParallel, Some(profile.tensor_parallel.to_string()), &mut argv);
-    push(Setting::ContextLength, profile.context_length.map(|v| v.to_string()), &mut argv);
-    push(Setting::MemFraction, profile.mem_fraction.map(|v| v.to_string()), &mut argv);
+    push(
+        Setting::ServedModelName,
+        profile.served_model_name.clone(),
+        &mut argv,
+    );
+    push(
+        Setting::TensorParallel,
+        Some(profile.tensor_parallel.to_string()),
+        &mut argv,
+    );
+    push(
+        Setting::ContextLength,
+        profile.context_length.map(|v| v.to_string()),
+        &mut argv,
+    );
+    push(
+        Setting::MemFraction,
+        profile.mem_fraction.map(|v| v.to_string()),
+        &mut argv,
+    );
     if profile.tool_call_parser.is_some() {
         if let Some(f) = flag(kind, Setting::AutoToolChoice) {
             argv.push(f.into());
         }
     }
-    push(Setting::ToolCallParser, profile.tool_call_parser.clone(), &mut argv);
-    push(Setting::ReasoningParser, profile.reasoning_parser.clone(), &mut argv);
-    push(Setting::Quantization, profile.quantization.clone(), &mut argv);
-    push(Setting::KvCacheDtype, profile.kv_cache_dtype.clone(), &mut argv);
-    push(Setting::MaxRunningRequests, profile.max_running_requests.map(|v| v.to_string()), &mut argv);
-    push(Setting::MaxBatchedTokens, profile.max_batched_tokens.map(|v| v.to_string()), &mut argv);
+    push(
+        Setting::ToolCallParser,
+        profile.tool_call_parser.clone(),
+        &mut argv,
+    );
+    push(
+        Setting::ReasoningParser,
+        profile.reasoning_parser.clone(),
+        &mut argv,
+    );
+    push(
+        Setting::Quantization,
+        profile.quantization.clone(),
+        &mut argv,
+    );
+    push(
+        Setting::KvCacheDtype,
+        profile.kv_cache_dtype.clone(),
+        &mut argv,
+    );
+    push(
+        Setting::MaxRunningRequests,
+        profile.max_running_requests.map(|v| v.to_string()),
+        &mut argv,
+    );
+    push(
+        Setting::MaxBatchedTokens,
+        profile.max_batched_tokens.map(|v| v.to_string()),
+        &mut argv,
+    );
     if let Some(spec) = &profile.speculative_config {
         match kind {
             EngineKind::Vllm => push(Setting::Speculative, Some(spec.clone()), &mut argv),
@@ -132,7 +271,11 @@ pub fn render_argv(kind: EngineKind, command: &[String], profile: &Profile) -> V
         }
     }
     push(Setting::Host, Some(profile.host.clone()), &mut argv);
-    push(Setting::Port, Some(profile.port.unwrap_or(kind.default_port()).to_string()), &mut argv);
+    push(
+        Setting::Port,
+        Some(profile.port.unwrap_or(kind.default_port()).to_string()),
+        &mut argv,
+    );
     if let Some(f) = flag(kind, Setting::Metrics) {
         if !profile.extra_args.iter().any(|a| a == f) {
             argv.push(f.into());
@@ -221,7 +364,9 @@ mod tests {
 
     #[test]
     fn sglang_golden() {
-        let cmd: Vec<String> = ["python", "-m", "sglang.launch_server"].map(String::from).to_vec();
+        let cmd: Vec<String> = ["python", "-m", "sglang.launch_server"]
+            .map(String::from)
+            .to_vec();
         let argv = render_argv(EngineKind::Sglang, &cmd, &full("sglang-0-5"));
         assert_eq!(
             display_argv(&argv),
@@ -238,7 +383,17 @@ mod tests {
         let p = Profile::new("p", "e", "/models/m");
         assert_eq!(
             render_argv(EngineKind::Vllm, &["vllm".into()], &p),
-            ["vllm", "serve", "/models/m", "--tensor-parallel-size", "1", "--host", "127.0.0.1", "--port", "8000"]
+            [
+                "vllm",
+                "serve",
+                "/models/m",
+                "--tensor-parallel-size",
+                "1",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "8000"
+            ]
         );
         let mut p = p;
         p.extra_args = vec!["--enable-metrics".into()];
@@ -248,7 +403,13 @@ mod tests {
 
     #[test]
     fn speculative_keys_without_sglang_flag_are_reported() {
-        assert_eq!(untranslatable_speculative_keys(r#"{"method":"ngram","prompt_lookup_max":4}"#), vec!["prompt_lookup_max"]);
-        assert_eq!(flags_in(&["x".into(), "--a=1".into(), "--b".into()]), vec!["--a", "--b"]);
+        assert_eq!(
+            untranslatable_speculative_keys(r#"{"method":"ngram","prompt_lookup_max":4}"#),
+            vec!["prompt_lookup_max"]
+        );
+        assert_eq!(
+            flags_in(&["x".into(), "--a=1".into(), "--b".into()]),
+            vec!["--a", "--b"]
+        );
     }
 }

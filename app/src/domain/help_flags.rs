@@ -59,7 +59,9 @@ pub fn parse_help(text: &str) -> FlagSet {
         }
         if !line.starts_with(' ') && line.trim_end().ends_with(':') && !line.trim().is_empty() {
             let title = line.trim_end().trim_end_matches(':').to_string();
-            group = if title == "options" || title.contains(' ') && title.starts_with("Arguments matching") {
+            group = if title == "options"
+                || title.contains(' ') && title.starts_with("Arguments matching")
+            {
                 None
             } else {
                 Some(title)
@@ -81,7 +83,10 @@ pub fn parse_help(text: &str) -> FlagSet {
                 if name.starts_with('-') {
                     names.push(name.to_string());
                     if metavar.is_none() {
-                        metavar = words.next().map(|m| m.trim().to_string()).filter(|m| !m.is_empty());
+                        metavar = words
+                            .next()
+                            .map(|m| m.trim().to_string())
+                            .filter(|m| !m.is_empty());
                     }
                 }
             }
@@ -126,12 +131,18 @@ impl FlagSet {
     /// Looks a flag up by any spelling; `_` and `-` are interchangeable, as both engines accept.
     pub fn find(&self, flag: &str) -> Option<&HelpFlag> {
         let want = normalise(flag);
-        self.flags.iter().find(|f| f.names.iter().any(|n| normalise(n) == want))
+        self.flags
+            .iter()
+            .find(|f| f.names.iter().any(|n| normalise(n) == want))
     }
 
     /// Every long spelling, for suggestions.
     pub fn long_names(&self) -> impl Iterator<Item = &str> {
-        self.flags.iter().flat_map(|f| f.names.iter()).filter(|n| n.starts_with("--")).map(String::as_str)
+        self.flags
+            .iter()
+            .flat_map(|f| f.names.iter())
+            .filter(|n| n.starts_with("--"))
+            .map(String::as_str)
     }
 
     /// Flags from `used` that this version does not know, each with the closest known name.
@@ -173,14 +184,21 @@ mod tests {
         assert_eq!(mml.metavar.as_deref(), Some("MAX_MODEL_LEN"));
         assert!(mml.help.starts_with("Model context length"));
         assert!(set.find("--no-enforce-eager").is_some());
-        assert_eq!(set.find("--kv-cache-dtype").unwrap().metavar.as_deref(), Some("{auto,bfloat16,fp8,fp8_e4m3,fp8_e5m2}"));
+        assert_eq!(
+            set.find("--kv-cache-dtype").unwrap().metavar.as_deref(),
+            Some("{auto,bfloat16,fp8,fp8_e4m3,fp8_e5m2}")
+        );
         assert!(set.find("model_tag").is_none());
     }
 
     #[test]
     fn unknown_flags_get_suggestions() {
         let set = parse_help(VLLM_SAMPLE);
-        let used = vec!["--max-model-length".to_string(), "--tensor-parallel-size".into(), "--zzz".into()];
+        let used = vec![
+            "--max-model-length".to_string(),
+            "--tensor-parallel-size".into(),
+            "--zzz".into(),
+        ];
         let unknown = set.unknown(&used);
         assert_eq!(unknown.len(), 2);
         assert_eq!(unknown[0].suggestion.as_deref(), Some("--max-model-len"));

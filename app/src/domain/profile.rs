@@ -83,24 +83,54 @@ pub enum Severity {
 #[serde(tag = "code", rename_all = "kebab-case")]
 pub enum IssueKind {
     /// The file itself could not be read (quoting, duplicates, not an assignment).
-    Syntax { detail: String },
-    UnknownKey { suggestion: Option<String> },
+    Syntax {
+        detail: String,
+    },
+    UnknownKey {
+        suggestion: Option<String>,
+    },
     Required,
-    NotPositiveInteger { value: String },
-    FractionRange { value: String },
+    NotPositiveInteger {
+        value: String,
+    },
+    FractionRange {
+        value: String,
+    },
     /// Memory fraction above 0.92: the runbook's 0.85–0.92 band is exceeded.
-    FractionAboveAdvised { value: String },
+    FractionAboveAdvised {
+        value: String,
+    },
     /// Memory fraction above 0.95: OOM in prefill is expected.
-    FractionOomRisk { value: String },
-    PortRange { value: String },
-    BadName { value: String },
-    BadHost { value: String },
-    BadWord { value: String },
-    NotJsonObject { detail: String },
-    ReservedEnv { value: String },
-    BadEnvName { value: String },
-    RelativeModelPath { value: String },
-    UnknownEngine { value: String },
+    FractionOomRisk {
+        value: String,
+    },
+    PortRange {
+        value: String,
+    },
+    BadName {
+        value: String,
+    },
+    BadHost {
+        value: String,
+    },
+    BadWord {
+        value: String,
+    },
+    NotJsonObject {
+        detail: String,
+    },
+    ReservedEnv {
+        value: String,
+    },
+    BadEnvName {
+        value: String,
+    },
+    RelativeModelPath {
+        value: String,
+    },
+    UnknownEngine {
+        value: String,
+    },
 }
 
 impl IssueKind {
@@ -129,9 +159,14 @@ impl IssueKind {
     /// The arguments the Fluent message needs (`value`, `detail`, `suggestion`).
     pub fn args(&self) -> Vec<(&'static str, String)> {
         match self {
-            Self::Syntax { detail } | Self::NotJsonObject { detail } => vec![("detail", detail.clone())],
+            Self::Syntax { detail } | Self::NotJsonObject { detail } => {
+                vec![("detail", detail.clone())]
+            }
             Self::UnknownKey { suggestion } => {
-                vec![("suggestion", suggestion.clone().unwrap_or_else(|| "-".into()))]
+                vec![(
+                    "suggestion",
+                    suggestion.clone().unwrap_or_else(|| "-".into()),
+                )]
             }
             Self::Required => vec![],
             Self::NotPositiveInteger { value }
@@ -161,7 +196,12 @@ pub struct Issue {
 
 impl Issue {
     fn error(field: &str, line: Option<usize>, kind: IssueKind) -> Self {
-        Self { field: field.to_string(), line, severity: Severity::Error, kind }
+        Self {
+            field: field.to_string(),
+            line,
+            severity: Severity::Error,
+            kind,
+        }
     }
 }
 
@@ -183,7 +223,9 @@ impl std::fmt::Display for Issue {
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
 fn valid_host(host: &str) -> bool {
@@ -193,7 +235,9 @@ fn valid_host(host: &str) -> bool {
             && host.split('.').all(|label| {
                 !label.is_empty()
                     && label.len() <= 63
-                    && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    && label
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
                     && !label.starts_with('-')
             }))
 }
@@ -203,7 +247,12 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     let word = word.to_ascii_lowercase().replace('_', "-");
     candidates
         .into_iter()
-        .map(|c| (levenshtein(&word, &c.to_ascii_lowercase().replace('_', "-")), c))
+        .map(|c| {
+            (
+                levenshtein(&word, &c.to_ascii_lowercase().replace('_', "-")),
+                c,
+            )
+        })
         .filter(|(d, c)| *d <= (c.len() / 3).max(2))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
@@ -258,12 +307,21 @@ impl Profile {
     /// alongside); on failure every error found is returned, not only the first.
     pub fn from_env(name: &str, text: &str) -> Result<(Profile, Vec<Issue>), Vec<Issue>> {
         let assignments = envfile::parse(text).map_err(|e| {
-            vec![Issue::error(&format!("line {}", e.line()), Some(e.line()), IssueKind::Syntax { detail: syntax_detail(&e) })]
+            vec![Issue::error(
+                &format!("line {}", e.line()),
+                Some(e.line()),
+                IssueKind::Syntax {
+                    detail: syntax_detail(&e),
+                },
+            )]
         })?;
         Self::from_assignments(name, &assignments)
     }
 
-    fn from_assignments(name: &str, items: &[Assignment]) -> Result<(Profile, Vec<Issue>), Vec<Issue>> {
+    fn from_assignments(
+        name: &str,
+        items: &[Assignment],
+    ) -> Result<(Profile, Vec<Issue>), Vec<Issue>> {
         let mut issues = Vec::new();
         let mut profile = Profile::new(name, "", "");
         let mut seen_engine = false;
@@ -271,7 +329,13 @@ impl Profile {
         for a in items {
             let line = Some(a.line);
             let v = a.value.as_str();
-            let opt = |v: &str| if v.is_empty() { None } else { Some(v.to_string()) };
+            let opt = |v: &str| {
+                if v.is_empty() {
+                    None
+                } else {
+                    Some(v.to_string())
+                }
+            };
             let pos_int = |issues: &mut Vec<Issue>| -> Option<u32> {
                 if v.is_empty() {
                     return None;
@@ -279,7 +343,11 @@ impl Profile {
                 match v.parse::<u32>() {
                     Ok(n) if n > 0 => Some(n),
                     _ => {
-                        issues.push(Issue::error(&a.key, line, IssueKind::NotPositiveInteger { value: v.into() }));
+                        issues.push(Issue::error(
+                            &a.key,
+                            line,
+                            IssueKind::NotPositiveInteger { value: v.into() },
+                        ));
                         None
                     }
                 }
@@ -296,7 +364,11 @@ impl Profile {
                 "SERVED_MODEL_NAME" => profile.served_model_name = opt(v),
                 "TENSOR_PARALLEL" => {
                     if v.is_empty() {
-                        issues.push(Issue::error(&a.key, line, IssueKind::NotPositiveInteger { value: v.into() }));
+                        issues.push(Issue::error(
+                            &a.key,
+                            line,
+                            IssueKind::NotPositiveInteger { value: v.into() },
+                        ));
                     } else if let Some(n) = pos_int(&mut issues) {
                         profile.tensor_parallel = n;
                     }
@@ -306,7 +378,11 @@ impl Profile {
                     if !v.is_empty() {
                         match v.parse::<f64>() {
                             Ok(f) if f > 0.0 && f <= 1.0 => profile.mem_fraction = Some(f),
-                            _ => issues.push(Issue::error(&a.key, line, IssueKind::FractionRange { value: v.into() })),
+                            _ => issues.push(Issue::error(
+                                &a.key,
+                                line,
+                                IssueKind::FractionRange { value: v.into() },
+                            )),
                         }
                     }
                 }
@@ -322,20 +398,32 @@ impl Profile {
                     if !v.is_empty() {
                         match v.parse::<u16>() {
                             Ok(p) if p > 0 => profile.port = Some(p),
-                            _ => issues.push(Issue::error(&a.key, line, IssueKind::PortRange { value: v.into() })),
+                            _ => issues.push(Issue::error(
+                                &a.key,
+                                line,
+                                IssueKind::PortRange { value: v.into() },
+                            )),
                         }
                     }
                 }
                 "EXTRA_ARGS" => match envfile::split_words(v) {
                     Ok(words) => profile.extra_args = words,
-                    Err(detail) => issues.push(Issue::error(&a.key, line, IssueKind::Syntax { detail })),
+                    Err(detail) => {
+                        issues.push(Issue::error(&a.key, line, IssueKind::Syntax { detail }))
+                    }
                 },
                 key if key.starts_with(ENV_PREFIX) && key.len() > ENV_PREFIX.len() => {
-                    profile.env.insert(key[ENV_PREFIX.len()..].to_string(), v.to_string());
+                    profile
+                        .env
+                        .insert(key[ENV_PREFIX.len()..].to_string(), v.to_string());
                 }
                 key => {
                     let suggestion = closest(key, KEYS.iter().copied()).map(str::to_string);
-                    issues.push(Issue::error(key, line, IssueKind::UnknownKey { suggestion }));
+                    issues.push(Issue::error(
+                        key,
+                        line,
+                        IssueKind::UnknownKey { suggestion },
+                    ));
                 }
             }
         }
@@ -350,7 +438,10 @@ impl Profile {
             if issue.line.is_none() {
                 issue.line = line_of(&issue.field);
             }
-            if !issues.iter().any(|i| i.field == issue.field && i.kind.code() == issue.kind.code()) {
+            if !issues
+                .iter()
+                .any(|i| i.field == issue.field && i.kind.code() == issue.kind.code())
+            {
                 issues.push(issue);
             }
         }
@@ -365,7 +456,13 @@ impl Profile {
     pub fn validate(&self) -> Vec<Issue> {
         let mut out = Vec::new();
         if !valid_name(&self.name) {
-            out.push(Issue::error("NAME", None, IssueKind::BadName { value: self.name.clone() }));
+            out.push(Issue::error(
+                "NAME",
+                None,
+                IssueKind::BadName {
+                    value: self.name.clone(),
+                },
+            ));
         }
         if self.engine.is_empty() {
             out.push(Issue::error("ENGINE", None, IssueKind::Required));
@@ -373,10 +470,20 @@ impl Profile {
         if self.model.is_empty() {
             out.push(Issue::error("MODEL", None, IssueKind::Required));
         } else if !self.model.starts_with('/') {
-            out.push(Issue::error("MODEL", None, IssueKind::RelativeModelPath { value: self.model.clone() }));
+            out.push(Issue::error(
+                "MODEL",
+                None,
+                IssueKind::RelativeModelPath {
+                    value: self.model.clone(),
+                },
+            ));
         }
         if self.tensor_parallel == 0 {
-            out.push(Issue::error("TENSOR_PARALLEL", None, IssueKind::NotPositiveInteger { value: "0".into() }));
+            out.push(Issue::error(
+                "TENSOR_PARALLEL",
+                None,
+                IssueKind::NotPositiveInteger { value: "0".into() },
+            ));
         }
         for (field, v) in [
             ("CONTEXT_LENGTH", self.context_length),
@@ -384,24 +491,52 @@ impl Profile {
             ("MAX_BATCHED_TOKENS", self.max_batched_tokens),
         ] {
             if v == Some(0) {
-                out.push(Issue::error(field, None, IssueKind::NotPositiveInteger { value: "0".into() }));
+                out.push(Issue::error(
+                    field,
+                    None,
+                    IssueKind::NotPositiveInteger { value: "0".into() },
+                ));
             }
         }
         if let Some(f) = self.mem_fraction {
             let value = f.to_string();
             if !(f > 0.0 && f <= 1.0) {
-                out.push(Issue::error("MEM_FRACTION", None, IssueKind::FractionRange { value }));
+                out.push(Issue::error(
+                    "MEM_FRACTION",
+                    None,
+                    IssueKind::FractionRange { value },
+                ));
             } else if f > 0.95 {
-                out.push(Issue { severity: Severity::Warning, ..Issue::error("MEM_FRACTION", None, IssueKind::FractionOomRisk { value }) });
+                out.push(Issue {
+                    severity: Severity::Warning,
+                    ..Issue::error("MEM_FRACTION", None, IssueKind::FractionOomRisk { value })
+                });
             } else if f > 0.92 {
-                out.push(Issue { severity: Severity::Warning, ..Issue::error("MEM_FRACTION", None, IssueKind::FractionAboveAdvised { value }) });
+                out.push(Issue {
+                    severity: Severity::Warning,
+                    ..Issue::error(
+                        "MEM_FRACTION",
+                        None,
+                        IssueKind::FractionAboveAdvised { value },
+                    )
+                });
             }
         }
         if self.port == Some(0) {
-            out.push(Issue::error("PORT", None, IssueKind::PortRange { value: "0".into() }));
+            out.push(Issue::error(
+                "PORT",
+                None,
+                IssueKind::PortRange { value: "0".into() },
+            ));
         }
         if !valid_host(&self.host) {
-            out.push(Issue::error("HOST", None, IssueKind::BadHost { value: self.host.clone() }));
+            out.push(Issue::error(
+                "HOST",
+                None,
+                IssueKind::BadHost {
+                    value: self.host.clone(),
+                },
+            ));
         }
         for (field, v) in [
             ("SERVED_MODEL_NAME", &self.served_model_name),
@@ -411,26 +546,56 @@ impl Profile {
             ("KV_CACHE_DTYPE", &self.kv_cache_dtype),
         ] {
             if let Some(v) = v {
-                if v.is_empty() || v.chars().any(|c| c.is_whitespace() || c.is_control()) || v.starts_with('-') {
-                    out.push(Issue::error(field, None, IssueKind::BadWord { value: v.clone() }));
+                if v.is_empty()
+                    || v.chars().any(|c| c.is_whitespace() || c.is_control())
+                    || v.starts_with('-')
+                {
+                    out.push(Issue::error(
+                        field,
+                        None,
+                        IssueKind::BadWord { value: v.clone() },
+                    ));
                 }
             }
         }
         if let Some(spec) = &self.speculative_config {
             match serde_json::from_str::<serde_json::Value>(spec) {
                 Ok(serde_json::Value::Object(_)) => {}
-                Ok(_) => out.push(Issue::error("SPECULATIVE_CONFIG", None, IssueKind::NotJsonObject { detail: "not an object".into() })),
-                Err(e) => out.push(Issue::error("SPECULATIVE_CONFIG", None, IssueKind::NotJsonObject { detail: e.to_string() })),
+                Ok(_) => out.push(Issue::error(
+                    "SPECULATIVE_CONFIG",
+                    None,
+                    IssueKind::NotJsonObject {
+                        detail: "not an object".into(),
+                    },
+                )),
+                Err(e) => out.push(Issue::error(
+                    "SPECULATIVE_CONFIG",
+                    None,
+                    IssueKind::NotJsonObject {
+                        detail: e.to_string(),
+                    },
+                )),
             }
         }
         for key in self.env.keys() {
             let field = format!("{ENV_PREFIX}{key}");
-            let valid = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            let valid = key
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !valid {
-                out.push(Issue::error(&field, None, IssueKind::BadEnvName { value: key.clone() }));
+                out.push(Issue::error(
+                    &field,
+                    None,
+                    IssueKind::BadEnvName { value: key.clone() },
+                ));
             } else if AIR_GAP_ENV.iter().any(|(k, _)| k == key) {
-                out.push(Issue::error(&field, None, IssueKind::ReservedEnv { value: key.clone() }));
+                out.push(Issue::error(
+                    &field,
+                    None,
+                    IssueKind::ReservedEnv { value: key.clone() },
+                ));
             }
         }
         out
@@ -458,8 +623,14 @@ impl Profile {
         put("REASONING_PARSER", self.reasoning_parser.clone());
         put("QUANTIZATION", self.quantization.clone());
         put("KV_CACHE_DTYPE", self.kv_cache_dtype.clone());
-        put("MAX_RUNNING_REQUESTS", self.max_running_requests.map(|v| v.to_string()));
-        put("MAX_BATCHED_TOKENS", self.max_batched_tokens.map(|v| v.to_string()));
+        put(
+            "MAX_RUNNING_REQUESTS",
+            self.max_running_requests.map(|v| v.to_string()),
+        );
+        put(
+            "MAX_BATCHED_TOKENS",
+            self.max_batched_tokens.map(|v| v.to_string()),
+        );
         put("SPECULATIVE_CONFIG", self.speculative_config.clone());
         put("HOST", Some(self.host.clone()));
         put("PORT", self.port.map(|v| v.to_string()));
@@ -484,14 +655,24 @@ mod tests {
     const FULL: &str = "ENGINE=vllm-0-33\nMODEL=/models/qwen3-8b\nSERVED_MODEL_NAME=qwen3-8b\nTENSOR_PARALLEL=2\nCONTEXT_LENGTH=32768\nMEM_FRACTION=0.9\nTOOL_CALL_PARSER=hermes\nREASONING_PARSER=qwen3\nQUANTIZATION=fp8\nKV_CACHE_DTYPE=fp8\nMAX_RUNNING_REQUESTS=128\nMAX_BATCHED_TOKENS=8192\nSPECULATIVE_CONFIG='{\"method\":\"eagle3\",\"model\":\"/models/eagle\",\"num_speculative_tokens\":3}'\nHOST=127.0.0.1\nPORT=8000\nEXTRA_ARGS='--enable-prefix-caching --chat-template /models/t.jinja'\nENV_CUDA_VISIBLE_DEVICES=0,1\n";
 
     fn codes(issues: &[Issue]) -> Vec<(String, &'static str)> {
-        issues.iter().map(|i| (i.field.clone(), i.kind.code())).collect()
+        issues
+            .iter()
+            .map(|i| (i.field.clone(), i.kind.code()))
+            .collect()
     }
 
     #[test]
     fn canonical_file_round_trips_byte_for_byte() {
         let (p, warnings) = Profile::from_env("qwen3", FULL).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
-        assert_eq!(p.extra_args, vec!["--enable-prefix-caching", "--chat-template", "/models/t.jinja"]);
+        assert_eq!(
+            p.extra_args,
+            vec![
+                "--enable-prefix-caching",
+                "--chat-template",
+                "/models/t.jinja"
+            ]
+        );
         assert_eq!(p.to_env(), FULL);
     }
 
@@ -513,11 +694,22 @@ mod tests {
             ("MAX_RUNNING_REQUESTS", "not-positive-integer"),
             ("QUANTIZATION", "bad-word"),
         ] {
-            assert!(got.contains(&(want.0.to_string(), want.1)), "missing {want:?} in {got:?}");
+            assert!(
+                got.contains(&(want.0.to_string(), want.1)),
+                "missing {want:?} in {got:?}"
+            );
         }
-        let unknown = issues.iter().find(|i| i.field == "TOOL_CALL_PARSR").unwrap();
+        let unknown = issues
+            .iter()
+            .find(|i| i.field == "TOOL_CALL_PARSR")
+            .unwrap();
         assert_eq!(unknown.line, Some(8));
-        assert_eq!(unknown.kind, IssueKind::UnknownKey { suggestion: Some("TOOL_CALL_PARSER".into()) });
+        assert_eq!(
+            unknown.kind,
+            IssueKind::UnknownKey {
+                suggestion: Some("TOOL_CALL_PARSER".into())
+            }
+        );
         let host = issues.iter().find(|i| i.field == "HOST").unwrap();
         assert_eq!(host.line, Some(7));
     }
@@ -540,10 +732,16 @@ mod tests {
         let (_, w) = Profile::from_env("p", &format!("{base}0.92\n")).unwrap();
         assert!(w.is_empty());
         let (_, w) = Profile::from_env("p", &format!("{base}0.93\n")).unwrap();
-        assert_eq!(codes(&w), vec![("MEM_FRACTION".into(), "fraction-above-advised")]);
+        assert_eq!(
+            codes(&w),
+            vec![("MEM_FRACTION".into(), "fraction-above-advised")]
+        );
         assert_eq!(w[0].line, Some(3));
         let (_, w) = Profile::from_env("p", &format!("{base}0.96\n")).unwrap();
-        assert_eq!(codes(&w), vec![("MEM_FRACTION".into(), "fraction-oom-risk")]);
+        assert_eq!(
+            codes(&w),
+            vec![("MEM_FRACTION".into(), "fraction-oom-risk")]
+        );
         let (_, w) = Profile::from_env("p", &format!("{base}1\n")).unwrap();
         assert_eq!(w[0].severity, Severity::Warning);
         assert!(Profile::from_env("p", &format!("{base}0\n")).is_err());
@@ -558,7 +756,10 @@ mod tests {
 
     #[test]
     fn closest_suggests_typos_only() {
-        assert_eq!(closest("max_model_len", ["max-model-len", "port"]), Some("max-model-len"));
+        assert_eq!(
+            closest("max_model_len", ["max-model-len", "port"]),
+            Some("max-model-len")
+        );
         assert_eq!(closest("zzzzzz", ["max-model-len", "port"]), None);
     }
 }

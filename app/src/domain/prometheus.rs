@@ -17,7 +17,10 @@ pub struct Sample {
 
 impl Sample {
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.labels
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -67,11 +70,17 @@ pub fn parse_line(text: &str, line: usize) -> Result<Line, LineError> {
         let rest = rest.trim_start();
         if let Some(r) = rest.strip_prefix("HELP ") {
             let (name, text) = r.split_once(' ').unwrap_or((r, ""));
-            return Ok(Line::Help { name: name.to_string(), text: text.to_string() });
+            return Ok(Line::Help {
+                name: name.to_string(),
+                text: text.to_string(),
+            });
         }
         if let Some(r) = rest.strip_prefix("TYPE ") {
             let (name, kind) = r.split_once(' ').ok_or(err("TYPE without a type"))?;
-            return Ok(Line::Type { name: name.to_string(), kind: kind.trim().to_string() });
+            return Ok(Line::Type {
+                name: name.to_string(),
+                kind: kind.trim().to_string(),
+            });
         }
         return Ok(Line::Comment);
     }
@@ -162,13 +171,21 @@ pub fn parse_line(text: &str, line: usize) -> Result<Line, LineError> {
     let value = parts.next().ok_or(err("sample without a value"))?;
     let value = parse_value(value).ok_or(err("sample value is not a number"))?;
     let timestamp_ms = match parts.next() {
-        Some(ts) => Some(ts.parse::<i64>().map_err(|_| err("timestamp is not an integer"))?),
+        Some(ts) => Some(
+            ts.parse::<i64>()
+                .map_err(|_| err("timestamp is not an integer"))?,
+        ),
         None => None,
     };
     if parts.next().is_some() {
         return Err(err("text after the timestamp"));
     }
-    Ok(Line::Sample(Sample { name, labels, value, timestamp_ms }))
+    Ok(Line::Sample(Sample {
+        name,
+        labels,
+        value,
+        timestamp_ms,
+    }))
 }
 
 /// The samples of a body plus the lines that could not be parsed.
@@ -195,7 +212,9 @@ pub fn parse(body: &str) -> Parsed {
 
 /// Escapes a label value for exposition.
 pub fn escape_label(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 /// Formats a value the way prometheus_client does (`12.0`, `1.5e+09`, `+Inf`).
@@ -226,13 +245,31 @@ mod tests {
         assert_eq!(p.samples[0].label("model_name"), Some("a \"b\" {c}"));
         assert_eq!(p.samples[1].timestamp_ms, Some(1_700_000_000_000));
         assert!(p.samples[2].value.is_infinite());
-        assert_eq!(p.errors, vec![LineError { line: 5, reason: "sample value is not a number" }]);
+        assert_eq!(
+            p.errors,
+            vec![LineError {
+                line: 5,
+                reason: "sample value is not a number"
+            }]
+        );
         assert_eq!(p.types, vec![("vllm:x".to_string(), "gauge".to_string())]);
     }
 
     #[test]
     fn bad_lines_never_panic() {
-        for l in ["{", "x{", "x{a}", "x{a=}", "x{a=\"", "x{a=\"v\"", "x{a=\"v\"} ", "x 1 2 3", "x{=\"v\"} 1", "é 1", "x{a=\"\\"] {
+        for l in [
+            "{",
+            "x{",
+            "x{a}",
+            "x{a=}",
+            "x{a=\"",
+            "x{a=\"v\"",
+            "x{a=\"v\"} ",
+            "x 1 2 3",
+            "x{=\"v\"} 1",
+            "é 1",
+            "x{a=\"\\",
+        ] {
             assert!(parse_line(l, 1).is_err(), "{l}");
         }
     }

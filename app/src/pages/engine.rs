@@ -2,7 +2,9 @@
 //! diagnosis from the runbook's table, and a live log tail.
 
 use crate::api::{get_engine, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
-use crate::components::{use_event_stream, use_i18n, ConfirmDialog, PhaseSteps, SimulatedBadge, StateBadge};
+use crate::components::{
+    use_event_stream, use_i18n, ConfirmDialog, PhaseSteps, SimulatedBadge, StateBadge,
+};
 use crate::domain::engine::{EngineState, EngineStatus};
 use crate::domain::flagmap::display_argv;
 use crate::i18n::duration;
@@ -40,17 +42,20 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     let status = RwSignal::new(detail.status.clone());
     let log = RwSignal::new(detail.log_tail.clone());
     let stream_url = format!("/api/events/engines/{profile}");
-    use_event_stream(move || stream_url.clone(), move |ev: EngineEvent| {
-        status.set(ev.status);
-        log.update(|lines| {
-            if ev.reset {
-                lines.clear();
-            }
-            lines.extend(ev.lines);
-            let excess = lines.len().saturating_sub(LOG_LINES_KEPT);
-            lines.drain(..excess);
-        });
-    });
+    use_event_stream(
+        move || stream_url.clone(),
+        move |ev: EngineEvent| {
+            status.set(ev.status);
+            log.update(|lines| {
+                if ev.reset {
+                    lines.clear();
+                }
+                lines.extend(ev.lines);
+                let excess = lines.len().saturating_sub(LOG_LINES_KEPT);
+                lines.drain(..excess);
+            });
+        },
+    );
 
     let action = ServerAction::<RunEngineAction>::new();
     let pending_confirm: RwSignal<Option<EngineAction>> = RwSignal::new(None);
@@ -59,13 +64,21 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     let confirm_message = Signal::derive(move || {
         pending_confirm
             .get()
-            .map(|a| i18n.ta(&format!("confirm-{}", a.as_str()), &[("profile", profile_for_msg.clone().into())]))
+            .map(|a| {
+                i18n.ta(
+                    &format!("confirm-{}", a.as_str()),
+                    &[("profile", profile_for_msg.clone().into())],
+                )
+            })
             .unwrap_or_default()
     });
     let profile_for_action = profile.clone();
     let on_confirm = Callback::new(move |_| {
         if let Some(a) = pending_confirm.get_untracked() {
-            action.dispatch(RunEngineAction { profile: profile_for_action.clone(), action: a });
+            action.dispatch(RunEngineAction {
+                profile: profile_for_action.clone(),
+                action: a,
+            });
         }
         pending_confirm.set(None);
     });

@@ -13,7 +13,10 @@ pub fn FleetPage() -> impl IntoView {
     let i18n = use_i18n();
     let initial = Resource::new(|| (), |_| list_engines());
     let live: RwSignal<Option<Vec<EngineStatus>>> = RwSignal::new(None);
-    use_event_stream(|| "/api/events/fleet".to_string(), move |rows: Vec<EngineStatus>| live.set(Some(rows)));
+    use_event_stream(
+        || "/api/events/fleet".to_string(),
+        move |rows: Vec<EngineStatus>| live.set(Some(rows)),
+    );
 
     view! {
         <section class="fleet">
@@ -40,7 +43,10 @@ pub fn FleetPage() -> impl IntoView {
 fn FleetTable(rows: Vec<EngineStatus>) -> impl IntoView {
     let i18n = use_i18n();
     let count = rows.len();
-    let healthy = rows.iter().filter(|r| r.state == crate::domain::engine::EngineState::Healthy).count();
+    let healthy = rows
+        .iter()
+        .filter(|r| r.state == crate::domain::engine::EngineState::Healthy)
+        .count();
     view! {
         <p class="summary" data-testid="fleet-summary">
             {move || i18n.ta("fleet-engine-count", &[("count", count.into())])}

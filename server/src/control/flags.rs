@@ -49,7 +49,10 @@ fn help_args(kind: EngineKind) -> &'static [&'static str] {
 async fn run(argv: &[String]) -> Result<String, String> {
     let mut cmd = tokio::process::Command::new(&argv[0]);
     cmd.args(&argv[1..])
-        .env("VLLM_TARGET_DEVICE", std::env::var("VLLM_TARGET_DEVICE").unwrap_or_else(|_| "cpu".into()))
+        .env(
+            "VLLM_TARGET_DEVICE",
+            std::env::var("VLLM_TARGET_DEVICE").unwrap_or_else(|_| "cpu".into()),
+        )
         .envs(app::domain::profile::AIR_GAP_ENV.iter().copied())
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
@@ -59,7 +62,11 @@ async fn run(argv: &[String]) -> Result<String, String> {
         .map_err(|e| e.to_string())?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!("{} ({})", out.status, err.lines().last().unwrap_or("")));
+        return Err(format!(
+            "{} ({})",
+            out.status,
+            err.lines().last().unwrap_or("")
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -67,35 +74,81 @@ async fn run(argv: &[String]) -> Result<String, String> {
 impl EngineControl {
     /// The version an installation reports (`--version` after its command).
     async fn engine_version(&self, install: &EngineInstall) -> Result<String, FlagsError> {
-        let mut argv = self.data.command_for(install).map_err(|e| FlagsError::Help { command: "roofline".into(), detail: e.to_string() })?;
+        let mut argv = self
+            .data
+            .command_for(install)
+            .map_err(|e| FlagsError::Help {
+                command: "roofline".into(),
+                detail: e.to_string(),
+            })?;
         if install.kind == EngineKind::Vllm || install.simulator {
             argv.push("--version".into());
         } else {
             // SGLang's launcher has no --version; ask the package next to it.
-            argv = vec![argv[0].clone(), "-c".into(), "import sglang; print(sglang.__version__)".into()];
+            argv = vec![
+                argv[0].clone(),
+                "-c".into(),
+                "import sglang; print(sglang.__version__)".into(),
+            ];
         }
-        let out = run(&argv).await.map_err(|detail| FlagsError::Help { command: argv.join(" "), detail })?;
+        let out = run(&argv).await.map_err(|detail| FlagsError::Help {
+            command: argv.join(" "),
+            detail,
+        })?;
         Ok(out.lines().last().unwrap_or("unknown").trim().to_string())
     }
 
     /// The installed engine's flag set, from the cache or by running its help.
-    pub async fn installed_flags(&self, install_name: &str, install: &EngineInstall) -> Result<InstalledFlags, FlagsError> {
+    pub async fn installed_flags(
+        &self,
+        install_name: &str,
+        install: &EngineInstall,
+    ) -> Result<InstalledFlags, FlagsError> {
         let version = self.engine_version(install).await?;
-        let safe_version: String = version.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
-        let cache = self.data.cache_dir().join("flags").join(format!("{install_name}-{safe_version}.json"));
+        let safe_version: String = version
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let cache = self
+            .data
+            .cache_dir()
+            .join("flags")
+            .join(format!("{install_name}-{safe_version}.json"));
         if let Ok(text) = std::fs::read_to_string(&cache) {
             if let Ok(cached) = serde_json::from_str::<InstalledFlags>(&text) {
                 return Ok(cached);
             }
         }
-        let mut argv = self.data.command_for(install).map_err(|e| FlagsError::Help { command: "roofline".into(), detail: e.to_string() })?;
+        let mut argv = self
+            .data
+            .command_for(install)
+            .map_err(|e| FlagsError::Help {
+                command: "roofline".into(),
+                detail: e.to_string(),
+            })?;
         argv.extend(help_args(install.kind).iter().map(|s| s.to_string()));
-        let help = run(&argv).await.map_err(|detail| FlagsError::Help { command: argv.join(" "), detail })?;
+        let help = run(&argv).await.map_err(|detail| FlagsError::Help {
+            command: argv.join(" "),
+            detail,
+        })?;
         let flags = parse_help(&help);
         if flags.flags.is_empty() {
-            return Err(FlagsError::Help { command: argv.join(" "), detail: "the help output lists no options".into() });
+            return Err(FlagsError::Help {
+                command: argv.join(" "),
+                detail: "the help output lists no options".into(),
+            });
         }
-        let installed = InstalledFlags { install: install_name.to_string(), version, flags };
+        let installed = InstalledFlags {
+            install: install_name.to_string(),
+            version,
+            flags,
+        };
         if let Some(parent) = cache.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
@@ -104,19 +157,36 @@ impl EngineControl {
     }
 
     /// Checks every flag the profile renders to against the installed engine.
-    pub async fn check_flags(&self, profile: &str) -> Result<(FlagReport, InstalledFlags), FlagsError> {
-        let stored = self.store.get(profile).await.map_err(super::ControlError::from)?.ok_or_else(|| super::ControlError::NoSuchProfile(profile.into()))?;
+    pub async fn check_flags(
+        &self,
+        profile: &str,
+    ) -> Result<(FlagReport, InstalledFlags), FlagsError> {
+        let stored = self
+            .store
+            .get(profile)
+            .await
+            .map_err(super::ControlError::from)?
+            .ok_or_else(|| super::ControlError::NoSuchProfile(profile.into()))?;
         let p = stored.profile;
-        let install = self.data.engine(&p.engine).ok_or_else(|| super::ControlError::NoSuchEngine {
-            profile: profile.into(),
-            engine: p.engine.clone(),
-            config: crate::config::CONFIG_FILE,
-        })?;
+        let install =
+            self.data
+                .engine(&p.engine)
+                .ok_or_else(|| super::ControlError::NoSuchEngine {
+                    profile: profile.into(),
+                    engine: p.engine.clone(),
+                    config: crate::config::CONFIG_FILE,
+                })?;
         let installed = self.installed_flags(&p.engine, install).await?;
         let argv = render_argv(install.kind, &[], &p);
         let used = flags_in(&argv);
         let unknown = installed.flags.unknown(&used);
-        let report = FlagReport { profile: profile.into(), install: p.engine.clone(), version: installed.version.clone(), known: used.len() - unknown.len(), unknown };
+        let report = FlagReport {
+            profile: profile.into(),
+            install: p.engine.clone(),
+            version: installed.version.clone(),
+            known: used.len() - unknown.len(),
+            unknown,
+        };
         Ok((report, installed))
     }
 }

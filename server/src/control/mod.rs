@@ -42,8 +42,14 @@ pub struct EngineRecord {
 pub enum ControlError {
     #[error("no profile named {0}")]
     NoSuchProfile(String),
-    #[error("profile {profile} names engine installation {engine}, which {config} does not define")]
-    NoSuchEngine { profile: String, engine: String, config: &'static str },
+    #[error(
+        "profile {profile} names engine installation {engine}, which {config} does not define"
+    )]
+    NoSuchEngine {
+        profile: String,
+        engine: String,
+        config: &'static str,
+    },
     #[error("profile {profile}: MODEL {reason}")]
     ModelPath { profile: String, reason: String },
     #[error("port {port} is in use by {owner}")]
@@ -51,11 +57,23 @@ pub enum ControlError {
     #[error("a serve or stop of {0} is already in progress")]
     Busy(String),
     #[error("{profile} exited before it became healthy (exit: {exit})")]
-    StartupFailed { profile: String, exit: String, failure: Option<FailureMatch>, last_lines: Vec<String> },
+    StartupFailed {
+        profile: String,
+        exit: String,
+        failure: Option<FailureMatch>,
+        last_lines: Vec<String>,
+    },
     #[error("{profile} did not become healthy within {timeout_s} s; it was stopped")]
-    Timeout { profile: String, timeout_s: u64, last_lines: Vec<String> },
+    Timeout {
+        profile: String,
+        timeout_s: u64,
+        last_lines: Vec<String>,
+    },
     #[error("starting {program}: {source}")]
-    Spawn { program: String, source: std::io::Error },
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
     #[error("state directory: {0}")]
     Io(#[from] std::io::Error),
     #[error("profile store: {0}")]
@@ -93,7 +111,10 @@ pub struct EngineControl {
 }
 
 fn now_unix() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 impl EngineControl {
@@ -124,18 +145,31 @@ impl EngineControl {
     }
 
     /// Loads a profile and everything needed to launch it.
-    pub async fn resolve(&self, name: &str) -> Result<(Profile, EngineKind, bool, Vec<String>), ControlError> {
-        let stored = self.store.get(name).await?.ok_or_else(|| ControlError::NoSuchProfile(name.to_string()))?;
+    pub async fn resolve(
+        &self,
+        name: &str,
+    ) -> Result<(Profile, EngineKind, bool, Vec<String>), ControlError> {
+        let stored = self
+            .store
+            .get(name)
+            .await?
+            .ok_or_else(|| ControlError::NoSuchProfile(name.to_string()))?;
         let profile = stored.profile;
-        let install = self.data.engine(&profile.engine).ok_or_else(|| ControlError::NoSuchEngine {
-            profile: name.to_string(),
-            engine: profile.engine.clone(),
-            config: crate::config::CONFIG_FILE,
-        })?;
-        let command = self.data.command_for(install).map_err(|e| ControlError::Spawn {
-            program: "roofline".into(),
-            source: std::io::Error::other(e.to_string()),
-        })?;
+        let install =
+            self.data
+                .engine(&profile.engine)
+                .ok_or_else(|| ControlError::NoSuchEngine {
+                    profile: name.to_string(),
+                    engine: profile.engine.clone(),
+                    config: crate::config::CONFIG_FILE,
+                })?;
+        let command = self
+            .data
+            .command_for(install)
+            .map_err(|e| ControlError::Spawn {
+                program: "roofline".into(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
         let argv = render_argv(install.kind, &command, &profile);
         Ok((profile.clone(), install.kind, install.simulator, argv))
     }
@@ -145,14 +179,17 @@ impl EngineControl {
     pub fn running(&self, profile: &str) -> Option<Result<EngineRecord, EngineRecord>> {
         let text = std::fs::read_to_string(self.record_path(profile)).ok()?;
         let record: EngineRecord = serde_json::from_str(&text).ok()?;
-        let same = procfs::stat(record.pid)
-            .is_some_and(|s| s.start_ticks == record.start_ticks && s.state != 'Z' && s.state != 'X');
+        let same = procfs::stat(record.pid).is_some_and(|s| {
+            s.start_ticks == record.start_ticks && s.state != 'Z' && s.state != 'X'
+        });
         Some(if same { Ok(record) } else { Err(record) })
     }
 
     /// Every profile that has a running record, for port-owner lookups.
     fn running_records(&self) -> Vec<EngineRecord> {
-        let Ok(entries) = std::fs::read_dir(self.data.state_dir()) else { return Vec::new() };
+        let Ok(entries) = std::fs::read_dir(self.data.state_dir()) else {
+            return Vec::new();
+        };
         entries
             .flatten()
             .filter_map(|e| self.running(&e.file_name().to_string_lossy()))
@@ -162,7 +199,11 @@ impl EngineControl {
 
     /// Who holds a port: one of our profiles, or a foreign process.
     pub fn port_owner(&self, host: &str, port: u16) -> Option<String> {
-        let probe_host = if host == "0.0.0.0" || host == "::" { "127.0.0.1" } else { host };
+        let probe_host = if host == "0.0.0.0" || host == "::" {
+            "127.0.0.1"
+        } else {
+            host
+        };
         if std::net::TcpListener::bind((probe_host, port)).is_ok() {
             return None;
         }
@@ -172,7 +213,9 @@ impl EngineControl {
         match procfs::port_owner(port) {
             Some((pid, name)) => Some(format!("a foreign process {name} (pid {pid})")),
             // A listener we cannot attribute (another user's process, another namespace).
-            None if procfs::has_listener(port) => Some("a foreign process (not visible to this user)".to_string()),
+            None if procfs::has_listener(port) => {
+                Some("a foreign process (not visible to this user)".to_string())
+            }
             // No listener: only closing connections hold the port; the engine can still bind.
             None => None,
         }
@@ -181,7 +224,11 @@ impl EngineControl {
     /// Takes the per-profile lock so two serves or a serve and a stop never interleave.
     fn lock(&self, profile: &str) -> Result<nix::fcntl::Flock<std::fs::File>, ControlError> {
         std::fs::create_dir_all(self.dir(profile))?;
-        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(self.dir(profile).join("lock"))?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir(profile).join("lock"))?;
         nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
             .map_err(|_| ControlError::Busy(profile.to_string()))
     }
@@ -189,7 +236,11 @@ impl EngineControl {
     /// Starts a profile's engine and waits until `/health` answers 200, reporting progress.
     /// Serving a running profile restarts nothing. If the process exits first, the error
     /// carries its last log lines and the matching startup-failure row.
-    pub async fn serve(&self, name: &str, mut progress: impl FnMut(&Progress) + Send) -> Result<ServeOutcome, ControlError> {
+    pub async fn serve(
+        &self,
+        name: &str,
+        mut progress: impl FnMut(&Progress) + Send,
+    ) -> Result<ServeOutcome, ControlError> {
         let (profile, _kind, _sim, argv) = self.resolve(name).await?;
         let lock = self.lock(name)?;
         if let Some(Ok(record)) = self.running(name) {
@@ -198,7 +249,10 @@ impl EngineControl {
             return Ok(ServeOutcome::AlreadyRunning { pid: record.pid });
         }
         let model = Path::new(&profile.model);
-        confined(&self.data.models_root(), model).map_err(|reason| ControlError::ModelPath { profile: name.into(), reason })?;
+        confined(&self.data.models_root(), model).map_err(|reason| ControlError::ModelPath {
+            profile: name.into(),
+            reason,
+        })?;
         let port = profile.port.unwrap_or(_kind.default_port());
         if let Some(owner) = self.port_owner(&profile.host, port) {
             return Err(ControlError::PortBusy { port, owner });
@@ -209,25 +263,52 @@ impl EngineControl {
         let _ = std::fs::remove_file(self.record_path(name));
         let log_path = self.log_path(name);
         logs::rotate(&log_path)?;
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path)?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)?;
         let record = match spawn(&argv, &profile, log, dir.join("exit")) {
             Ok(r) => r,
             Err(e) => {
                 // The UI shows why the engine is not running, not just that it is not.
-                let report = FailureReport { failure: None, last_lines: vec![e.to_string()], exit: "not started".into(), at: now_unix() };
-                write_atomic(&self.failure_path(name), &serde_json::to_vec_pretty(&report).unwrap_or_default())?;
+                let report = FailureReport {
+                    failure: None,
+                    last_lines: vec![e.to_string()],
+                    exit: "not started".into(),
+                    at: now_unix(),
+                };
+                write_atomic(
+                    &self.failure_path(name),
+                    &serde_json::to_vec_pretty(&report).unwrap_or_default(),
+                )?;
                 return Err(e);
             }
         };
-        let record = EngineRecord { profile: name.into(), host: profile.host.clone(), port, ..record };
-        write_atomic(&self.record_path(name), &serde_json::to_vec_pretty(&record).unwrap_or_default())?;
-        write_atomic(&dir.join("engine.pid"), format!("{}\n", record.pid).as_bytes())?;
+        let record = EngineRecord {
+            profile: name.into(),
+            host: profile.host.clone(),
+            port,
+            ..record
+        };
+        write_atomic(
+            &self.record_path(name),
+            &serde_json::to_vec_pretty(&record).unwrap_or_default(),
+        )?;
+        write_atomic(
+            &dir.join("engine.pid"),
+            format!("{}\n", record.pid).as_bytes(),
+        )?;
         drop(lock);
         self.wait_ready(name, &record, &mut progress).await?;
         Ok(ServeOutcome::Started { pid: record.pid })
     }
 
-    async fn wait_ready(&self, name: &str, record: &EngineRecord, progress: &mut (impl FnMut(&Progress) + Send)) -> Result<(), ControlError> {
+    async fn wait_ready(
+        &self,
+        name: &str,
+        record: &EngineRecord,
+        progress: &mut (impl FnMut(&Progress) + Send),
+    ) -> Result<(), ControlError> {
         let started = Instant::now();
         let timeout = Duration::from_secs(self.data.config.serve_timeout_s);
         let log_path = self.log_path(name);
@@ -248,25 +329,51 @@ impl EngineControl {
             }
             if self.probe_health(&record.host, record.port).await == Some(200) {
                 std::fs::write(self.ready_path(name), b"")?;
-                progress(&Progress { phase: StartupPhase::Ready, elapsed: started.elapsed(), last_line });
+                progress(&Progress {
+                    phase: StartupPhase::Ready,
+                    elapsed: started.elapsed(),
+                    last_line,
+                });
                 return Ok(());
             }
-            progress(&Progress { phase, elapsed: started.elapsed(), last_line: last_line.clone() });
+            progress(&Progress {
+                phase,
+                elapsed: started.elapsed(),
+                last_line: last_line.clone(),
+            });
             if !procfs::alive(record.pid) {
                 // Give the reaper a moment to record the exit status.
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 let last_lines = logs::tail(&log_path, FAILURE_LINES).unwrap_or_default();
                 let failure = classify(last_lines.iter().map(String::as_str));
-                let exit = std::fs::read_to_string(self.dir(name).join("exit")).unwrap_or_else(|_| "unknown".into());
-                let report = FailureReport { failure: failure.clone(), last_lines: last_lines.clone(), exit: exit.trim().to_string(), at: now_unix() };
-                write_atomic(&self.failure_path(name), &serde_json::to_vec_pretty(&report).unwrap_or_default())?;
+                let exit = std::fs::read_to_string(self.dir(name).join("exit"))
+                    .unwrap_or_else(|_| "unknown".into());
+                let report = FailureReport {
+                    failure: failure.clone(),
+                    last_lines: last_lines.clone(),
+                    exit: exit.trim().to_string(),
+                    at: now_unix(),
+                };
+                write_atomic(
+                    &self.failure_path(name),
+                    &serde_json::to_vec_pretty(&report).unwrap_or_default(),
+                )?;
                 let _ = std::fs::remove_file(self.record_path(name));
-                return Err(ControlError::StartupFailed { profile: name.into(), exit: report.exit, failure, last_lines });
+                return Err(ControlError::StartupFailed {
+                    profile: name.into(),
+                    exit: report.exit,
+                    failure,
+                    last_lines,
+                });
             }
             if started.elapsed() > timeout {
                 let last_lines = logs::tail(&log_path, FAILURE_LINES).unwrap_or_default();
                 let _ = self.stop(name).await;
-                return Err(ControlError::Timeout { profile: name.into(), timeout_s: timeout.as_secs(), last_lines });
+                return Err(ControlError::Timeout {
+                    profile: name.into(),
+                    timeout_s: timeout.as_secs(),
+                    last_lines,
+                });
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
@@ -295,11 +402,19 @@ impl EngineControl {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         self.clear(name);
-        Ok(StopOutcome::Stopped { pid: record.pid, killed })
+        Ok(StopOutcome::Stopped {
+            pid: record.pid,
+            killed,
+        })
     }
 
     fn clear(&self, name: &str) {
-        for p in [self.record_path(name), self.failure_path(name), self.ready_path(name), self.dir(name).join("engine.pid")] {
+        for p in [
+            self.record_path(name),
+            self.failure_path(name),
+            self.ready_path(name),
+            self.dir(name).join("engine.pid"),
+        ] {
             let _ = std::fs::remove_file(p);
         }
     }
@@ -308,7 +423,13 @@ impl EngineControl {
     pub async fn probe_health(&self, host: &str, port: u16) -> Option<u16> {
         let host = if host == "0.0.0.0" { "127.0.0.1" } else { host };
         let url = format!("http://{}/health", fmt_host_port(host, port));
-        self.http.get(url).timeout(Duration::from_secs(2)).send().await.ok().map(|r| r.status().as_u16())
+        self.http
+            .get(url)
+            .timeout(Duration::from_secs(2))
+            .send()
+            .await
+            .ok()
+            .map(|r| r.status().as_u16())
     }
 
     /// The state of one profile, from its state files and a health probe.
@@ -331,7 +452,11 @@ impl EngineControl {
             note: None,
         };
         if install.is_none() {
-            status.note = Some(format!("engine installation {} is not in {}", profile.engine, crate::config::CONFIG_FILE));
+            status.note = Some(format!(
+                "engine installation {} is not in {}",
+                profile.engine,
+                crate::config::CONFIG_FILE
+            ));
         }
         match self.running(name) {
             Some(Ok(record)) => {
@@ -356,14 +481,20 @@ impl EngineControl {
                 status.state = EngineState::Dead;
                 let last = logs::tail(&self.log_path(name), FAILURE_LINES).unwrap_or_default();
                 status.failure = classify(last.iter().map(String::as_str));
-                status.note = Some(format!("process {} is gone; it was not stopped by Roofline", record.pid));
+                status.note = Some(format!(
+                    "process {} is gone; it was not stopped by Roofline",
+                    record.pid
+                ));
             }
             None => {
                 if let Ok(text) = std::fs::read_to_string(self.failure_path(name)) {
                     if let Ok(report) = serde_json::from_str::<FailureReport>(&text) {
                         status.state = EngineState::Dead;
                         status.failure = report.failure;
-                        status.note = Some(format!("the last start exited before it became healthy (exit: {})", report.exit));
+                        status.note = Some(format!(
+                            "the last start exited before it became healthy (exit: {})",
+                            report.exit
+                        ));
                     }
                 }
             }
@@ -402,7 +533,12 @@ pub fn fmt_host_port(host: &str, port: u16) -> String {
 /// Launches the argv in its own process group with the air-gap environment, output to the
 /// log. A thread reaps the child and writes its exit status to `exit_path`, so a crash is
 /// never a zombie and its exit code is known. Never a shell.
-fn spawn(argv: &[String], profile: &Profile, log: std::fs::File, exit_path: PathBuf) -> Result<EngineRecord, ControlError> {
+fn spawn(
+    argv: &[String],
+    profile: &Profile,
+    log: std::fs::File,
+    exit_path: PathBuf,
+) -> Result<EngineRecord, ControlError> {
     use std::os::unix::process::CommandExt;
     let program = argv.first().cloned().unwrap_or_default();
     let mut cmd = Command::new(&program);
@@ -414,7 +550,10 @@ fn spawn(argv: &[String], profile: &Profile, log: std::fs::File, exit_path: Path
         .stderr(Stdio::from(log))
         .process_group(0);
     let _ = std::fs::remove_file(&exit_path);
-    let mut child = cmd.spawn().map_err(|source| ControlError::Spawn { program: program.clone(), source })?;
+    let mut child = cmd.spawn().map_err(|source| ControlError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
     let pid = child.id() as i32;
     let start_ticks = procfs::stat(pid).map(|s| s.start_ticks).unwrap_or(0);
     std::thread::spawn(move || {

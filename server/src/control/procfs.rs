@@ -33,12 +33,19 @@ pub fn alive(pid: i32) -> bool {
 
 /// The process's short name (`comm`).
 pub fn comm(pid: i32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// Seconds since boot, for turning start ticks into an uptime.
 pub fn uptime_since_boot() -> Option<f64> {
-    std::fs::read_to_string("/proc/uptime").ok()?.split_whitespace().next()?.parse().ok()
+    std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Clock ticks per second; Linux reports `starttime` in these (USER_HZ, 100 on every
@@ -90,8 +97,12 @@ pub fn port_owner(port: u16) -> Option<(i32, String)> {
     }
     let wanted: Vec<String> = inodes.iter().map(|i| format!("socket:[{i}]")).collect();
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else { continue };
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+            continue;
+        };
         for fd in fds.flatten() {
             if let Ok(target) = std::fs::read_link(fd.path()) {
                 if wanted.iter().any(|w| Path::new(w) == target) {
@@ -110,7 +121,13 @@ mod tests {
     #[test]
     fn stat_with_odd_command_names() {
         let text = "1234 (python3 (vllm) x) S 1 1234 1234 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 12 0 987654 100000 2000 18446744073709551615";
-        assert_eq!(parse_stat(text), Some(ProcStat { state: 'S', start_ticks: 987654 }));
+        assert_eq!(
+            parse_stat(text),
+            Some(ProcStat {
+                state: 'S',
+                start_ticks: 987654
+            })
+        );
         assert_eq!(parse_stat("garbage"), None);
     }
 

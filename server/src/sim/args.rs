@@ -21,7 +21,13 @@ struct FlagDef {
 
 macro_rules! f {
     ($names:expr, $meta:expr, $def:expr, $group:expr, $help:expr) => {
-        FlagDef { names: $names, metavar: $meta, default: $def, group: $group, help: $help }
+        FlagDef {
+            names: $names,
+            metavar: $meta,
+            default: $def,
+            group: $group,
+            help: $help,
+        }
     };
 }
 
@@ -163,7 +169,12 @@ pub fn help_text(kind: EngineKind) -> String {
                     Some(m) if n.starts_with("--") || n.starts_with('-') => format!("{n} {m}"),
                     _ => n.to_string(),
                 });
-                out.push_str(&format!("  {}\n                        {} (default: {})\n", spec.collect::<Vec<_>>().join(", "), d.help, d.default));
+                out.push_str(&format!(
+                    "  {}\n                        {} (default: {})\n",
+                    spec.collect::<Vec<_>>().join(", "),
+                    d.help,
+                    d.default
+                ));
             }
         }
         EngineKind::Sglang => {
@@ -173,7 +184,11 @@ pub fn help_text(kind: EngineKind) -> String {
                     Some(m) => format!("{n} {m}"),
                     None => n.to_string(),
                 });
-                out.push_str(&format!("  {}\n                        {}\n", spec.collect::<Vec<_>>().join(", "), d.help));
+                out.push_str(&format!(
+                    "  {}\n                        {}\n",
+                    spec.collect::<Vec<_>>().join(", "),
+                    d.help
+                ));
             }
         }
     }
@@ -182,7 +197,9 @@ pub fn help_text(kind: EngineKind) -> String {
 
 fn find(kind: EngineKind, name: &str) -> Option<&'static FlagDef> {
     let want = name.replace('_', "-");
-    defs(kind).iter().find(|d| d.names.iter().any(|n| *n == want))
+    defs(kind)
+        .iter()
+        .find(|d| d.names.iter().any(|n| *n == want))
 }
 
 /// Parses `sim vllm serve MODEL …` (after `serve`) or `sim sglang …`.
@@ -220,7 +237,13 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
                         Some(v) => v,
                         None => {
                             i += 1;
-                            args.get(i).cloned().ok_or_else(|| UsageError(format!("{}: error: argument {}: expected one argument", prog(kind), def.names.join("/"))))?
+                            args.get(i).cloned().ok_or_else(|| {
+                                UsageError(format!(
+                                    "{}: error: argument {}: expected one argument",
+                                    prog(kind),
+                                    def.names.join("/")
+                                ))
+                            })?
                         }
                     };
                     values.push((def, name, Some(v)));
@@ -233,14 +256,28 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
         i += 1;
     }
     if !unknown.is_empty() {
-        return Err(UsageError(format!("usage: {} [options]\n{}: error: unrecognized arguments: {}", prog(kind), prog(kind), unknown.join(" "))));
+        return Err(UsageError(format!(
+            "usage: {} [options]\n{}: error: unrecognized arguments: {}",
+            prog(kind),
+            prog(kind),
+            unknown.join(" ")
+        )));
     }
     let get = |flag: &str| -> Option<(String, Option<String>)> {
-        values.iter().rev().find(|(d, _, _)| d.names[0] == flag).map(|(_, n, v)| (n.clone(), v.clone()))
+        values
+            .iter()
+            .rev()
+            .find(|(d, _, _)| d.names[0] == flag)
+            .map(|(_, n, v)| (n.clone(), v.clone()))
     };
     let num = |flag: &str| -> Result<Option<f64>, UsageError> {
         match get(flag) {
-            Some((n, Some(v))) => v.parse::<f64>().map(Some).map_err(|_| UsageError(format!("{}: error: argument {n}: invalid value: '{v}'", prog(kind)))),
+            Some((n, Some(v))) => v.parse::<f64>().map(Some).map_err(|_| {
+                UsageError(format!(
+                    "{}: error: argument {n}: invalid value: '{v}'",
+                    prog(kind)
+                ))
+            }),
             _ => Ok(None),
         }
     };
@@ -250,44 +287,88 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
         EngineKind::Vllm => positional.first().cloned().or_else(|| text("--model")),
         EngineKind::Sglang => text("--model-path"),
     }
-    .ok_or_else(|| UsageError(format!("{}: error: the following arguments are required: {}", prog(kind), if kind == EngineKind::Vllm { "model_tag" } else { "--model-path" })))?;
+    .ok_or_else(|| {
+        UsageError(format!(
+            "{}: error: the following arguments are required: {}",
+            prog(kind),
+            if kind == EngineKind::Vllm {
+                "model_tag"
+            } else {
+                "--model-path"
+            }
+        ))
+    })?;
     if kind == EngineKind::Sglang && !positional.is_empty() {
-        return Err(UsageError(format!("{}: error: unrecognized arguments: {}", prog(kind), positional.join(" "))));
+        return Err(UsageError(format!(
+            "{}: error: unrecognized arguments: {}",
+            prog(kind),
+            positional.join(" ")
+        )));
     }
     let mut faults = Vec::new();
     for (d, _, v) in &values {
         if d.names[0] == "--sim-fault" {
             let v = v.clone().unwrap_or_default();
-            faults.push(v.parse::<Fault>().map_err(|e| UsageError(format!("{}: error: argument --sim-fault: {e}", prog(kind))))?);
+            faults.push(v.parse::<Fault>().map_err(|e| {
+                UsageError(format!("{}: error: argument --sim-fault: {e}", prog(kind)))
+            })?);
         }
     }
     if let Ok(env) = std::env::var("ROOFLINE_SIM_FAULT") {
         for name in env.split(',').filter(|s| !s.trim().is_empty()) {
-            faults.push(name.trim().parse::<Fault>().map_err(|e| UsageError(format!("ROOFLINE_SIM_FAULT: {e}")))?);
+            faults.push(
+                name.trim()
+                    .parse::<Fault>()
+                    .map_err(|e| UsageError(format!("ROOFLINE_SIM_FAULT: {e}")))?,
+            );
         }
     }
     let startup_delay_s = match num("--sim-startup-delay")? {
         Some(v) => v,
-        None => std::env::var("ROOFLINE_SIM_STARTUP_S").ok().and_then(|v| v.parse().ok()).unwrap_or(2.0),
+        None => std::env::var("ROOFLINE_SIM_STARTUP_S")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2.0),
     };
     let (tp_flag, len_flag, mem_flag, running_flag, batch_flag) = match kind {
-        EngineKind::Vllm => ("--tensor-parallel-size", "--max-model-len", "--gpu-memory-utilization", "--max-num-seqs", "--max-num-batched-tokens"),
-        EngineKind::Sglang => ("--tp-size", "--context-length", "--mem-fraction-static", "--max-running-requests", "--chunked-prefill-size"),
+        EngineKind::Vllm => (
+            "--tensor-parallel-size",
+            "--max-model-len",
+            "--gpu-memory-utilization",
+            "--max-num-seqs",
+            "--max-num-batched-tokens",
+        ),
+        EngineKind::Sglang => (
+            "--tp-size",
+            "--context-length",
+            "--mem-fraction-static",
+            "--max-running-requests",
+            "--chunked-prefill-size",
+        ),
     };
     let tp = num(tp_flag)?.unwrap_or(1.0);
     if tp < 1.0 || tp.fract() != 0.0 {
-        return Err(UsageError(format!("{}: error: argument {tp_flag}: must be a positive integer", prog(kind))));
+        return Err(UsageError(format!(
+            "{}: error: argument {tp_flag}: must be a positive integer",
+            prog(kind)
+        )));
     }
     let port = num("--port")?.unwrap_or(kind.default_port() as f64);
     if !(1.0..=65535.0).contains(&port) {
-        return Err(UsageError(format!("{}: error: argument --port: invalid port", prog(kind))));
+        return Err(UsageError(format!(
+            "{}: error: argument --port: invalid port",
+            prog(kind)
+        )));
     }
     let mem_fraction = num(mem_flag)?.unwrap_or(match kind {
         EngineKind::Vllm => 0.92,
         EngineKind::Sglang => 0.88,
     });
     if !(mem_fraction > 0.0 && mem_fraction <= 1.0) {
-        return Err(UsageError(format!("{}: error: argument {mem_flag}: must be in (0, 1]", prog(kind))));
+        return Err(UsageError(format!(
+            "{}: error: argument {mem_flag}: must be in (0, 1]",
+            prog(kind)
+        )));
     }
     Ok(Invocation::Serve(Box::new(SimArgs {
         kind,
@@ -297,7 +378,10 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
         max_model_len: num(len_flag)?.map(|v| v as u32),
         mem_fraction,
         max_running: num(running_flag)?.map(|v| v as u32).unwrap_or(256).max(1),
-        max_batched_tokens: num(batch_flag)?.filter(|v| *v > 0.0).map(|v| v as u32).unwrap_or(8192),
+        max_batched_tokens: num(batch_flag)?
+            .filter(|v| *v > 0.0)
+            .map(|v| v as u32)
+            .unwrap_or(8192),
         kv_cache_dtype: text("--kv-cache-dtype").unwrap_or_else(|| "auto".into()),
         tool_call_parser: text("--tool-call-parser"),
         auto_tool_choice: match kind {
@@ -314,7 +398,9 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
             EngineKind::Sglang => flag_on("--enable-metrics"),
         },
         prefix_caching: match kind {
-            EngineKind::Vllm => get("--enable-prefix-caching").is_none_or(|(n, _)| !n.starts_with("--no-")),
+            EngineKind::Vllm => {
+                get("--enable-prefix-caching").is_none_or(|(n, _)| !n.starts_with("--no-"))
+            }
             EngineKind::Sglang => !flag_on("--disable-radix-cache"),
         },
         faults,
@@ -333,20 +419,76 @@ mod tests {
 
     #[test]
     fn vllm_command_line() {
-        let Invocation::Serve(a) = parse(EngineKind::Vllm, &s(&["serve", "/models/m", "--served-model-name", "m", "-tp", "2", "--max-model-len=4096", "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--port", "8100"])).unwrap() else { panic!() };
-        assert_eq!((a.model.as_str(), a.tp, a.max_model_len, a.port, a.auto_tool_choice), ("/models/m", 2, Some(4096), 8100, true));
+        let Invocation::Serve(a) = parse(
+            EngineKind::Vllm,
+            &s(&[
+                "serve",
+                "/models/m",
+                "--served-model-name",
+                "m",
+                "-tp",
+                "2",
+                "--max-model-len=4096",
+                "--enable-auto-tool-choice",
+                "--tool-call-parser",
+                "hermes",
+                "--port",
+                "8100",
+            ]),
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (
+                a.model.as_str(),
+                a.tp,
+                a.max_model_len,
+                a.port,
+                a.auto_tool_choice
+            ),
+            ("/models/m", 2, Some(4096), 8100, true)
+        );
         assert_eq!(a.model_name(), "m");
-        let err = parse(EngineKind::Vllm, &s(&["serve", "/m", "--max-model-length", "5"])).unwrap_err();
-        assert!(err.0.ends_with("error: unrecognized arguments: --max-model-length 5") || err.0.contains("unrecognized arguments: --max-model-length"));
-        assert_eq!(parse(EngineKind::Vllm, &s(&["--version"])).unwrap(), Invocation::Version(VLLM_VERSION.into()));
+        let err = parse(
+            EngineKind::Vllm,
+            &s(&["serve", "/m", "--max-model-length", "5"]),
+        )
+        .unwrap_err();
+        assert!(
+            err.0
+                .ends_with("error: unrecognized arguments: --max-model-length 5")
+                || err.0.contains("unrecognized arguments: --max-model-length")
+        );
+        assert_eq!(
+            parse(EngineKind::Vllm, &s(&["--version"])).unwrap(),
+            Invocation::Version(VLLM_VERSION.into())
+        );
     }
 
     #[test]
     fn sglang_command_line() {
-        let Invocation::Serve(a) = parse(EngineKind::Sglang, &s(&["--model-path", "/models/m", "--tp-size", "1", "--enable-metrics", "--tool-call-parser", "qwen25"])).unwrap() else { panic!() };
+        let Invocation::Serve(a) = parse(
+            EngineKind::Sglang,
+            &s(&[
+                "--model-path",
+                "/models/m",
+                "--tp-size",
+                "1",
+                "--enable-metrics",
+                "--tool-call-parser",
+                "qwen25",
+            ]),
+        )
+        .unwrap() else {
+            panic!()
+        };
         assert!(a.metrics_enabled && a.auto_tool_choice);
         assert_eq!(a.port, 30000);
-        assert!(parse(EngineKind::Sglang, &s(&["--tp-size", "1"])).unwrap_err().0.contains("--model-path"));
+        assert!(parse(EngineKind::Sglang, &s(&["--tp-size", "1"]))
+            .unwrap_err()
+            .0
+            .contains("--model-path"));
     }
 
     #[test]
@@ -357,7 +499,15 @@ mod tests {
             assert!(set.find("--port").is_some());
         }
         let v = parse_help(&help_text(EngineKind::Vllm));
-        assert_eq!(v.find("-tp").unwrap().group.as_deref(), Some("ParallelConfig"));
-        assert!(parse_help(&help_text(EngineKind::Sglang)).find("--disable-cuda-graph").unwrap().deprecated);
+        assert_eq!(
+            v.find("-tp").unwrap().group.as_deref(),
+            Some("ParallelConfig")
+        );
+        assert!(
+            parse_help(&help_text(EngineKind::Sglang))
+                .find("--disable-cuda-graph")
+                .unwrap()
+                .deprecated
+        );
     }
 }

@@ -73,7 +73,14 @@ impl Fault {
 
     /// Faults that act during startup and end the process.
     pub fn at_start(self) -> bool {
-        matches!(self, Self::OomLoad | Self::KvTooSmall | Self::MissingConfig | Self::UnsupportedArch | Self::DriverMismatch)
+        matches!(
+            self,
+            Self::OomLoad
+                | Self::KvTooSmall
+                | Self::MissingConfig
+                | Self::UnsupportedArch
+                | Self::DriverMismatch
+        )
     }
 }
 
@@ -83,6 +90,11 @@ impl std::str::FromStr for Fault {
         Fault::ALL
             .into_iter()
             .find(|f| f.name() == s)
-            .ok_or_else(|| format!("unknown fault `{s}`; known: {}", Fault::ALL.map(|f| f.name()).join(", ")))
+            .ok_or_else(|| {
+                format!(
+                    "unknown fault `{s}`; known: {}",
+                    Fault::ALL.map(|f| f.name()).join(", ")
+                )
+            })
     }
 }

@@ -28,7 +28,10 @@ fn histogram_family(kind: EngineKind, signal: &str) -> &'static [&'static str] {
         (EngineKind::Vllm, "gen_len") => &["vllm:request_generation_tokens"],
         (EngineKind::Vllm, "num_preemptions") => &["vllm:request_num_preemptions"],
         (EngineKind::Vllm, "iteration_tokens") => &["vllm:iteration_tokens_total"],
-        (EngineKind::Vllm, "params_max_tokens") => &["vllm:request_params_max_tokens", "vllm:request_max_num_generation_tokens"],
+        (EngineKind::Vllm, "params_max_tokens") => &[
+            "vllm:request_params_max_tokens",
+            "vllm:request_max_num_generation_tokens",
+        ],
         (EngineKind::Sglang, "ttft") => &["sglang:time_to_first_token_seconds"],
         (EngineKind::Sglang, "itl") => &["sglang:inter_token_latency_seconds"],
         (EngineKind::Sglang, "tpot") => &["sglang:request_time_per_output_token_seconds"],
@@ -41,8 +44,19 @@ fn histogram_family(kind: EngineKind, signal: &str) -> &'static [&'static str] {
 }
 
 const SIGNALS: &[&str] = &[
-    "ttft", "itl", "tpot", "e2e", "queue_time", "inference_time", "prefill_time", "decode_time", "prompt_len", "gen_len",
-    "num_preemptions", "iteration_tokens", "params_max_tokens",
+    "ttft",
+    "itl",
+    "tpot",
+    "e2e",
+    "queue_time",
+    "inference_time",
+    "prefill_time",
+    "decode_time",
+    "prompt_len",
+    "gen_len",
+    "num_preemptions",
+    "iteration_tokens",
+    "params_max_tokens",
 ];
 
 /// A cumulative histogram over fixed upper bounds.
@@ -57,7 +71,12 @@ pub struct Hist {
 impl Hist {
     fn new(bounds: Vec<f64>) -> Self {
         let counts = vec![0; bounds.len()];
-        Self { bounds, counts, sum: 0.0, count: 0 }
+        Self {
+            bounds,
+            counts,
+            sum: 0.0,
+            count: 0,
+        }
     }
     fn observe(&mut self, v: f64) {
         self.sum += v;
@@ -71,7 +90,12 @@ impl Hist {
         if le.is_infinite() {
             return self.count;
         }
-        self.bounds.iter().zip(&self.counts).filter(|(b, _)| **b <= le + 1e-12).map(|(_, c)| c).sum()
+        self.bounds
+            .iter()
+            .zip(&self.counts)
+            .filter(|(b, _)| **b <= le + 1e-12)
+            .map(|(_, c)| c)
+            .sum()
     }
 }
 
@@ -92,12 +116,18 @@ impl Metrics {
                 bounds.insert(*signal, template.bounds(family));
             }
         }
-        Self { bounds, ..Default::default() }
+        Self {
+            bounds,
+            ..Default::default()
+        }
     }
 
     pub fn observe(&mut self, signal: &'static str, v: f64, streaming: bool) {
         let bounds = self.bounds.get(signal).cloned().unwrap_or_default();
-        self.hist.entry((signal, streaming)).or_insert_with(|| Hist::new(bounds)).observe(v);
+        self.hist
+            .entry((signal, streaming))
+            .or_insert_with(|| Hist::new(bounds))
+            .observe(v);
     }
 
     pub fn observe_request_params(&mut self, max_tokens: u32) {
@@ -112,10 +142,19 @@ impl Metrics {
         self.counters.get(name).copied().unwrap_or(0.0)
     }
 
-    fn hist_value(&self, signal: &'static str, streaming: Option<bool>, part: &str, le: Option<f64>) -> f64 {
+    fn hist_value(
+        &self,
+        signal: &'static str,
+        streaming: Option<bool>,
+        part: &str,
+        le: Option<f64>,
+    ) -> f64 {
         let parts: Vec<&Hist> = match streaming {
             Some(s) => self.hist.get(&(signal, s)).into_iter().collect(),
-            None => [true, false].iter().filter_map(|s| self.hist.get(&(signal, *s))).collect(),
+            None => [true, false]
+                .iter()
+                .filter_map(|s| self.hist.get(&(signal, *s)))
+                .collect(),
         };
         parts
             .iter()
@@ -157,7 +196,13 @@ impl Template {
         let lines: Vec<Line> = text
             .lines()
             .enumerate()
-            .filter(|(_, l)| !l.starts_with("# source") && !l.starts_with("# Names") && !l.starts_with("# Served") && !l.starts_with("# Not shown") && !l.starts_with("# Names,"))
+            .filter(|(_, l)| {
+                !l.starts_with("# source")
+                    && !l.starts_with("# Names")
+                    && !l.starts_with("# Served")
+                    && !l.starts_with("# Not shown")
+                    && !l.starts_with("# Names,")
+            })
             .filter_map(|(i, l)| parse_line(l, i + 1).ok())
             .filter(|l| !matches!(l, Line::Comment | Line::Blank))
             .collect();
@@ -168,7 +213,11 @@ impl Template {
                 _ => None,
             })
             .collect();
-        Self { kind, lines, histograms }
+        Self {
+            kind,
+            lines,
+            histograms,
+        }
     }
 
     /// The bucket bounds of a histogram family, in template order.
@@ -178,7 +227,9 @@ impl Template {
             .lines
             .iter()
             .filter_map(|l| match l {
-                Line::Sample(s) if s.name == bucket => s.label("le").and_then(app::domain::prometheus::parse_value),
+                Line::Sample(s) if s.name == bucket => {
+                    s.label("le").and_then(app::domain::prometheus::parse_value)
+                }
                 _ => None,
             })
             .filter(|b| b.is_finite())
@@ -209,7 +260,11 @@ impl Template {
             (EngineKind::Vllm, "vllm:num_requests_running") => g.running,
             (EngineKind::Vllm, "vllm:num_requests_waiting") => g.waiting,
             (EngineKind::Vllm, "vllm:num_requests_waiting_by_reason") => {
-                if s.label("reason") == Some("capacity") { g.waiting } else { 0.0 }
+                if s.label("reason") == Some("capacity") {
+                    g.waiting
+                } else {
+                    0.0
+                }
             }
             (EngineKind::Vllm, "vllm:kv_cache_usage_perc") => g.kv_usage,
             (EngineKind::Vllm, "vllm:prefix_cache_queries_total") => m.counter("prefix_queries"),
@@ -224,7 +279,11 @@ impl Template {
                 _ => 0.0,
             },
             (EngineKind::Vllm, "vllm:prompt_tokens_cached_by_source_total") => {
-                if s.label("source") == Some("device") { m.counter("prefix_hits") } else { 0.0 }
+                if s.label("source") == Some("device") {
+                    m.counter("prefix_hits")
+                } else {
+                    0.0
+                }
             }
             (EngineKind::Vllm, "vllm:request_success_total") => match s.label("finished_reason") {
                 Some("length") => m.counter("finished_length"),
@@ -233,15 +292,31 @@ impl Template {
             },
             (EngineKind::Sglang, "sglang:num_running_reqs") => g.running,
             (EngineKind::Sglang, "sglang:num_queue_reqs") => g.waiting,
-            (EngineKind::Sglang, "sglang:token_usage") | (EngineKind::Sglang, "sglang:full_token_usage") => g.kv_usage,
-            (EngineKind::Sglang, "sglang:num_used_tokens") | (EngineKind::Sglang, "sglang:kv_used_tokens") => g.kv_used_tokens,
-            (EngineKind::Sglang, "sglang:kv_available_tokens") => (g.kv_capacity_tokens - g.kv_used_tokens).max(0.0),
+            (EngineKind::Sglang, "sglang:token_usage")
+            | (EngineKind::Sglang, "sglang:full_token_usage") => g.kv_usage,
+            (EngineKind::Sglang, "sglang:num_used_tokens")
+            | (EngineKind::Sglang, "sglang:kv_used_tokens") => g.kv_used_tokens,
+            (EngineKind::Sglang, "sglang:kv_available_tokens") => {
+                (g.kv_capacity_tokens - g.kv_used_tokens).max(0.0)
+            }
             (EngineKind::Sglang, "sglang:max_total_num_tokens") => g.kv_capacity_tokens,
             (EngineKind::Sglang, "sglang:cache_hit_rate") => g.cache_hit_rate,
             (EngineKind::Sglang, "sglang:gen_throughput") => g.gen_throughput,
             (EngineKind::Sglang, "sglang:context_len") => g.context_len,
-            (EngineKind::Sglang, "sglang:prompt_tokens_total") => if streaming_false { 0.0 } else { m.counter("prompt_tokens") },
-            (EngineKind::Sglang, "sglang:generation_tokens_total") => if streaming_false { 0.0 } else { m.counter("generation_tokens") },
+            (EngineKind::Sglang, "sglang:prompt_tokens_total") => {
+                if streaming_false {
+                    0.0
+                } else {
+                    m.counter("prompt_tokens")
+                }
+            }
+            (EngineKind::Sglang, "sglang:generation_tokens_total") => {
+                if streaming_false {
+                    0.0
+                } else {
+                    m.counter("generation_tokens")
+                }
+            }
             (EngineKind::Sglang, "sglang:num_requests_total") => match s.label("is_streaming") {
                 Some("true") => m.counter("requests_streaming"),
                 Some("false") => m.counter("requests_plain"),
@@ -273,7 +348,10 @@ impl Template {
                         m.hist_value(signal, streaming, part, le)
                     } else if let Some(v) = self.scalar(s, m, g) {
                         v
-                    } else if s.name.starts_with(prefix) && !s.name.contains("info") && !s.name.contains("sleep_state") {
+                    } else if s.name.starts_with(prefix)
+                        && !s.name.contains("info")
+                        && !s.name.contains("sleep_state")
+                    {
                         0.0
                     } else {
                         s.value
@@ -285,7 +363,11 @@ impl Template {
                             if i > 0 {
                                 out.push(',');
                             }
-                            let v = if k == "model_name" { model_name } else { v.as_str() };
+                            let v = if k == "model_name" {
+                                model_name
+                            } else {
+                                v.as_str()
+                            };
                             out.push_str(&format!("{k}=\"{}\"", escape_label(v)));
                         }
                         out.push('}');
@@ -307,14 +389,21 @@ mod tests {
     use app::domain::prometheus::parse;
 
     fn names(body: &str) -> Vec<String> {
-        let mut v: Vec<String> = body.lines().filter(|l| !l.starts_with('#')).map(|l| l.split(['{', ' ']).next().unwrap().to_string()).collect();
+        let mut v: Vec<String> = body
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split(['{', ' ']).next().unwrap().to_string())
+            .collect();
         v.dedup();
         v
     }
 
     #[test]
     fn exposition_keeps_every_series_of_the_captured_body() {
-        for (kind, fixture) in [(EngineKind::Vllm, VLLM_TEMPLATE), (EngineKind::Sglang, SGLANG_TEMPLATE)] {
+        for (kind, fixture) in [
+            (EngineKind::Vllm, VLLM_TEMPLATE),
+            (EngineKind::Sglang, SGLANG_TEMPLATE),
+        ] {
             let t = Template::for_engine(kind);
             let m = Metrics::for_engine(kind, &t);
             let body = t.render("Qwen/Qwen3-8B", 1.0, &m, &Gauges::default());
@@ -322,7 +411,16 @@ mod tests {
             assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
             let original = parse(fixture);
             assert_eq!(parsed.samples.len(), original.samples.len(), "{kind:?}");
-            assert_eq!(names(&body), names(&fixture.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n")));
+            assert_eq!(
+                names(&body),
+                names(
+                    &fixture
+                        .lines()
+                        .filter(|l| !l.starts_with('#'))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                )
+            );
         }
     }
 
@@ -330,19 +428,41 @@ mod tests {
     fn histograms_follow_observations() {
         let t = Template::for_engine(EngineKind::Vllm);
         let mut m = Metrics::for_engine(EngineKind::Vllm, &t);
-        assert_eq!(t.bounds("vllm:time_to_first_token_seconds")[..3], [0.001, 0.005, 0.01]);
+        assert_eq!(
+            t.bounds("vllm:time_to_first_token_seconds")[..3],
+            [0.001, 0.005, 0.01]
+        );
         m.observe("ttft", 0.03, true);
         m.observe("ttft", 0.3, false);
-        let g = Gauges { running: 3.0, waiting: 7.0, kv_usage: 0.5, ..Default::default() };
+        let g = Gauges {
+            running: 3.0,
+            waiting: 7.0,
+            kv_usage: 0.5,
+            ..Default::default()
+        };
         let p = parse(&t.render("m", 1.0, &m, &g));
         let get = |name: &str, le: Option<&str>| {
-            p.samples.iter().find(|s| s.name == name && le.is_none_or(|l| s.label("le") == Some(l))).unwrap().value
+            p.samples
+                .iter()
+                .find(|s| s.name == name && le.is_none_or(|l| s.label("le") == Some(l)))
+                .unwrap()
+                .value
         };
         assert_eq!(get("vllm:time_to_first_token_seconds_count", None), 2.0);
-        assert_eq!(get("vllm:time_to_first_token_seconds_bucket", Some("0.04")), 1.0);
-        assert_eq!(get("vllm:time_to_first_token_seconds_bucket", Some("+Inf")), 2.0);
+        assert_eq!(
+            get("vllm:time_to_first_token_seconds_bucket", Some("0.04")),
+            1.0
+        );
+        assert_eq!(
+            get("vllm:time_to_first_token_seconds_bucket", Some("+Inf")),
+            2.0
+        );
         assert_eq!(get("vllm:num_requests_waiting", None), 7.0);
         assert_eq!(get("vllm:kv_cache_usage_perc", None), 0.5);
-        assert!(p.samples.iter().filter(|s| s.label("model_name").is_some()).all(|s| s.label("model_name") == Some("m")));
+        assert!(p
+            .samples
+            .iter()
+            .filter(|s| s.label("model_name").is_some())
+            .all(|s| s.label("model_name") == Some("m")));
     }
 }

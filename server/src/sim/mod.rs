@@ -14,9 +14,9 @@ mod openai;
 pub mod sched;
 pub mod startup;
 
+use app::domain::engine::EngineKind;
 use args::{Invocation, SimArgs};
 use faults::Fault;
-use app::domain::engine::EngineKind;
 use metrics::{Gauges, Metrics, Template};
 use sched::Sched;
 use startup::{Logger, ModelFacts};
@@ -55,7 +55,11 @@ impl Sim {
             kv_used_tokens: s.kv_used() as f64,
             kv_capacity_tokens: s.capacity() as f64,
             gen_throughput: s.gen_throughput,
-            cache_hit_rate: if q > 0.0 { s.window_hits as f64 / q } else { 0.0 },
+            cache_hit_rate: if q > 0.0 {
+                s.window_hits as f64 / q
+            } else {
+                0.0
+            },
             context_len: self.max_model_len as f64,
         }
     }
@@ -63,7 +67,8 @@ impl Sim {
     pub fn render_metrics(&self) -> String {
         let g = self.gauges();
         let s = self.lock();
-        self.template.render(self.args.model_name(), self.started_unix, &s.metrics, &g)
+        self.template
+            .render(self.args.model_name(), self.started_unix, &s.metrics, &g)
     }
 }
 
@@ -84,7 +89,11 @@ pub fn main(kind: EngineKind, argv: &[String]) -> i32 {
             return 2;
         }
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("cannot start runtime: {e}");
@@ -102,17 +111,37 @@ async fn run(args: SimArgs) -> i32 {
     let kind = args.kind;
     let log = Logger::new(kind);
     let delay = args.startup_delay_s;
-    let gpu_gib: f64 = std::env::var("ROOFLINE_SIM_GPU_GIB").ok().and_then(|v| v.parse().ok()).unwrap_or(80.0);
-    let bind_addr = format!("{}:{}", if args.host.contains(':') { format!("[{}]", args.host) } else { args.host.clone() }, args.port);
+    let gpu_gib: f64 = std::env::var("ROOFLINE_SIM_GPU_GIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(80.0);
+    let bind_addr = format!(
+        "{}:{}",
+        if args.host.contains(':') {
+            format!("[{}]", args.host)
+        } else {
+            args.host.clone()
+        },
+        args.port
+    );
 
     // vLLM binds its port before anything else, so a busy port fails within seconds.
     let early_socket = if kind == EngineKind::Vllm {
-        log.vllm("APIServer", "utils.py:326", &format!("non-default args: {{'model': '{}', 'host': '{}', 'port': {}}}", args.model, args.host, args.port));
+        log.vllm(
+            "APIServer",
+            "utils.py:326",
+            &format!(
+                "non-default args: {{'model': '{}', 'host': '{}', 'port': {}}}",
+                args.model, args.host, args.port
+            ),
+        );
         match bind(&bind_addr) {
             Ok(s) => Some(s),
             Err(e) => {
                 log.raw("Traceback (most recent call last):");
-                log.raw("  File \"vllm/entrypoints/launchers/launcher.py\", line 530, in run_server");
+                log.raw(
+                    "  File \"vllm/entrypoints/launchers/launcher.py\", line 530, in run_server",
+                );
                 log.raw("    sock.bind((args.host, args.port))");
                 log.raw(&format!("OSError: [Errno 98] Address already in use ({e})"));
                 return 1;
@@ -134,12 +163,21 @@ async fn run(args: SimArgs) -> i32 {
     match kind {
         EngineKind::Vllm => {
             log.vllm("EngineCore_DP0", "core.py:93", &format!("Initializing a V1 LLM engine (v{}) with config: model='{}', served_model_name={}, max_seq_len={}, tensor_parallel_size={}, kv_cache_dtype={}", args::VLLM_VERSION, args.model, args.model_name(), max_model_len, args.tp, args.kv_cache_dtype));
-            log.vllm("Worker_TP0", "gpu_model_runner.py:3015", &format!("Starting to load model {}...", args.model));
+            log.vllm(
+                "Worker_TP0",
+                "gpu_model_runner.py:3015",
+                &format!("Starting to load model {}...", args.model),
+            );
         }
-        EngineKind::Sglang => log.sglang(&format!("Load weight begin. avail mem={:.2} GB", gpu_gib - 1.5)),
+        EngineKind::Sglang => log.sglang(&format!(
+            "Load weight begin. avail mem={:.2} GB",
+            gpu_gib - 1.5
+        )),
     }
     sleep_s(delay * 0.4).await;
-    if budget.weights_gib + 1.0 > gpu_gib * args.mem_fraction || args.faults.contains(&Fault::OomLoad) {
+    if budget.weights_gib + 1.0 > gpu_gib * args.mem_fraction
+        || args.faults.contains(&Fault::OomLoad)
+    {
         print_oom_load(&log, kind, gpu_gib, budget.weights_gib);
         return 1;
     }
@@ -167,7 +205,11 @@ async fn run(args: SimArgs) -> i32 {
     let concurrency = budget.kv_tokens as f64 / max_model_len as f64;
     match kind {
         EngineKind::Vllm => {
-            log.vllm("EngineCore_DP0", "gpu_worker.py:298", &format!("Available KV cache memory: {:.2} GiB", budget.kv_gib));
+            log.vllm(
+                "EngineCore_DP0",
+                "gpu_worker.py:298",
+                &format!("Available KV cache memory: {:.2} GiB", budget.kv_gib),
+            );
             log.vllm("EngineCore_DP0", "kv_cache_utils.py:1087", &format!(
                 "GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {:.2}x",
                 startup::thousands(budget.kv_tokens),
@@ -179,14 +221,28 @@ async fn run(args: SimArgs) -> i32 {
         EngineKind::Sglang => {
             let half = budget.kv_gib / 2.0;
             log.sglang(&format!("KV Cache is allocated. dtype: torch.bfloat16, #tokens: {}, K size: {half:.2} GB, V size: {half:.2} GB", budget.kv_tokens));
-            log.sglang(&format!("Memory pool end. avail mem={:.2} GB", gpu_gib * (1.0 - args.mem_fraction) + 1.0));
+            log.sglang(&format!(
+                "Memory pool end. avail mem={:.2} GB",
+                gpu_gib * (1.0 - args.mem_fraction) + 1.0
+            ));
             log.sglang("Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, avail mem=4.00 GB");
         }
     }
     sleep_s(delay * 0.2).await;
     if kind == EngineKind::Vllm {
-        log.vllm("EngineCore_DP0", "gpu_model_runner.py:3480", "Graph capturing finished in 1 secs, took 0.45 GiB");
-        log.vllm("EngineCore_DP0", "core.py:210", &format!("init engine (profile, create kv cache, warmup model) took {:.2} seconds", delay * 0.6));
+        log.vllm(
+            "EngineCore_DP0",
+            "gpu_model_runner.py:3480",
+            "Graph capturing finished in 1 secs, took 0.45 GiB",
+        );
+        log.vllm(
+            "EngineCore_DP0",
+            "core.py:210",
+            &format!(
+                "init engine (profile, create kv cache, warmup model) took {:.2} seconds",
+                delay * 0.6
+            ),
+        );
     } else {
         log.sglang("Capture target decode CUDA graph end. bs=[1, 2, 4, 8, 16, 32], elapsed=1.02 s, mem usage=0.45 GB, avail mem=3.55 GB.");
         log.sglang(&format!(
@@ -197,8 +253,20 @@ async fn run(args: SimArgs) -> i32 {
 
     let template = Template::for_engine(kind);
     let metrics = Metrics::for_engine(kind, &template);
-    let mut sched = Sched::new(kind, args.max_running, args.max_batched_tokens, budget.kv_tokens, args.prefix_caching, metrics);
-    let runtime_faults: Vec<Fault> = args.faults.iter().copied().filter(|f| !f.at_start() && *f != Fault::Crash).collect();
+    let mut sched = Sched::new(
+        kind,
+        args.max_running,
+        args.max_batched_tokens,
+        budget.kv_tokens,
+        args.prefix_caching,
+        metrics,
+    );
+    let runtime_faults: Vec<Fault> = args
+        .faults
+        .iter()
+        .copied()
+        .filter(|f| !f.at_start() && *f != Fault::Crash)
+        .collect();
     sched.faults.extend(runtime_faults);
     let crash_after_ready = args.faults.contains(&Fault::Crash);
     let started_unix = time::OffsetDateTime::now_utc().unix_timestamp_nanos() as f64 / 1e9;
@@ -234,19 +302,56 @@ async fn run(args: SimArgs) -> i32 {
         }
     };
     let app = openai::router(sim.clone());
-    let server = axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>());
+    let server = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    );
     match kind {
         EngineKind::Vllm => {
-            sim.log.vllm("APIServer", "api_server.py:602", &format!("Starting vLLM server on http://{bind_addr}"));
-            sim.log.vllm("APIServer", "launcher.py:37", "Available routes are:");
-            for route in ["/health", "/v1/models", "/version", "/load", "/metrics", "/v1/chat/completions", "/v1/completions"] {
-                sim.log.vllm("APIServer", "launcher.py:46", &format!("Route: {route}, Methods: {}", if route.starts_with("/v1/c") { "POST" } else { "GET" }));
+            sim.log.vllm(
+                "APIServer",
+                "api_server.py:602",
+                &format!("Starting vLLM server on http://{bind_addr}"),
+            );
+            sim.log
+                .vllm("APIServer", "launcher.py:37", "Available routes are:");
+            for route in [
+                "/health",
+                "/v1/models",
+                "/version",
+                "/load",
+                "/metrics",
+                "/v1/chat/completions",
+                "/v1/completions",
+            ] {
+                sim.log.vllm(
+                    "APIServer",
+                    "launcher.py:46",
+                    &format!(
+                        "Route: {route}, Methods: {}",
+                        if route.starts_with("/v1/c") {
+                            "POST"
+                        } else {
+                            "GET"
+                        }
+                    ),
+                );
             }
-            sim.log.vllm("APIServer", "launcher.py:46", "Application startup complete.");
+            sim.log.vllm(
+                "APIServer",
+                "launcher.py:46",
+                "Application startup complete.",
+            );
         }
         EngineKind::Sglang => {
-            sim.log.line("", "", "", "INFO:     Application startup complete.");
-            sim.log.line("", "", "", &format!("INFO:     Uvicorn running on http://{bind_addr} (Press CTRL+C to quit)"));
+            sim.log
+                .line("", "", "", "INFO:     Application startup complete.");
+            sim.log.line(
+                "",
+                "",
+                "",
+                &format!("INFO:     Uvicorn running on http://{bind_addr} (Press CTRL+C to quit)"),
+            );
             sim.log.raw("The server is fired up and ready to roll!");
         }
     }
@@ -261,7 +366,8 @@ async fn run(args: SimArgs) -> i32 {
     let shutdown = {
         let sim = sim.clone();
         async move {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
             loop {
                 tokio::select! {
                     _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {
@@ -295,7 +401,11 @@ async fn run(args: SimArgs) -> i32 {
 
 fn bind(addr: &str) -> std::io::Result<tokio::net::TcpSocket> {
     let addr: std::net::SocketAddr = addr.parse().map_err(std::io::Error::other)?;
-    let sock = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    let sock = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
     // uvicorn sets SO_REUSEADDR, so a restart is not blocked by the last run's TIME_WAIT sockets.
     sock.set_reuseaddr(true)?;
     sock.bind(addr)?;
@@ -306,11 +416,17 @@ fn bind(addr: &str) -> std::io::Result<tokio::net::TcpSocket> {
 fn start_faults_or_model(args: &SimArgs, log: &Logger) -> Result<ModelFacts, i32> {
     let kind = args.kind;
     if args.faults.contains(&Fault::DriverMismatch) {
-        log.raw("RuntimeError: CUDA error: no kernel image is available for execution on the device");
+        log.raw(
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        );
         return Err(1);
     }
     if args.faults.contains(&Fault::MissingConfig) {
-        log.raw(&startup::read_model(kind, "/nonexistent-model-dir").err().unwrap_or_default());
+        log.raw(
+            &startup::read_model(kind, "/nonexistent-model-dir")
+                .err()
+                .unwrap_or_default(),
+        );
         return Err(1);
     }
     let facts = match startup::read_model(kind, &args.model) {
@@ -336,7 +452,12 @@ fn print_oom_load(log: &Logger, kind: EngineKind, gpu_gib: f64, weights_gib: f64
     match kind {
         EngineKind::Vllm => {
             log.line("Worker_TP0", "ERROR", "multiproc_executor.py:492", &line);
-            log.line("EngineCore_DP0", "ERROR", "core.py:515", "EngineCore failed to start.");
+            log.line(
+                "EngineCore_DP0",
+                "ERROR",
+                "core.py:515",
+                "EngineCore failed to start.",
+            );
             log.raw("RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}");
         }
         EngineKind::Sglang => {
@@ -352,7 +473,12 @@ fn print_kv_too_small(log: &Logger, kind: EngineKind, b: &startup::Budget, mem_f
         EngineKind::Vllm => {
             let need = b.max_model_len as f64 * b.kv_bytes_per_token as f64 / (1u64 << 30) as f64;
             let estimated = b.kv_tokens;
-            log.line("EngineCore_DP0", "ERROR", "core.py:515", "EngineCore failed to start.");
+            log.line(
+                "EngineCore_DP0",
+                "ERROR",
+                "core.py:515",
+                "EngineCore failed to start.",
+            );
             log.raw(&format!(
                 "ValueError: To serve at least one request with the model's max seq len ({}), ({need:.2} GiB KV cache is needed, which is larger than the available KV cache memory ({:.2} GiB). Based on the available memory, the estimated maximum model length is {estimated}. Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.",
                 b.max_model_len,
@@ -373,9 +499,19 @@ fn print_crash(sim: &Sim, reason: &str) {
         EngineKind::Vllm => {
             if reason == "oom-under-load" {
                 log.line("EngineCore_DP0", "ERROR", "core.py:880", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.25 GiB of which 512.00 MiB is free.");
-                log.line("APIServer", "ERROR", "async_llm.py:485", "AsyncLLM output_handler failed.");
+                log.line(
+                    "APIServer",
+                    "ERROR",
+                    "async_llm.py:485",
+                    "AsyncLLM output_handler failed.",
+                );
             } else {
-                log.line("EngineCore_DP0", "ERROR", "core.py:880", "EngineCore encountered a fatal error.");
+                log.line(
+                    "EngineCore_DP0",
+                    "ERROR",
+                    "core.py:880",
+                    "EngineCore encountered a fatal error.",
+                );
             }
             log.line("APIServer", "ERROR", "async_llm.py:485", "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.");
         }
@@ -386,7 +522,12 @@ fn print_crash(sim: &Sim, reason: &str) {
             } else {
                 log.raw("RuntimeError: CUDA error: an illegal memory access was encountered");
             }
-            log.line("", "", "", "Received sigquit from a child process. It usually means the child failed.");
+            log.line(
+                "",
+                "",
+                "",
+                "Received sigquit from a child process. It usually means the child failed.",
+            );
         }
     }
 }
@@ -412,7 +553,12 @@ async fn engine_loop(sim: Arc<Sim>) {
 
 fn stats_line(sim: &Sim, interval: f64) {
     let mut s = sim.lock();
-    let (prompt, gen, hits, queries) = (s.window_prompt, s.window_gen, s.window_hits, s.window_queries);
+    let (prompt, gen, hits, queries) = (
+        s.window_prompt,
+        s.window_gen,
+        s.window_hits,
+        s.window_queries,
+    );
     let idle = s.running.is_empty() && s.waiting.is_empty() && gen == 0 && prompt == 0;
     s.window_prompt = 0;
     s.window_gen = 0;
@@ -422,7 +568,11 @@ fn stats_line(sim: &Sim, interval: f64) {
     if idle {
         return;
     }
-    let hit_rate = if queries > 0 { hits as f64 / queries as f64 * 100.0 } else { 0.0 };
+    let hit_rate = if queries > 0 {
+        hits as f64 / queries as f64 * 100.0
+    } else {
+        0.0
+    };
     match sim.args.kind {
         EngineKind::Vllm => sim.log.vllm("APIServer", "loggers.py:127", &format!(
             "Engine 000: Avg prompt throughput: {:.1} tokens/s, Avg generation throughput: {:.1} tokens/s, Running: {running} reqs, Waiting: {waiting} reqs, Preemptions: {preemptions}, GPU KV cache usage: {:.1}%, Prefix cache hit rate: {hit_rate:.1}%",

@@ -29,18 +29,38 @@ pub fn router(sim: Arc<Sim>) -> Router {
         .route("/metrics", get(metrics))
         .route("/sim/faults", get(get_faults).post(set_faults));
     r = match sim.args.kind {
-        EngineKind::Vllm => r.route("/ping", get(health).post(health)).route("/version", get(version)).route("/load", get(load)),
+        EngineKind::Vllm => r
+            .route("/ping", get(health).post(health))
+            .route("/version", get(version))
+            .route("/load", get(load)),
         EngineKind::Sglang => r
             .route("/health_generate", get(health))
             .route("/ready", get(ready))
             .route("/model_info", get(model_info))
             .route("/server_info", get(server_info)),
     };
-    r.layer(axum::extract::DefaultBodyLimit::max(8 << 20)).with_state(sim)
+    r.layer(axum::extract::DefaultBodyLimit::max(8 << 20))
+        .with_state(sim)
 }
 
 fn error(status: StatusCode, kind: &str, message: &str, param: Option<&str>) -> Response {
     (status, Json(json!({"error": {"message": message, "type": kind, "param": param, "code": status.as_u16()}}))).into_response()
+}
+
+/// An OpenAI-style error, kept small until it becomes a response.
+struct OaiError(Box<(StatusCode, &'static str, String, Option<&'static str>)>);
+
+impl OaiError {
+    fn new(status: StatusCode, kind: &'static str, message: &str, param: Option<&'static str>) -> Self {
+        Self(Box::new((status, kind, message.to_string(), param)))
+    }
+}
+
+impl IntoResponse for OaiError {
+    fn into_response(self) -> Response {
+        let (status, kind, message, param) = *self.0;
+        error(status, kind, &message, param)
+    }
 }
 
 async fn health(State(sim): S) -> Response {
@@ -49,7 +69,10 @@ async fn health(State(sim): S) -> Response {
     }
     // SGLang's /health runs a one-token generation; a hung scheduler times it out.
     if sim.args.kind == EngineKind::Sglang && sim.has_fault(Fault::Hang) {
-        let timeout: u64 = std::env::var("SGLANG_HEALTH_CHECK_TIMEOUT").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+        let timeout: u64 = std::env::var("SGLANG_HEALTH_CHECK_TIMEOUT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20);
         tokio::time::sleep(Duration::from_secs(timeout)).await;
         sim.log.sglang(&format!("Health check failed. Server couldn't get a response from detokenizer for last {timeout} seconds."));
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
@@ -58,7 +81,11 @@ async fn health(State(sim): S) -> Response {
 }
 
 async fn ready(State(sim): S) -> StatusCode {
-    if sim.dead.load(Ordering::SeqCst) { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK }
+    if sim.dead.load(Ordering::SeqCst) {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    }
 }
 
 async fn version() -> Json<Value> {
@@ -102,7 +129,14 @@ async fn metrics(State(sim): S) -> Response {
             EngineKind::Vllm => ([(header::CONTENT_TYPE, "text/plain; version=1.0.0; charset=utf-8")], "# HELP http_requests_total Total number of requests by method, status and handler.\n# TYPE http_requests_total counter\n").into_response(),
         };
     }
-    ([(header::CONTENT_TYPE, "text/plain; version=1.0.0; charset=utf-8")], sim.render_metrics()).into_response()
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=1.0.0; charset=utf-8",
+        )],
+        sim.render_metrics(),
+    )
+        .into_response()
 }
 
 async fn get_faults(State(sim): S) -> Json<Value> {
@@ -112,27 +146,62 @@ async fn get_faults(State(sim): S) -> Json<Value> {
 }
 
 /// `POST /sim/faults {"enable": ["hang"], "disable": [...]}`, loopback clients only.
-async fn set_faults(State(sim): S, ConnectInfo(peer): ConnectInfo<SocketAddr>, body: axum::body::Bytes) -> Response {
+async fn set_faults(
+    State(sim): S,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    body: axum::body::Bytes,
+) -> Response {
     if !peer.ip().is_loopback() {
-        return error(StatusCode::FORBIDDEN, "PermissionError", "the fault switch answers loopback clients only", None);
+        return error(
+            StatusCode::FORBIDDEN,
+            "PermissionError",
+            "the fault switch answers loopback clients only",
+            None,
+        );
     }
     let v: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
-        Err(e) => return error(StatusCode::BAD_REQUEST, "BadRequestError", &format!("body is not JSON: {e}"), None),
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "BadRequestError",
+                &format!("body is not JSON: {e}"),
+                None,
+            )
+        }
     };
     let parse_list = |key: &str| -> Result<Vec<Fault>, String> {
         match v.get(key) {
             None => Ok(vec![]),
-            Some(Value::Array(items)) => items.iter().map(|i| i.as_str().unwrap_or("").parse::<Fault>()).collect(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|i| i.as_str().unwrap_or("").parse::<Fault>())
+                .collect(),
             Some(_) => Err(format!("`{key}` must be a list of fault names")),
         }
     };
     let (enable, disable) = match (parse_list("enable"), parse_list("disable")) {
         (Ok(e), Ok(d)) => (e, d),
-        (Err(e), _) | (_, Err(e)) => return error(StatusCode::BAD_REQUEST, "BadRequestError", &e, Some("enable")),
+        (Err(e), _) | (_, Err(e)) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "BadRequestError",
+                &e,
+                Some("enable"),
+            )
+        }
     };
     if let Some(f) = enable.iter().find(|f| f.at_start()) {
-        return error(StatusCode::BAD_REQUEST, "BadRequestError", &format!("{} acts at startup; pass --sim-fault {} when serving", f.name(), f.name()), Some("enable"));
+        return error(
+            StatusCode::BAD_REQUEST,
+            "BadRequestError",
+            &format!(
+                "{} acts at startup; pass --sim-fault {} when serving",
+                f.name(),
+                f.name()
+            ),
+            Some("enable"),
+        );
     }
     {
         let mut s = sim.lock();
@@ -168,7 +237,10 @@ fn new_id(prefix: &str) -> String {
 }
 
 fn now_unix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 struct Parsed {
@@ -179,63 +251,180 @@ struct Parsed {
     include_usage: bool,
 }
 
-fn parse_request(sim: &Sim, bytes: &[u8], chat: bool) -> Result<Parsed, Response> {
+fn parse_request(sim: &Sim, bytes: &[u8], chat: bool) -> Result<Parsed, OaiError> {
     if sim.dead.load(Ordering::SeqCst) {
-        return Err(error(StatusCode::INTERNAL_SERVER_ERROR, "InternalServerError", "The server had an error while processing your request.", None));
+        return Err(OaiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalServerError",
+            "The server had an error while processing your request.",
+            None,
+        ));
     }
-    let body: Value = serde_json::from_slice(bytes).map_err(|e| error(StatusCode::BAD_REQUEST, "BadRequestError", &format!("JSON decode error: {e}"), None))?;
+    let body: Value = serde_json::from_slice(bytes).map_err(|e| {
+        OaiError::new(
+            StatusCode::BAD_REQUEST,
+            "BadRequestError",
+            &format!("JSON decode error: {e}"),
+            None,
+        )
+    })?;
     let model = body.get("model").and_then(|m| m.as_str()).unwrap_or("");
     if model != sim.args.model_name() && model != sim.args.model {
-        return Err(error(StatusCode::NOT_FOUND, "NotFoundError", &format!("The model `{model}` does not exist."), Some("model")));
+        return Err(OaiError::new(
+            StatusCode::NOT_FOUND,
+            "NotFoundError",
+            &format!("The model `{model}` does not exist."),
+            Some("model"),
+        ));
     }
     let prompt_text = if chat {
-        let msgs = body.get("messages").and_then(|m| m.as_array()).ok_or_else(|| error(StatusCode::BAD_REQUEST, "BadRequestError", "messages: Field required", Some("messages")))?;
-        msgs.iter().map(|m| m.get("content").map(|c| match c { Value::String(s) => s.clone(), other => other.to_string() }).unwrap_or_default()).collect::<Vec<_>>().join("\n")
+        let msgs = body
+            .get("messages")
+            .and_then(|m| m.as_array())
+            .ok_or_else(|| {
+                OaiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "BadRequestError",
+                    "messages: Field required",
+                    Some("messages"),
+                )
+            })?;
+        msgs.iter()
+            .map(|m| {
+                m.get("content")
+                    .map(|c| match c {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     } else {
         match body.get("prompt") {
             Some(Value::String(s)) => s.clone(),
-            Some(Value::Array(a)) => a.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())).collect::<Vec<_>>().join(" "),
-            _ => return Err(error(StatusCode::BAD_REQUEST, "BadRequestError", "prompt: Field required", Some("prompt"))),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|x| {
+                    x.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| x.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => {
+                return Err(OaiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "BadRequestError",
+                    "prompt: Field required",
+                    Some("prompt"),
+                ))
+            }
         }
     };
-    let max_tokens = body.get("max_completion_tokens").or_else(|| body.get("max_tokens")).and_then(|v| v.as_u64()).unwrap_or(if chat { 64 } else { 16 });
+    let max_tokens = body
+        .get("max_completion_tokens")
+        .or_else(|| body.get("max_tokens"))
+        .and_then(|v| v.as_u64())
+        .unwrap_or(if chat { 64 } else { 16 });
     let prompt_tokens = estimate_tokens(&prompt_text) as u64;
     if prompt_tokens + max_tokens > sim.max_model_len {
-        return Err(error(
+        return Err(OaiError::new(
             StatusCode::BAD_REQUEST,
             "BadRequestError",
             &format!("This model's maximum context length is {} tokens. However, you requested {} tokens ({prompt_tokens} in the messages, {max_tokens} in the completion). Please reduce the length of the messages or completion.", sim.max_model_len, prompt_tokens + max_tokens),
             Some("max_tokens"),
         ));
     }
-    let stream = body.get("stream").and_then(|v| v.as_bool()).unwrap_or(false);
-    let include_usage = body.pointer("/stream_options/include_usage").and_then(|v| v.as_bool()).unwrap_or(false);
-    Ok(Parsed { body, prompt_text, max_tokens: max_tokens as u32, stream, include_usage })
+    let stream = body
+        .get("stream")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    let include_usage = body
+        .pointer("/stream_options/include_usage")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    Ok(Parsed {
+        body,
+        prompt_text,
+        max_tokens: max_tokens as u32,
+        stream,
+        include_usage,
+    })
 }
 
 /// The tool calls a chat request should produce, if any: the named tool, else every tool the
 /// last user message names, else the first tool; none after a tool result or with "none".
 fn planned_tool_calls(body: &Value) -> Vec<(String, String)> {
-    let Some(tools) = body.get("tools").and_then(|t| t.as_array()).filter(|t| !t.is_empty()) else { return vec![] };
+    let Some(tools) = body
+        .get("tools")
+        .and_then(|t| t.as_array())
+        .filter(|t| !t.is_empty())
+    else {
+        return vec![];
+    };
     let choice = body.get("tool_choice");
     if choice.and_then(|c| c.as_str()) == Some("none") {
         return vec![];
     }
-    let messages = body.get("messages").and_then(|m| m.as_array()).cloned().unwrap_or_default();
-    if messages.last().and_then(|m| m.get("role")).and_then(|r| r.as_str()) == Some("tool") {
+    let messages = body
+        .get("messages")
+        .and_then(|m| m.as_array())
+        .cloned()
+        .unwrap_or_default();
+    if messages
+        .last()
+        .and_then(|m| m.get("role"))
+        .and_then(|r| r.as_str())
+        == Some("tool")
+    {
         return vec![];
     }
     let fn_of = |t: &Value| t.get("function").cloned().unwrap_or(Value::Null);
-    let name_of = |f: &Value| f.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
-    let args_of = |f: &Value| example_arguments(f.get("parameters").unwrap_or(&Value::Null)).to_string();
-    if let Some(named) = choice.and_then(|c| c.pointer("/function/name")).and_then(|n| n.as_str()) {
-        return tools.iter().map(fn_of).filter(|f| name_of(f) == named).map(|f| (name_of(&f), args_of(&f))).take(1).collect();
+    let name_of = |f: &Value| {
+        f.get("name")
+            .and_then(|n| n.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let args_of =
+        |f: &Value| example_arguments(f.get("parameters").unwrap_or(&Value::Null)).to_string();
+    if let Some(named) = choice
+        .and_then(|c| c.pointer("/function/name"))
+        .and_then(|n| n.as_str())
+    {
+        return tools
+            .iter()
+            .map(fn_of)
+            .filter(|f| name_of(f) == named)
+            .map(|f| (name_of(&f), args_of(&f)))
+            .take(1)
+            .collect();
     }
-    let last_user = messages.iter().rev().find(|m| m.get("role").and_then(|r| r.as_str()) == Some("user"));
-    let text = last_user.and_then(|m| m.get("content")).and_then(|c| c.as_str()).unwrap_or("");
-    let mentioned: Vec<Value> = tools.iter().map(fn_of).filter(|f| !name_of(f).is_empty() && text.contains(&name_of(f))).collect();
-    let parallel = body.get("parallel_tool_calls").and_then(|p| p.as_bool()).unwrap_or(true);
-    let picked: Vec<Value> = if mentioned.is_empty() { vec![fn_of(&tools[0])] } else if parallel { mentioned } else { mentioned.into_iter().take(1).collect() };
+    let last_user = messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(|r| r.as_str()) == Some("user"));
+    let text = last_user
+        .and_then(|m| m.get("content"))
+        .and_then(|c| c.as_str())
+        .unwrap_or("");
+    let mentioned: Vec<Value> = tools
+        .iter()
+        .map(fn_of)
+        .filter(|f| !name_of(f).is_empty() && text.contains(&name_of(f)))
+        .collect();
+    let parallel = body
+        .get("parallel_tool_calls")
+        .and_then(|p| p.as_bool())
+        .unwrap_or(true);
+    let picked: Vec<Value> = if mentioned.is_empty() {
+        vec![fn_of(&tools[0])]
+    } else if parallel {
+        mentioned
+    } else {
+        mentioned.into_iter().take(1).collect()
+    };
     picked.iter().map(|f| (name_of(f), args_of(f))).collect()
 }
 
@@ -243,7 +432,15 @@ fn planned_tool_calls(body: &Value) -> Vec<(String, String)> {
 fn example_arguments(schema: &Value) -> Value {
     let mut out = serde_json::Map::new();
     let props = schema.get("properties").and_then(|p| p.as_object());
-    let required: Vec<String> = schema.get("required").and_then(|r| r.as_array()).map(|r| r.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default();
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| {
+            r.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
     if let Some(props) = props {
         for (name, p) in props {
             if !required.is_empty() && !required.contains(name) {
@@ -256,7 +453,11 @@ fn example_arguments(schema: &Value) -> Value {
 }
 
 fn example_value(name: &str, p: &Value) -> Value {
-    if let Some(first) = p.get("enum").and_then(|e| e.as_array()).and_then(|e| e.first()) {
+    if let Some(first) = p
+        .get("enum")
+        .and_then(|e| e.as_array())
+        .and_then(|e| e.first())
+    {
         return first.clone();
     }
     match p.get("type").and_then(|t| t.as_str()).unwrap_or("string") {
@@ -277,7 +478,13 @@ fn example_value(name: &str, p: &Value) -> Value {
 /// Queues a request and returns its token stream; the client's disconnect drops the request.
 fn submit(sim: &Sim, p: &Parsed, max_tokens: u32) -> mpsc::UnboundedReceiver<TokenEvent> {
     let (tx, rx) = mpsc::unbounded_channel();
-    sim.lock().submit(estimate_tokens(&p.prompt_text), max_tokens, prefix_key(&p.prompt_text), p.stream, tx);
+    sim.lock().submit(
+        estimate_tokens(&p.prompt_text),
+        max_tokens,
+        prefix_key(&p.prompt_text),
+        p.stream,
+        tx,
+    );
     rx
 }
 
@@ -293,7 +500,7 @@ fn usage_json(prompt: u32, completion: u32, cached: u32) -> Value {
 async fn completions(State(sim): S, bytes: axum::body::Bytes) -> Response {
     let p = match parse_request(&sim, &bytes, false) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let mut rx = submit(&sim, &p, p.max_tokens);
     let id = new_id("cmpl");
@@ -304,14 +511,24 @@ async fn completions(State(sim): S, bytes: axum::body::Bytes) -> Response {
         while let Some(ev) = rx.recv().await {
             match ev {
                 TokenEvent::Token(t) => text.push_str(&t),
-                TokenEvent::Done { finish_reason, prompt_tokens, completion_tokens, cached_tokens } => {
+                TokenEvent::Done {
+                    finish_reason,
+                    prompt_tokens,
+                    completion_tokens,
+                    cached_tokens,
+                } => {
                     return Json(json!({"id": id, "object": "text_completion", "created": created, "model": model,
                         "choices": [{"index": 0, "text": text, "logprobs": null, "finish_reason": finish_reason, "stop_reason": null, "prompt_logprobs": null}],
                         "usage": usage_json(prompt_tokens, completion_tokens, cached_tokens)})).into_response();
                 }
             }
         }
-        return error(StatusCode::INTERNAL_SERVER_ERROR, "InternalServerError", "The server had an error while processing your request.", None);
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalServerError",
+            "The server had an error while processing your request.",
+            None,
+        );
     }
     let include_usage = p.include_usage;
     let stream = async_stream(move |out| async move {
@@ -320,9 +537,16 @@ async fn completions(State(sim): S, bytes: axum::body::Bytes) -> Response {
                 TokenEvent::Token(t) => {
                     let c = json!({"id": id, "object": "text_completion", "created": created, "model": model,
                         "choices": [{"index": 0, "text": t, "logprobs": null, "finish_reason": null, "stop_reason": null}]});
-                    if out.send(sse(&c)).is_err() { return; }
+                    if out.send(sse(&c)).is_err() {
+                        return;
+                    }
                 }
-                TokenEvent::Done { finish_reason, prompt_tokens, completion_tokens, cached_tokens } => {
+                TokenEvent::Done {
+                    finish_reason,
+                    prompt_tokens,
+                    completion_tokens,
+                    cached_tokens,
+                } => {
                     let c = json!({"id": id, "object": "text_completion", "created": created, "model": model,
                         "choices": [{"index": 0, "text": "", "logprobs": null, "finish_reason": finish_reason, "stop_reason": null}]});
                     let _ = out.send(sse(&c));
@@ -342,18 +566,40 @@ async fn completions(State(sim): S, bytes: axum::body::Bytes) -> Response {
 async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
     let p = match parse_request(&sim, &bytes, true) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
-    let has_tools = p.body.get("tools").and_then(|t| t.as_array()).is_some_and(|t| !t.is_empty());
-    let choice = p.body.get("tool_choice").cloned().unwrap_or(if has_tools { json!("auto") } else { Value::Null });
-    if has_tools && choice.as_str() == Some("auto") && sim.args.kind == EngineKind::Vllm && !(sim.args.auto_tool_choice && sim.args.tool_call_parser.is_some()) {
+    let has_tools = p
+        .body
+        .get("tools")
+        .and_then(|t| t.as_array())
+        .is_some_and(|t| !t.is_empty());
+    let choice = p.body.get("tool_choice").cloned().unwrap_or(if has_tools {
+        json!("auto")
+    } else {
+        Value::Null
+    });
+    if has_tools
+        && choice.as_str() == Some("auto")
+        && sim.args.kind == EngineKind::Vllm
+        && !(sim.args.auto_tool_choice && sim.args.tool_call_parser.is_some())
+    {
         return error(StatusCode::BAD_REQUEST, "BadRequestError", "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set", Some("tool_choice"));
     }
     let calls = planned_tool_calls(&p.body);
     let broken = sim.has_fault(Fault::BrokenToolParser);
     // The model "writes" the call: its tokens pass through the scheduler like any output.
-    let call_text: String = calls.iter().map(|(n, a)| format!("<tool_call>\n{{\"name\": \"{n}\", \"arguments\": {a}}}\n</tool_call>")).collect::<Vec<_>>().join("\n");
-    let out_tokens = if calls.is_empty() { p.max_tokens } else { estimate_tokens(&call_text).min(p.max_tokens.max(1)).max(1) };
+    let call_text: String = calls
+        .iter()
+        .map(|(n, a)| {
+            format!("<tool_call>\n{{\"name\": \"{n}\", \"arguments\": {a}}}\n</tool_call>")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let out_tokens = if calls.is_empty() {
+        p.max_tokens
+    } else {
+        estimate_tokens(&call_text).min(p.max_tokens.max(1)).max(1)
+    };
     let mut rx = submit(&sim, &p, out_tokens);
     let id = new_id("chatcmpl");
     let model = sim.args.model_name().to_string();
@@ -364,14 +610,28 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
         while let Some(ev) = rx.recv().await {
             match ev {
                 TokenEvent::Token(t) => text.push_str(&t),
-                TokenEvent::Done { finish_reason, prompt_tokens, completion_tokens, cached_tokens } => {
+                TokenEvent::Done {
+                    finish_reason,
+                    prompt_tokens,
+                    completion_tokens,
+                    cached_tokens,
+                } => {
                     let (message, finish) = if calls.is_empty() {
-                        (json!({"role": "assistant", "reasoning_content": null, "content": text, "tool_calls": []}), finish_reason)
+                        (
+                            json!({"role": "assistant", "reasoning_content": null, "content": text, "tool_calls": []}),
+                            finish_reason,
+                        )
                     } else if broken {
-                        (json!({"role": "assistant", "reasoning_content": null, "content": call_text, "tool_calls": []}), "stop")
+                        (
+                            json!({"role": "assistant", "reasoning_content": null, "content": call_text, "tool_calls": []}),
+                            "stop",
+                        )
                     } else {
                         let tc: Vec<Value> = calls.iter().zip(&tool_ids).map(|((n, a), tid)| json!({"id": tid, "type": "function", "function": {"name": n, "arguments": a}})).collect();
-                        (json!({"role": "assistant", "reasoning_content": null, "content": null, "tool_calls": tc}), "tool_calls")
+                        (
+                            json!({"role": "assistant", "reasoning_content": null, "content": null, "tool_calls": tc}),
+                            "tool_calls",
+                        )
                     };
                     return Json(json!({"id": id, "object": "chat.completion", "created": created, "model": model,
                         "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish, "stop_reason": null}],
@@ -379,15 +639,34 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
                 }
             }
         }
-        return error(StatusCode::INTERNAL_SERVER_ERROR, "InternalServerError", "The server had an error while processing your request.", None);
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalServerError",
+            "The server had an error while processing your request.",
+            None,
+        );
     }
     let include_usage = p.include_usage;
     let stream = async_stream(move |out| async move {
-        let chunk = |delta: Value, finish: Value| json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-            "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]});
-        if out.send(sse(&chunk(json!({"role": "assistant", "content": ""}), Value::Null))).is_err() { return; }
+        let chunk = |delta: Value, finish: Value| {
+            json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]})
+        };
+        if out
+            .send(sse(&chunk(
+                json!({"role": "assistant", "content": ""}),
+                Value::Null,
+            )))
+            .is_err()
+        {
+            return;
+        }
         // Tool-call argument text is streamed in pieces as tokens arrive.
-        let pieces: Vec<(usize, String)> = calls.iter().enumerate().flat_map(|(i, (_, a))| split_pieces(a).into_iter().map(move |p| (i, p))).collect();
+        let pieces: Vec<(usize, String)> = calls
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (_, a))| split_pieces(a).into_iter().map(move |p| (i, p)))
+            .collect();
         let broken_pieces = split_pieces(&call_text);
         let mut next_piece = 0;
         let mut announced = vec![false; calls.len()];
@@ -405,21 +684,37 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
                         if !announced[*i] {
                             announced[*i] = true;
                             let head = json!({"tool_calls": [{"id": tool_ids[*i], "type": "function", "index": i, "function": {"name": calls[*i].0}}]});
-                            if out.send(sse(&chunk(head, Value::Null))).is_err() { return; }
+                            if out.send(sse(&chunk(head, Value::Null))).is_err() {
+                                return;
+                            }
                         }
-                        Some(json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
+                        Some(
+                            json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                        )
                     } else {
                         None
                     };
                     if let Some(d) = delta {
-                        if out.send(sse(&chunk(d, Value::Null))).is_err() { return; }
+                        if out.send(sse(&chunk(d, Value::Null))).is_err() {
+                            return;
+                        }
                     }
                 }
-                TokenEvent::Done { finish_reason, prompt_tokens, completion_tokens, cached_tokens } => {
+                TokenEvent::Done {
+                    finish_reason,
+                    prompt_tokens,
+                    completion_tokens,
+                    cached_tokens,
+                } => {
                     // Whatever the token budget did not cover is flushed before the finish.
-                    let rest = if broken { &broken_pieces[next_piece.min(broken_pieces.len())..] } else { &[][..] };
+                    let rest = if broken {
+                        &broken_pieces[next_piece.min(broken_pieces.len())..]
+                    } else {
+                        &[][..]
+                    };
                     if !rest.is_empty() {
-                        let _ = out.send(sse(&chunk(json!({"content": rest.concat()}), Value::Null)));
+                        let _ =
+                            out.send(sse(&chunk(json!({"content": rest.concat()}), Value::Null)));
                     }
                     if !calls.is_empty() && !broken {
                         for (i, piece) in pieces.iter().skip(next_piece) {
@@ -431,8 +726,18 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
                             let _ = out.send(sse(&chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}), Value::Null)));
                         }
                     }
-                    let finish = if !calls.is_empty() && !broken { "tool_calls" } else if !calls.is_empty() { "stop" } else { finish_reason };
-                    let last = if !calls.is_empty() && !broken { json!({"tool_calls": [{"index": calls.len() - 1, "function": {"arguments": ""}}]}) } else { json!({"content": ""}) };
+                    let finish = if !calls.is_empty() && !broken {
+                        "tool_calls"
+                    } else if !calls.is_empty() {
+                        "stop"
+                    } else {
+                        finish_reason
+                    };
+                    let last = if !calls.is_empty() && !broken {
+                        json!({"tool_calls": [{"index": calls.len() - 1, "function": {"arguments": ""}}]})
+                    } else {
+                        json!({"content": ""})
+                    };
                     let _ = out.send(sse(&chunk(last, json!(finish))));
                     if include_usage {
                         let u = json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [], "usage": usage_json(prompt_tokens, completion_tokens, cached_tokens)});
@@ -467,7 +772,14 @@ where
 fn sse_response(stream: tokio_stream::wrappers::UnboundedReceiverStream<String>) -> Response {
     use futures::StreamExt;
     let body = Body::from_stream(stream.map(Ok::<_, std::convert::Infallible>));
-    ([(header::CONTENT_TYPE, "text/event-stream; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], body).into_response()
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 #[cfg(test)]
@@ -479,11 +791,20 @@ mod tests {
         let tools = json!([{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}}},
                            {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}}}]);
         let body = json!({"tools": tools, "messages": [{"role": "user", "content": "weather?"}]});
-        assert_eq!(planned_tool_calls(&body), vec![("get_weather".to_string(), "{\"city\":\"Paris\"}".to_string())]);
+        assert_eq!(
+            planned_tool_calls(&body),
+            vec![(
+                "get_weather".to_string(),
+                "{\"city\":\"Paris\"}".to_string()
+            )]
+        );
         let body = json!({"tools": tools, "messages": [{"role": "user", "content": "call get_weather and get_time"}]});
         assert_eq!(planned_tool_calls(&body).len(), 2);
         let body = json!({"tools": tools, "tool_choice": {"type": "function", "function": {"name": "get_time"}}, "messages": [{"role": "user", "content": "x"}]});
-        assert_eq!(planned_tool_calls(&body), vec![("get_time".to_string(), "{}".to_string())]);
+        assert_eq!(
+            planned_tool_calls(&body),
+            vec![("get_time".to_string(), "{}".to_string())]
+        );
         let body = json!({"tools": tools, "tool_choice": "none", "messages": [{"role": "user", "content": "x"}]});
         assert!(planned_tool_calls(&body).is_empty());
         let body = json!({"tools": tools, "messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "18C"}]});

@@ -20,7 +20,12 @@ pub const BLOCK: u64 = 16;
 #[derive(Debug, Clone, PartialEq)]
 pub enum TokenEvent {
     Token(String),
-    Done { finish_reason: &'static str, prompt_tokens: u32, completion_tokens: u32, cached_tokens: u32 },
+    Done {
+        finish_reason: &'static str,
+        prompt_tokens: u32,
+        completion_tokens: u32,
+        cached_tokens: u32,
+    },
 }
 
 /// A request inside the scheduler.
@@ -64,10 +69,20 @@ pub struct Sched {
     pub crashed: Option<&'static str>,
 }
 
-const WORDS: &[&str] = &[" the", " engine", " serves", " tokens", " quickly", " and", " the", " queue", " stays", " short", ".", " KV", " cache", " holds", " context", ","];
+const WORDS: &[&str] = &[
+    " the", " engine", " serves", " tokens", " quickly", " and", " the", " queue", " stays",
+    " short", ".", " KV", " cache", " holds", " context", ",",
+];
 
 impl Sched {
-    pub fn new(kind: EngineKind, max_running: u32, max_batched_tokens: u32, kv_capacity: u64, prefix_caching: bool, metrics: Metrics) -> Self {
+    pub fn new(
+        kind: EngineKind,
+        max_running: u32,
+        max_batched_tokens: u32,
+        kv_capacity: u64,
+        prefix_caching: bool,
+        metrics: Metrics,
+    ) -> Self {
         let _ = kind;
         Self {
             max_running: max_running as usize,
@@ -104,7 +119,10 @@ impl Sched {
 
     /// KV tokens in use, in whole blocks.
     pub fn kv_used(&self) -> u64 {
-        self.running.iter().map(|r| Self::blocks((r.prompt + r.generated) as u64 + 1) * BLOCK).sum()
+        self.running
+            .iter()
+            .map(|r| Self::blocks((r.prompt + r.generated) as u64 + 1) * BLOCK)
+            .sum()
     }
 
     pub fn kv_usage(&self) -> f64 {
@@ -117,7 +135,14 @@ impl Sched {
     }
 
     /// Queues a request; returns its id.
-    pub fn submit(&mut self, prompt: u32, max_tokens: u32, prefix_key: u64, streaming: bool, tx: mpsc::UnboundedSender<TokenEvent>) -> u64 {
+    pub fn submit(
+        &mut self,
+        prompt: u32,
+        max_tokens: u32,
+        prefix_key: u64,
+        streaming: bool,
+        tx: mpsc::UnboundedSender<TokenEvent>,
+    ) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
         self.metrics.observe_request_params(max_tokens);
@@ -179,7 +204,10 @@ impl Sched {
         while i < self.running.len() {
             if self.running[i].prefill_left > 0 {
                 let take = self.running[i].prefill_left.min(budget);
-                if self.faults.contains(&Fault::OomUnderLoad) && self.running[i].prompt >= 1024 && take > 0 {
+                if self.faults.contains(&Fault::OomUnderLoad)
+                    && self.running[i].prompt >= 1024
+                    && take > 0
+                {
                     self.crashed = Some("oom-under-load");
                     return processed;
                 }
@@ -201,8 +229,12 @@ impl Sched {
                 }
             } else {
                 // Decode needs one more KV slot; without it the newest request is preempted.
-                let need = Self::blocks((self.running[i].prompt + self.running[i].generated) as u64 + 2) * BLOCK;
-                let have = Self::blocks((self.running[i].prompt + self.running[i].generated) as u64 + 1) * BLOCK;
+                let need =
+                    Self::blocks((self.running[i].prompt + self.running[i].generated) as u64 + 2)
+                        * BLOCK;
+                let have =
+                    Self::blocks((self.running[i].prompt + self.running[i].generated) as u64 + 1)
+                        * BLOCK;
                 if need > have && self.kv_used() + BLOCK > self.capacity() {
                     let victim = self.running.len() - 1;
                     self.preempt(victim);
@@ -229,7 +261,8 @@ impl Sched {
                 self.finish(r, now);
             }
         }
-        self.metrics.observe("iteration_tokens", processed as f64, false);
+        self.metrics
+            .observe("iteration_tokens", processed as f64, false);
         let secs = step_time.as_secs_f64().max(1e-6);
         let gen_now = self.running.len() as f64 / secs;
         self.gen_throughput = 0.9 * self.gen_throughput + 0.1 * gen_now;
@@ -248,7 +281,9 @@ impl Sched {
 
     fn admit(&mut self, now: Instant) {
         while self.running.len() < self.max_running {
-            let Some(front) = self.waiting.front() else { break };
+            let Some(front) = self.waiting.front() else {
+                break;
+            };
             let need = Self::blocks((front.prompt + front.generated) as u64 + 1) * BLOCK;
             if self.kv_used() + need > self.capacity() {
                 break;
@@ -259,8 +294,14 @@ impl Sched {
                 let queue = now.duration_since(r.arrival).as_secs_f64();
                 self.metrics.observe("queue_time", queue, r.streaming);
                 // Prefix cache: a prompt whose prefix was seen before hits for most of it.
-                let hit = self.prefix_caching && !self.faults.contains(&Fault::PrefixCacheMiss) && !self.prefix_seen.insert(r.prefix_key);
-                r.cached = if hit { (r.prompt * 3 / 4) / BLOCK as u32 * BLOCK as u32 } else { 0 };
+                let hit = self.prefix_caching
+                    && !self.faults.contains(&Fault::PrefixCacheMiss)
+                    && !self.prefix_seen.insert(r.prefix_key);
+                r.cached = if hit {
+                    (r.prompt * 3 / 4) / BLOCK as u32 * BLOCK as u32
+                } else {
+                    0
+                };
                 if !self.faults.contains(&Fault::PrefixCacheMiss) {
                     self.prefix_seen.insert(r.prefix_key);
                 }
@@ -270,7 +311,11 @@ impl Sched {
                 self.metrics.count("prefix_hits", r.cached as f64);
             }
             // A preempted request recomputes its prompt and what it had generated.
-            r.prefill_left = if r.generated == 0 { r.prompt - r.cached } else { r.prompt + r.generated };
+            r.prefill_left = if r.generated == 0 {
+                r.prompt - r.cached
+            } else {
+                r.prompt + r.generated
+            };
             self.running.push(r);
         }
     }
@@ -291,23 +336,44 @@ impl Sched {
 
     fn finish(&mut self, r: Req, now: Instant) {
         let e2e = now.duration_since(r.arrival).as_secs_f64();
-        let ttft = r.first_token.map(|t| t.duration_since(r.arrival).as_secs_f64()).unwrap_or(e2e);
+        let ttft = r
+            .first_token
+            .map(|t| t.duration_since(r.arrival).as_secs_f64())
+            .unwrap_or(e2e);
         let s = r.streaming;
         self.metrics.observe("e2e", e2e, s);
         if r.generated > 1 {
-            self.metrics.observe("tpot", (e2e - ttft) / (r.generated - 1) as f64, s);
+            self.metrics
+                .observe("tpot", (e2e - ttft) / (r.generated - 1) as f64, s);
         }
         let scheduled = r.scheduled.unwrap_or(r.arrival);
-        self.metrics.observe("inference_time", now.duration_since(scheduled).as_secs_f64(), s);
+        self.metrics.observe(
+            "inference_time",
+            now.duration_since(scheduled).as_secs_f64(),
+            s,
+        );
         if let Some(pd) = r.prefill_done {
-            self.metrics.observe("prefill_time", pd.duration_since(scheduled).as_secs_f64(), s);
-            self.metrics.observe("decode_time", now.duration_since(pd).as_secs_f64(), s);
+            self.metrics.observe(
+                "prefill_time",
+                pd.duration_since(scheduled).as_secs_f64(),
+                s,
+            );
+            self.metrics
+                .observe("decode_time", now.duration_since(pd).as_secs_f64(), s);
         }
         self.metrics.observe("prompt_len", r.prompt as f64, s);
         self.metrics.observe("gen_len", r.generated as f64, s);
-        self.metrics.observe("num_preemptions", r.preemptions as f64, s);
+        self.metrics
+            .observe("num_preemptions", r.preemptions as f64, s);
         self.metrics.count("finished_length", 1.0);
-        self.metrics.count(if s { "requests_streaming" } else { "requests_plain" }, 1.0);
+        self.metrics.count(
+            if s {
+                "requests_streaming"
+            } else {
+                "requests_plain"
+            },
+            1.0,
+        );
         let _ = r.tx.send(TokenEvent::Done {
             finish_reason: "length",
             prompt_tokens: r.prompt,
@@ -322,7 +388,14 @@ mod tests {
     use super::*;
 
     fn sched(max_running: u32, kv: u64) -> Sched {
-        Sched::new(EngineKind::Vllm, max_running, 8192, kv, true, Metrics::default())
+        Sched::new(
+            EngineKind::Vllm,
+            max_running,
+            8192,
+            kv,
+            true,
+            Metrics::default(),
+        )
     }
 
     fn run(s: &mut Sched, steps: usize) {
@@ -352,7 +425,9 @@ mod tests {
         while let Ok(ev) = rx.try_recv() {
             match ev {
                 TokenEvent::Token(_) => tokens += 1,
-                TokenEvent::Done { completion_tokens, .. } => assert_eq!(completion_tokens, 50),
+                TokenEvent::Done {
+                    completion_tokens, ..
+                } => assert_eq!(completion_tokens, 50),
             }
         }
         assert_eq!(tokens, 50);

@@ -6,7 +6,12 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 /// Whether a request is a write that another site made the browser send.
-pub fn is_cross_origin_write(method: &Method, origin: Option<&str>, host: Option<&str>, fetch_site: Option<&str>) -> bool {
+pub fn is_cross_origin_write(
+    method: &Method,
+    origin: Option<&str>,
+    host: Option<&str>,
+    fetch_site: Option<&str>,
+) -> bool {
     if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
         return false;
     }
@@ -28,7 +33,12 @@ pub fn is_cross_origin_write(method: &Method, origin: Option<&str>, host: Option
 pub async fn refuse_cross_origin_writes(req: Request, next: Next) -> Response {
     let h = req.headers();
     let get = |name: header::HeaderName| h.get(name).and_then(|v| v.to_str().ok());
-    if is_cross_origin_write(req.method(), get(header::ORIGIN), get(header::HOST), h.get("sec-fetch-site").and_then(|v| v.to_str().ok())) {
+    if is_cross_origin_write(
+        req.method(),
+        get(header::ORIGIN),
+        get(header::HOST),
+        h.get("sec-fetch-site").and_then(|v| v.to_str().ok()),
+    ) {
         return (StatusCode::FORBIDDEN, "cross-origin writes are refused").into_response();
     }
     next.run(req).await
@@ -41,11 +51,41 @@ mod tests {
     #[test]
     fn same_origin_passes_cross_origin_fails() {
         let post = Method::POST;
-        assert!(!is_cross_origin_write(&Method::GET, Some("http://evil"), Some("127.0.0.1:3000"), Some("cross-site")));
-        assert!(!is_cross_origin_write(&post, Some("http://127.0.0.1:3000"), Some("127.0.0.1:3000"), Some("same-origin")));
-        assert!(!is_cross_origin_write(&post, None, Some("127.0.0.1:3000"), None));
-        assert!(is_cross_origin_write(&post, Some("http://evil.example"), Some("127.0.0.1:3000"), None));
-        assert!(is_cross_origin_write(&post, None, Some("127.0.0.1:3000"), Some("cross-site")));
-        assert!(is_cross_origin_write(&post, Some("null"), Some("127.0.0.1:3000"), None));
+        assert!(!is_cross_origin_write(
+            &Method::GET,
+            Some("http://evil"),
+            Some("127.0.0.1:3000"),
+            Some("cross-site")
+        ));
+        assert!(!is_cross_origin_write(
+            &post,
+            Some("http://127.0.0.1:3000"),
+            Some("127.0.0.1:3000"),
+            Some("same-origin")
+        ));
+        assert!(!is_cross_origin_write(
+            &post,
+            None,
+            Some("127.0.0.1:3000"),
+            None
+        ));
+        assert!(is_cross_origin_write(
+            &post,
+            Some("http://evil.example"),
+            Some("127.0.0.1:3000"),
+            None
+        ));
+        assert!(is_cross_origin_write(
+            &post,
+            None,
+            Some("127.0.0.1:3000"),
+            Some("cross-site")
+        ));
+        assert!(is_cross_origin_write(
+            &post,
+            Some("null"),
+            Some("127.0.0.1:3000"),
+            None
+        ));
     }
 }

@@ -48,7 +48,11 @@ pub fn site_root() -> PathBuf {
 }
 
 /// Builds the router (separately from binding, so tests can drive it).
-pub fn router(control: EngineControl, fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>, addr: SocketAddr) -> Router {
+pub fn router(
+    control: EngineControl,
+    fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>,
+    addr: SocketAddr,
+) -> Router {
     let site = site_root();
     let leptos = LeptosOptions::builder()
         .output_name("console")
@@ -56,8 +60,15 @@ pub fn router(control: EngineControl, fleet: tokio::sync::watch::Receiver<Vec<ap
         .site_pkg_dir("pkg")
         .site_addr(addr)
         .build();
-    let services = Services(Arc::new(service::ConsoleServiceImpl::new(control.clone(), fleet.clone())));
-    let state = WebState { leptos: leptos.clone(), control, fleet };
+    let services = Services(Arc::new(service::ConsoleServiceImpl::new(
+        control.clone(),
+        fleet.clone(),
+    )));
+    let state = WebState {
+        leptos: leptos.clone(),
+        control,
+        fleet,
+    };
     let routes = generate_route_list(app::App);
     Router::new()
         .route("/api/events/fleet", get(events::fleet))
@@ -76,7 +87,9 @@ pub fn router(control: EngineControl, fleet: tokio::sync::watch::Receiver<Vec<ap
                 move || app::shell(leptos.clone())
             },
         )
-        .fallback(leptos_axum::file_and_error_handler::<WebState, _>(app::shell))
+        .fallback(leptos_axum::file_and_error_handler::<WebState, _>(
+            app::shell,
+        ))
         .layer(axum::middleware::from_fn(guard::refuse_cross_origin_writes))
         .layer(axum::extract::DefaultBodyLimit::max(1 << 20))
         .with_state(state)
@@ -95,7 +108,9 @@ pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<(
     }
     let fleet = crate::supervisor::start(control.clone()).await;
     let app = router(control, fleet, addr);
-    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
     tracing::info!("Roofline console on http://{addr}");
     println!("Roofline console on http://{addr}");
     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())

@@ -3,9 +3,9 @@
 use crate::control::{logs, ControlError, EngineControl};
 use app::api::service::{BoxFut, ConsoleService};
 use app::api::{ApiError, EngineAction, EngineDetail, ProfileSummary, ProfileView};
+use app::domain::engine::EngineKind;
 use app::domain::engine::EngineStatus;
 use app::domain::flagmap::{render_argv, untranslatable_speculative_keys};
-use app::domain::engine::EngineKind;
 use tokio::sync::watch;
 
 pub struct ConsoleServiceImpl {
@@ -23,9 +23,13 @@ impl ConsoleServiceImpl {
 pub fn api_error(e: ControlError) -> ApiError {
     match e {
         ControlError::NoSuchProfile(p) => ApiError::NoSuchProfile(p),
-        ControlError::NoSuchEngine { profile, engine, .. } => ApiError::NoSuchEngine { profile, engine },
+        ControlError::NoSuchEngine {
+            profile, engine, ..
+        } => ApiError::NoSuchEngine { profile, engine },
         ControlError::PortBusy { port, owner } => ApiError::PortBusy { port, owner },
-        other @ (ControlError::ModelPath { .. } | ControlError::Busy(_)) => ApiError::Invalid(other.to_string()),
+        other @ (ControlError::ModelPath { .. } | ControlError::Busy(_)) => {
+            ApiError::Invalid(other.to_string())
+        }
         other => ApiError::Internal(other.to_string()),
     }
 }
@@ -41,7 +45,12 @@ impl ConsoleService for ConsoleServiceImpl {
             let status = self.control.status(&p).await;
             let log_path = self.control.log_path(&profile);
             let log_tail = logs::tail(&log_path, 200).unwrap_or_default();
-            Ok(EngineDetail { status, argv, log_tail, log_path: log_path.display().to_string() })
+            Ok(EngineDetail {
+                status,
+                argv,
+                log_tail,
+                log_path: log_path.display().to_string(),
+            })
         })
     }
 
@@ -59,16 +68,26 @@ impl ConsoleService for ConsoleServiceImpl {
             tracing::info!(profile = %profile, action = action.as_str(), "engine action requested from the console");
             tokio::spawn(async move {
                 let result = match action {
-                    EngineAction::Serve => control.serve(&profile, |_| {}).await.map(|o| format!("{o:?}")),
+                    EngineAction::Serve => control
+                        .serve(&profile, |_| {})
+                        .await
+                        .map(|o| format!("{o:?}")),
                     EngineAction::Stop => control.stop(&profile).await.map(|o| format!("{o:?}")),
                     EngineAction::Restart => match control.stop(&profile).await {
-                        Ok(_) => control.serve(&profile, |_| {}).await.map(|o| format!("{o:?}")),
+                        Ok(_) => control
+                            .serve(&profile, |_| {})
+                            .await
+                            .map(|o| format!("{o:?}")),
                         Err(e) => Err(e),
                     },
                 };
                 match result {
-                    Ok(outcome) => tracing::info!(profile = %profile, action = action.as_str(), %outcome, "engine action done"),
-                    Err(e) => tracing::warn!(profile = %profile, action = action.as_str(), error = %e, "engine action failed"),
+                    Ok(outcome) => {
+                        tracing::info!(profile = %profile, action = action.as_str(), %outcome, "engine action done")
+                    }
+                    Err(e) => {
+                        tracing::warn!(profile = %profile, action = action.as_str(), error = %e, "engine action failed")
+                    }
                 }
             });
             Ok(())
@@ -77,14 +96,22 @@ impl ConsoleService for ConsoleServiceImpl {
 
     fn profiles(&self) -> BoxFut<'_, Result<Vec<ProfileSummary>, ApiError>> {
         Box::pin(async move {
-            let rows = self.control.store.list().await.map_err(|e| ApiError::Internal(e.to_string()))?;
+            let rows = self
+                .control
+                .store
+                .list()
+                .await
+                .map_err(|e| ApiError::Internal(e.to_string()))?;
             Ok(rows
                 .into_iter()
                 .map(|s| {
                     let install = self.control.data.engine(&s.profile.engine);
                     let kind = install.map(|i| i.kind);
                     ProfileSummary {
-                        port: s.profile.port.unwrap_or(kind.unwrap_or(EngineKind::Vllm).default_port()),
+                        port: s
+                            .profile
+                            .port
+                            .unwrap_or(kind.unwrap_or(EngineKind::Vllm).default_port()),
                         name: s.profile.name,
                         engine: s.profile.engine,
                         kind,
@@ -115,12 +142,18 @@ impl ConsoleService for ConsoleServiceImpl {
                     field: "ENGINE".into(),
                     line: None,
                     severity: app::domain::profile::Severity::Error,
-                    kind: app::domain::profile::IssueKind::UnknownEngine { value: p.engine.clone() },
+                    kind: app::domain::profile::IssueKind::UnknownEngine {
+                        value: p.engine.clone(),
+                    },
                 });
             }
             let argv = match install {
                 Some(i) => {
-                    let command = self.control.data.command_for(i).map_err(|e| ApiError::Internal(e.to_string()))?;
+                    let command = self
+                        .control
+                        .data
+                        .command_for(i)
+                        .map_err(|e| ApiError::Internal(e.to_string()))?;
                     render_argv(i.kind, &command, &p)
                 }
                 None => Vec::new(),

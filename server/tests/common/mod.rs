@@ -14,7 +14,11 @@ pub struct Env {
 
 /// A free loopback port (bound and released; good enough for tests on one machine).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 const HOST: &str = "models_root = \"models\"\nstate_dir = \"state\"\nserve_timeout_s = 60\nstop_grace_s = 5\n\n[engines.sim-vllm]\nkind = \"vllm\"\nsimulator = true\n\n[engines.sim-sglang]\nkind = \"sglang\"\nsimulator = true\n";
@@ -45,7 +49,15 @@ impl Env {
 
     /// Runs `roofline --data DIR ARGS…`.
     pub fn run(&self, args: &[&str]) -> Output {
-        Command::new(BIN).arg("--data").arg(self.data()).args(args).env_remove("INFER_PROFILE").env_remove("INFER_URL").env("LANG", "C").output().unwrap()
+        Command::new(BIN)
+            .arg("--data")
+            .arg(self.data())
+            .args(args)
+            .env_remove("INFER_PROFILE")
+            .env_remove("INFER_URL")
+            .env("LANG", "C")
+            .output()
+            .unwrap()
     }
 
     /// Imports a profile from `KEY=VALUE` text through the CLI.
@@ -53,7 +65,11 @@ impl Env {
         let path = self.data().join(format!("{name}.env"));
         std::fs::write(&path, text).unwrap();
         let out = self.run(&["profile", "import", path.to_str().unwrap()]);
-        assert!(out.status.success(), "import {name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "import {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// A simulated vLLM profile on `port` with a fast startup and extra lines.
@@ -74,12 +90,22 @@ impl Env {
     pub fn status(&self, profile: &str) -> serde_json::Value {
         let out = self.run(&["status", "--json"]);
         let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        all.as_array().unwrap().iter().find(|e| e["profile"] == profile).cloned().unwrap()
+        all.as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["profile"] == profile)
+            .cloned()
+            .unwrap()
     }
 
     pub fn serve_ok(&self, profile: &str) -> serde_json::Value {
         let out = self.run(&["serve", "--profile", profile, "--json"]);
-        assert!(out.status.success(), "serve {profile}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "serve {profile}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).unwrap()
     }
 }
@@ -88,7 +114,9 @@ impl Drop for Env {
     /// Engines are separate process groups that outlive us by design: stop them all.
     fn drop(&mut self) {
         let out = self.run(&["status", "--json"]);
-        if let Ok(serde_json::Value::Array(rows)) = serde_json::from_slice::<serde_json::Value>(&out.stdout) {
+        if let Ok(serde_json::Value::Array(rows)) =
+            serde_json::from_slice::<serde_json::Value>(&out.stdout)
+        {
             for r in rows {
                 if let Some(p) = r["profile"].as_str() {
                     let _ = self.run(&["stop", "--profile", p]);
@@ -99,7 +127,10 @@ impl Drop for Env {
 }
 
 pub fn str(out: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 pub fn pid_alive(pid: i64) -> bool {
@@ -119,18 +150,39 @@ pub async fn eventually<T>(timeout: Duration, mut f: impl AsyncFnMut() -> Option
 }
 
 pub fn client() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(20)).build().unwrap()
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
 }
 
 /// One metric value from an engine's `/metrics` (first series of that name).
 pub async fn metric(port: u16, name: &str) -> f64 {
-    let body = client().get(format!("http://127.0.0.1:{port}/metrics")).send().await.unwrap().text().await.unwrap();
+    let body = client()
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let parsed = app::domain::prometheus::parse(&body);
-    parsed.samples.iter().filter(|s| s.name == name).map(|s| s.value).sum()
+    parsed
+        .samples
+        .iter()
+        .filter(|s| s.name == name)
+        .map(|s| s.value)
+        .sum()
 }
 
 /// Sends `n` streaming completions and returns their join handles (they finish on their own).
-pub fn load(port: u16, n: usize, prompt_chars: usize, max_tokens: u32) -> Vec<tokio::task::JoinHandle<()>> {
+pub fn load(
+    port: u16,
+    n: usize,
+    prompt_chars: usize,
+    max_tokens: u32,
+) -> Vec<tokio::task::JoinHandle<()>> {
     (0..n)
         .map(|i| {
             tokio::spawn(async move {
@@ -145,6 +197,11 @@ pub fn load(port: u16, n: usize, prompt_chars: usize, max_tokens: u32) -> Vec<to
 }
 
 pub async fn set_fault(port: u16, fault: &str) {
-    let r = client().post(format!("http://127.0.0.1:{port}/sim/faults")).json(&serde_json::json!({"enable": [fault]})).send().await.unwrap();
+    let r = client()
+        .post(format!("http://127.0.0.1:{port}/sim/faults"))
+        .json(&serde_json::json!({"enable": [fault]}))
+        .send()
+        .await
+        .unwrap();
     assert!(r.status().is_success(), "{}", r.text().await.unwrap());
 }

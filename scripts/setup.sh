@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what building and testing the console needs, and only what is missing:
+#   the wasm32 target, wasm-bindgen-cli (same version as the crate), and with --browser
+#   Debian's Chromium plus the Playwright test runner (npm; no browser download).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+WASM_BINDGEN_VERSION=0.2.130
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  echo "setup: adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+  echo "setup: installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (a few minutes)"
+  # Not --locked: its lockfile pins a crate version crates.io no longer serves.
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+fi
+if [ "${1:-}" = "--browser" ]; then
+  if ! command -v chromium >/dev/null 2>&1; then
+    echo "setup: installing Debian's chromium"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq chromium >/dev/null
+  fi
+  if [ ! -x end2end/node_modules/.bin/playwright ]; then
+    echo "setup: installing the Playwright test runner"
+    (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
+  fi
+fi

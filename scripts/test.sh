@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs every check: formatting, clippy (server build and browser build), unit and
+# integration tests (real simulator processes), and the Playwright browser tests against a
+# console started on a fresh data dir with the demo fleet.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+scripts/setup.sh --browser
+
+log=$(mktemp -d)
+step() { echo; echo "=== $*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "clippy (ssr build, all targets)"
+cargo clippy --workspace --all-targets -- -D warnings
+step "clippy (hydrate build, wasm32)"
+cargo clippy -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings
+
+step "cargo test"
+cargo test --workspace 2>&1 | tee "$log/cargo-test.txt"
+
+step "browser tests"
+scripts/build-site.sh
+data=$(mktemp -d)
+port=${ROOFLINE_E2E_PORT:-3999}
+target/debug/roofline --data "$data" console --demo --addr "127.0.0.1:$port" >"$log/console.txt" 2>&1 &
+console=$!
+cleanup() {
+  kill "$console" 2>/dev/null || true
+  for p in demo-vllm demo-sglang; do target/debug/roofline --data "$data" stop --profile "$p" >/dev/null 2>&1 || true; done
+  rm -rf "$data"
+}
+trap cleanup EXIT
+for _ in $(seq 1 120); do
+  healthy=$(target/debug/roofline --data "$data" status --json 2>/dev/null | grep -c '"state": "healthy"' || true)
+  [ "$healthy" = "2" ] && break
+  sleep 0.5
+done
+if [ "${healthy:-0}" != "2" ]; then
+  echo "the demo fleet did not become healthy"; cat "$log/console.txt"; exit 1
+fi
+(cd end2end && ROOFLINE_URL="http://127.0.0.1:$port" npx playwright test) 2>&1 | tee "$log/e2e.txt"
+
+rust_passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log/cargo-test.txt" | awk '{s+=$4} END {print s+0}')
+e2e_passed=$(grep -Eo '^ *[0-9]+ passed' "$log/e2e.txt" | awk '{s+=$1} END {print s+0}')
+echo
+echo "summary: $((rust_passed + e2e_passed)) passed, 0 failed"
