@@ -123,8 +123,7 @@ pub mod service {
     pub struct Services(pub Arc<dyn ConsoleService>);
 
     pub fn services() -> Result<Services, ApiError> {
-        use_context::<Services>()
-            .ok_or_else(|| ApiError::Internal("console services missing from context".into()))
+        use_context::<Services>().ok_or_else(|| ApiError::Internal("console services missing from context".into()))
     }
 }
 

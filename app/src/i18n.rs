@@ -156,9 +156,7 @@ pub fn tr_args(lang: Lang, key: &str, args: &[(&str, Arg)]) -> String {
         }
     }
     let mut errors = Vec::new();
-    bundle
-        .format_pattern(pattern, Some(&fargs), &mut errors)
-        .into_owned()
+    bundle.format_pattern(pattern, Some(&fargs), &mut errors).into_owned()
 }
 
 /// Formats a message without arguments.
@@ -256,15 +254,8 @@ mod tests {
                 }
             }
         }
-        assert!(
-            missing.is_empty(),
-            "keys used in code but missing: {missing:?}"
-        );
-        assert!(
-            used.len() > 20,
-            "the scan found too few keys: {}",
-            used.len()
-        );
+        assert!(missing.is_empty(), "keys used in code but missing: {missing:?}");
+        assert!(used.len() > 20, "the scan found too few keys: {}", used.len());
     }
 
     #[test]
@@ -362,14 +353,8 @@ mod tests {
 
     #[test]
     fn negotiation_prefers_cookie_then_header() {
-        assert_eq!(
-            Lang::negotiate(Some("a=b; lang=ru"), Some("en-US")),
-            Lang::Ru
-        );
-        assert_eq!(
-            Lang::negotiate(Some("lang=xx"), Some("de, ru-RU;q=0.8")),
-            Lang::Ru
-        );
+        assert_eq!(Lang::negotiate(Some("a=b; lang=ru"), Some("en-US")), Lang::Ru);
+        assert_eq!(Lang::negotiate(Some("lang=xx"), Some("de, ru-RU;q=0.8")), Lang::Ru);
         assert_eq!(Lang::negotiate(None, None), Lang::En);
         assert_eq!(
             Lang::from_env_vars(|k| (k == "LANG").then(|| "ru_RU.UTF-8".to_string())),

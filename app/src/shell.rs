@@ -43,10 +43,7 @@ pub fn App() -> impl IntoView {
     // Effects run only in the browser, after hydration: tests and scripts wait for this mark.
     Effect::new(move |_| {
         #[cfg(feature = "hydrate")]
-        if let Some(body) = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.body())
-        {
+        if let Some(body) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.body()) {
             let _ = body.set_attribute("data-hydrated", "true");
         }
     });

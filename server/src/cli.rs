@@ -19,12 +19,7 @@ use std::time::Duration;
 )]
 struct Cli {
     /// Data directory (host config, SQLite database, engine state).
-    #[arg(
-        long,
-        global = true,
-        env = "ROOFLINE_DATA",
-        default_value = ".roofline"
-    )]
+    #[arg(long, global = true, env = "ROOFLINE_DATA", default_value = ".roofline")]
     data: PathBuf,
     /// Machine-readable output.
     #[arg(long, global = true)]
@@ -125,9 +120,7 @@ fn load_inference_env() {
     match app::domain::envfile::parse(&text) {
         Ok(items) => {
             for a in items {
-                if (a.key == "INFER_URL" || a.key == "INFER_PROFILE")
-                    && std::env::var_os(&a.key).is_none()
-                {
+                if (a.key == "INFER_URL" || a.key == "INFER_PROFILE") && std::env::var_os(&a.key).is_none() {
                     // SAFETY: single-threaded at this point; no other thread reads the environment.
                     unsafe { std::env::set_var(&a.key, &a.value) };
                 }
@@ -148,8 +141,7 @@ pub fn main() -> i32 {
     };
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,sqlx=warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -206,11 +198,7 @@ async fn run(cli: Cli) -> i32 {
             }
             serve(&control, &profile, json).await
         }
-        Command::Logs {
-            profile,
-            lines,
-            follow,
-        } => logs(&control, &profile, lines, follow).await,
+        Command::Logs { profile, lines, follow } => logs(&control, &profile, lines, follow).await,
         Command::Health { url, profile } => health(&control, url, profile, json).await,
         Command::Status => status(&control, json).await,
         Command::Flags { profile, query } => flags(&control, &profile, query, json).await,
@@ -245,9 +233,7 @@ async fn console(control: EngineControl, addr: Option<std::net::SocketAddr>) -> 
 
 fn code_of(e: &ControlError) -> i32 {
     match e {
-        ControlError::NoSuchProfile(_)
-        | ControlError::NoSuchEngine { .. }
-        | ControlError::ModelPath { .. } => USAGE,
+        ControlError::NoSuchProfile(_) | ControlError::NoSuchEngine { .. } | ControlError::ModelPath { .. } => USAGE,
         _ => PROBLEM,
     }
 }
@@ -256,9 +242,7 @@ fn print_failure(lang: Lang, e: &ControlError) {
     eprintln!("{e}");
     let (failure, lines) = match e {
         ControlError::StartupFailed {
-            failure,
-            last_lines,
-            ..
+            failure, last_lines, ..
         } => (failure.as_ref(), last_lines),
         ControlError::Timeout { last_lines, .. } => (None, last_lines),
         _ => return,
@@ -328,9 +312,7 @@ async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
             if json {
                 let failure = match &e {
                     ControlError::StartupFailed {
-                        failure,
-                        last_lines,
-                        ..
+                        failure, last_lines, ..
                     } => {
                         serde_json::json!({"row": failure.as_ref().map(|f| f.row.id()), "line": failure.as_ref().map(|f| f.line.clone()), "last_lines": last_lines})
                     }
@@ -363,21 +345,14 @@ async fn stop(control: &EngineControl, profile: &str, json: bool) -> i32 {
             } else {
                 println!(
                     "{profile}: stopped (pid {pid}{})",
-                    if killed {
-                        ", SIGKILL after the grace period"
-                    } else {
-                        ""
-                    }
+                    if killed { ", SIGKILL after the grace period" } else { "" }
                 );
             }
             OK
         }
         Ok(StopOutcome::NotRunning) => {
             if json {
-                println!(
-                    "{}",
-                    serde_json::json!({"profile": profile, "result": "not-running"})
-                );
+                println!("{}", serde_json::json!({"profile": profile, "result": "not-running"}));
             } else {
                 println!("{profile}: not running");
             }
@@ -426,12 +401,7 @@ async fn logs(control: &EngineControl, profile: &str, lines: usize, follow: bool
     OK
 }
 
-async fn health(
-    control: &EngineControl,
-    url: Option<String>,
-    profile: Option<String>,
-    json: bool,
-) -> i32 {
+async fn health(control: &EngineControl, url: Option<String>, profile: Option<String>, json: bool) -> i32 {
     let (base, model) = match (url, profile) {
         (Some(u), _) => (u.trim_end_matches('/').to_string(), None),
         (None, Some(p)) => match control.resolve(&p).await {
@@ -444,10 +414,7 @@ async fn health(
                 (
                     format!(
                         "http://{}",
-                        crate::control::fmt_host_port(
-                            &host,
-                            prof.port.unwrap_or(kind.default_port())
-                        )
+                        crate::control::fmt_host_port(&host, prof.port.unwrap_or(kind.default_port()))
                     ),
                     Some(prof.model_name().to_string()),
                 )
@@ -478,11 +445,11 @@ async fn health(
     let model = match model {
         Some(m) => Some(m),
         None => match client.get(format!("{base}/v1/models")).send().await {
-            Ok(r) => r.json::<serde_json::Value>().await.ok().and_then(|v| {
-                v.pointer("/data/0/id")
-                    .and_then(|x| x.as_str())
-                    .map(str::to_string)
-            }),
+            Ok(r) => r
+                .json::<serde_json::Value>()
+                .await
+                .ok()
+                .and_then(|v| v.pointer("/data/0/id").and_then(|x| x.as_str()).map(str::to_string)),
             Err(_) => None,
         },
     };
@@ -490,12 +457,7 @@ async fn health(
     let completion = match &model {
         Some(m) if health_code == 200 => {
             let body = serde_json::json!({"model": m, "prompt": "ping", "max_tokens": 1, "temperature": 0});
-            match client
-                .post(format!("{base}/v1/completions"))
-                .json(&body)
-                .send()
-                .await
-            {
+            match client.post(format!("{base}/v1/completions")).json(&body).send().await {
                 Ok(r) if r.status().is_success() => Ok(()),
                 Ok(r) => Err(format!("HTTP {}", r.status().as_u16())),
                 Err(e) if e.is_timeout() => Err("no answer within 30 s".to_string()),
@@ -534,10 +496,7 @@ async fn health(
 async fn status(control: &EngineControl, json: bool) -> i32 {
     let rows = crate::supervisor::snapshot(control).await;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).unwrap_or_default()
-        );
+        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
         return OK;
     }
     println!(
@@ -608,13 +567,8 @@ async fn flags(control: &EngineControl, profile: &str, query: Option<String>, js
                     println!("  {}", f.help);
                 }
                 None => {
-                    println!(
-                        "{flag}: not supported by {} {}",
-                        installed.install, installed.version
-                    );
-                    if let Some(s) =
-                        app::domain::profile::closest(&flag, installed.flags.long_names())
-                    {
+                    println!("{flag}: not supported by {} {}", installed.install, installed.version);
+                    if let Some(s) = app::domain::profile::closest(&flag, installed.flags.long_names()) {
                         println!("  closest known flag: {s}");
                     }
                 }
@@ -623,10 +577,7 @@ async fn flags(control: &EngineControl, profile: &str, query: Option<String>, js
         return if found.is_some() { OK } else { PROBLEM };
     }
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
-        );
+        println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
     } else {
         println!(
             "{}: {} flags known to {} {}",
@@ -656,10 +607,7 @@ async fn profile_cmd(control: &EngineControl, command: ProfileCommand, json: boo
                     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
                 } else {
                     for r in rows {
-                        println!(
-                            "{:<24} {:<16} {}",
-                            r.profile.name, r.profile.engine, r.profile.model
-                        );
+                        println!("{:<24} {:<16} {}", r.profile.name, r.profile.engine, r.profile.model);
                     }
                 }
                 OK
@@ -764,11 +712,7 @@ async fn profile_cmd(control: &EngineControl, command: ProfileCommand, json: boo
 }
 
 /// `file:line: FIELD: message` in the operator's language, as compilers print it.
-fn describe_issue(
-    lang: Lang,
-    file: &std::path::Path,
-    issue: &app::domain::profile::Issue,
-) -> String {
+fn describe_issue(lang: Lang, file: &std::path::Path, issue: &app::domain::profile::Issue) -> String {
     let args: Vec<(&str, app::i18n::Arg)> = issue
         .kind
         .args()

@@ -86,8 +86,7 @@ impl Default for HostConfig {
 impl HostConfig {
     /// Parses the file, naming the offending key or line on error.
     pub fn parse(text: &str) -> anyhow::Result<Self> {
-        let cfg: HostConfig =
-            toml::from_str(text).map_err(|e| anyhow::anyhow!("{CONFIG_FILE}: {e}"))?;
+        let cfg: HostConfig = toml::from_str(text).map_err(|e| anyhow::anyhow!("{CONFIG_FILE}: {e}"))?;
         for (name, install) in &cfg.engines {
             if !app::domain::profile::valid_name(name) {
                 bail!("{CONFIG_FILE}: engine installation name `{name}` must match [a-z0-9_-]");
@@ -110,15 +109,13 @@ pub struct DataDir {
 impl DataDir {
     /// Opens a data directory, creating it (without a config file) when missing.
     pub fn open(root: &Path) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(root)
-            .with_context(|| format!("creating data dir {}", root.display()))?;
+        std::fs::create_dir_all(root).with_context(|| format!("creating data dir {}", root.display()))?;
         let root = root
             .canonicalize()
             .with_context(|| format!("resolving {}", root.display()))?;
         let path = root.join(CONFIG_FILE);
         let config = if path.exists() {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading {}", path.display()))?;
+            let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
             HostConfig::parse(&text)?
         } else {
             HostConfig::default()
@@ -158,14 +155,10 @@ impl DataDir {
     /// The argv prefix for an installation: its command, or this binary's `sim <kind>`.
     pub fn command_for(&self, install: &EngineInstall) -> anyhow::Result<Vec<String>> {
         if install.simulator {
-            let exe = std::env::current_exe()
-                .context("locating the roofline binary for the simulator")?;
+            let exe = std::env::current_exe().context("locating the roofline binary for the simulator")?;
             // After an upgrade in place Linux reports the running image as "PATH (deleted)";
             // the new binary at PATH is the one to launch.
-            let exe = exe
-                .to_string_lossy()
-                .trim_end_matches(" (deleted)")
-                .to_string();
+            let exe = exe.to_string_lossy().trim_end_matches(" (deleted)").to_string();
             Ok(vec![exe, "sim".into(), install.kind.as_str().into()])
         } else {
             Ok(install.command.clone())

@@ -13,10 +13,7 @@ pub enum StoreError {
     #[error("database: {0}")]
     Sqlx(#[from] sqlx::Error),
     #[error("stored profile {name} is unreadable: {source}")]
-    Corrupt {
-        name: String,
-        source: serde_json::Error,
-    },
+    Corrupt { name: String, source: serde_json::Error },
 }
 
 /// Opens (creating if needed) the database and brings its schema up to date.
@@ -62,11 +59,10 @@ impl ProfileStore {
             name: profile.name.clone(),
             source,
         })?;
-        let existed: Option<i64> =
-            sqlx::query_scalar("select profile_id from profile where name = $1")
-                .bind(&profile.name)
-                .fetch_optional(&self.pool)
-                .await?;
+        let existed: Option<i64> = sqlx::query_scalar("select profile_id from profile where name = $1")
+            .bind(&profile.name)
+            .fetch_optional(&self.pool)
+            .await?;
         sqlx::query(
             "insert into profile (name, body) values ($1, $2)
              on conflict (name) do update set body = excluded.body,
@@ -98,12 +94,8 @@ impl ProfileStore {
 }
 
 fn decode((name, body, updated_at): (String, String, String)) -> Result<StoredProfile, StoreError> {
-    let profile =
-        serde_json::from_str(&body).map_err(|source| StoreError::Corrupt { name, source })?;
-    Ok(StoredProfile {
-        profile,
-        updated_at,
-    })
+    let profile = serde_json::from_str(&body).map_err(|source| StoreError::Corrupt { name, source })?;
+    Ok(StoredProfile { profile, updated_at })
 }
 
 #[cfg(test)]

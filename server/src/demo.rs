@@ -45,14 +45,14 @@ pub async fn init(root: &std::path::Path) -> anyhow::Result<bool> {
     std::fs::write(&cfg_path, HOST_CONFIG).context("writing demo host config")?;
     let data = DataDir::open(root)?;
     let models = data.models_root();
-    for (dir, config) in [
-        ("llama-3.1-8b-instruct", LLAMA_CONFIG),
-        ("qwen3-8b", QWEN_CONFIG),
-    ] {
+    for (dir, config) in [("llama-3.1-8b-instruct", LLAMA_CONFIG), ("qwen3-8b", QWEN_CONFIG)] {
         let d = models.join(dir);
         std::fs::create_dir_all(&d)?;
         std::fs::write(d.join("config.json"), config)?;
-        std::fs::write(d.join("README.roofline"), "Demo model directory for the Roofline engine simulator: config.json only, no weights.\n")?;
+        std::fs::write(
+            d.join("README.roofline"),
+            "Demo model directory for the Roofline engine simulator: config.json only, no weights.\n",
+        )?;
     }
     let pool = crate::db::open(&data.db_path()).await?;
     let store = crate::db::ProfileStore::new(pool);
@@ -65,8 +65,8 @@ pub async fn init(root: &std::path::Path) -> anyhow::Result<bool> {
         models.join("qwen3-8b").display()
     );
     for (name, text) in [("demo-vllm", vllm), ("demo-sglang", sglang)] {
-        let (p, _) = Profile::from_env(name, &text)
-            .map_err(|issues| anyhow::anyhow!("demo profile {name}: {issues:?}"))?;
+        let (p, _) =
+            Profile::from_env(name, &text).map_err(|issues| anyhow::anyhow!("demo profile {name}: {issues:?}"))?;
         store.upsert(&p).await?;
     }
     Ok(true)

@@ -81,11 +81,7 @@ async fn busy_port_is_refused_naming_the_owner() {
         err.contains(&format!("port {port} is in use by profile owner")),
         "{err}"
     );
-    assert_eq!(
-        env.status("owner")["state"],
-        "healthy",
-        "the owner is untouched"
-    );
+    assert_eq!(env.status("owner")["state"], "healthy", "the owner is untouched");
 
     // A foreign listener (this test process) is named by its process.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -105,21 +101,13 @@ async fn crash_during_start_reports_the_startup_failure_row() {
     let env = Env::new();
     let cases = [
         ("oom", "ENV_ROOFLINE_SIM_FAULT=oom-load\n", "cuda-oom-load"),
-        (
-            "kv",
-            "ENV_ROOFLINE_SIM_FAULT=kv-too-small\n",
-            "kv-too-small",
-        ),
+        ("kv", "ENV_ROOFLINE_SIM_FAULT=kv-too-small\n", "kv-too-small"),
         (
             "arch",
             "ENV_ROOFLINE_SIM_FAULT=unsupported-arch\n",
             "unsupported-architecture",
         ),
-        (
-            "driver",
-            "ENV_ROOFLINE_SIM_FAULT=driver-mismatch\n",
-            "driver-mismatch",
-        ),
+        ("driver", "ENV_ROOFLINE_SIM_FAULT=driver-mismatch\n", "driver-mismatch"),
     ];
     for (name, extra, row) in cases {
         env.vllm_profile(name, free_port(), extra);
@@ -159,10 +147,7 @@ async fn crash_during_start_reports_the_startup_failure_row() {
         .unwrap()
         .replace("CONTEXT_LENGTH=8192", "CONTEXT_LENGTH=131072");
     std::fs::write(&p, text).unwrap();
-    assert!(env
-        .run(&["profile", "import", p.to_str().unwrap()])
-        .status
-        .success());
+    assert!(env.run(&["profile", "import", p.to_str().unwrap()]).status.success());
     let out = env.run(&["serve", "--profile", "long", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["failure"]["row"], "kv-too-small", "{v}");
@@ -177,11 +162,7 @@ async fn model_paths_are_confined_to_the_models_root() {
     );
     let out = env.run(&["serve", "--profile", "escape"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        str(&out).1.contains("outside the models root"),
-        "{:?}",
-        str(&out)
-    );
+    assert!(str(&out).1.contains("outside the models root"), "{:?}", str(&out));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -205,19 +186,13 @@ async fn a_stale_pid_file_is_not_adopted() {
 async fn bad_profiles_are_refused_with_field_and_line() {
     let env = Env::new();
     let path = env.data().join("bad.env");
-    std::fs::write(
-        &path,
-        "ENGINE=sim-vllm\nMODEL=/m\nMEM_FRACTION=1.4\nTENSOR_PARALEL=2\n",
-    )
-    .unwrap();
+    std::fs::write(&path, "ENGINE=sim-vllm\nMODEL=/m\nMEM_FRACTION=1.4\nTENSOR_PARALEL=2\n").unwrap();
     let out = env.run(&["profile", "import", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let (_, err) = str(&out);
     assert!(err.contains("bad.env:3: error: MEM_FRACTION"), "{err}");
     assert!(
-        err.contains(
-            "bad.env:4: error: TENSOR_PARALEL: unknown key (did you mean TENSOR_PARALLEL?)"
-        ),
+        err.contains("bad.env:4: error: TENSOR_PARALEL: unknown key (did you mean TENSOR_PARALLEL?)"),
         "{err}"
     );
     std::fs::write(&path, "ENGINE=nope\nMODEL=/m\n").unwrap();
@@ -230,13 +205,7 @@ async fn bad_profiles_are_refused_with_field_and_line() {
     let again = env.data().join("again.env");
     std::fs::write(&again, &exported).unwrap();
     assert!(env
-        .run(&[
-            "profile",
-            "import",
-            again.to_str().unwrap(),
-            "--name",
-            "good"
-        ])
+        .run(&["profile", "import", again.to_str().unwrap(), "--name", "good"])
         .status
         .success());
     assert_eq!(str(&env.run(&["profile", "export", "good"])).0, exported);

@@ -28,16 +28,8 @@ async fn hang_keeps_health_200_while_completions_never_answer() {
         .send()
         .await;
     assert!(r.is_err_and(|e| e.is_timeout()));
-    assert!(
-        metric(port, "vllm:num_requests_waiting").await
-            + metric(port, "vllm:num_requests_running").await
-            >= 1.0
-    );
-    assert_eq!(
-        env.status("h")["state"],
-        "healthy",
-        "health alone cannot see a hang"
-    );
+    assert!(metric(port, "vllm:num_requests_waiting").await + metric(port, "vllm:num_requests_running").await >= 1.0);
+    assert_eq!(env.status("h")["state"], "healthy", "health alone cannot see a hang");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -47,18 +39,12 @@ async fn crash_makes_the_engine_dead() {
     env.sglang_profile("c", port, "");
     let pid = env.serve_ok("c")["pid"].as_i64().unwrap();
     set_fault(port, "crash").await;
-    let dead = eventually(Duration::from_secs(10), async || {
-        (!pid_alive(pid)).then_some(())
-    })
-    .await;
+    let dead = eventually(Duration::from_secs(10), async || (!pid_alive(pid)).then_some(())).await;
     assert!(dead.is_some());
     let st = env.status("c");
     assert_eq!(st["state"], "dead");
     let logs = str(&env.run(&["logs", "--profile", "c"])).0;
-    assert!(
-        logs.contains("Received sigquit from a child process"),
-        "{logs}"
-    );
+    assert!(logs.contains("Received sigquit from a child process"), "{logs}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -74,10 +60,9 @@ async fn oom_under_load_kills_the_engine_on_a_long_prompt() {
     assert!(pid_alive(pid), "short prompts are fine");
     let _long = load(port, 1, 8000, 4);
     assert!(
-        eventually(Duration::from_secs(10), async || (!pid_alive(pid))
-            .then_some(()))
-        .await
-        .is_some()
+        eventually(Duration::from_secs(10), async || (!pid_alive(pid)).then_some(()))
+            .await
+            .is_some()
     );
     let logs = str(&env.run(&["logs", "--profile", "o"])).0;
     assert!(
@@ -205,8 +190,7 @@ async fn tool_calls_work_and_the_broken_parser_returns_them_as_text() {
     assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
     let call = &v["choices"][0]["message"]["tool_calls"][0];
     assert_eq!(call["function"]["name"], "get_weather");
-    let args: serde_json::Value =
-        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    let args: serde_json::Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
     assert_eq!(args["city"], "Paris");
     assert!(v["usage"]["completion_tokens"].as_u64().unwrap() > 0);
 
@@ -240,10 +224,7 @@ async fn tool_calls_work_and_the_broken_parser_returns_them_as_text() {
     }
     assert!(text.trim_end().ends_with("data: [DONE]"));
     assert!(saw_usage);
-    assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&assembled).unwrap(),
-        args
-    );
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&assembled).unwrap(), args);
 
     set_fault(port, "broken-tool-parser").await;
     let v: serde_json::Value = client()
@@ -255,10 +236,7 @@ async fn tool_calls_work_and_the_broken_parser_returns_them_as_text() {
         .json()
         .await
         .unwrap();
-    assert_eq!(
-        v["choices"][0]["message"]["tool_calls"],
-        serde_json::json!([])
-    );
+    assert_eq!(v["choices"][0]["message"]["tool_calls"], serde_json::json!([]));
     assert!(v["choices"][0]["message"]["content"]
         .as_str()
         .unwrap()
@@ -285,11 +263,7 @@ async fn sglang_without_enable_metrics_has_no_metrics_route_and_hang_fails_healt
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        r.status(),
-        503,
-        "SGLang's health generates a token, so a hang fails it"
-    );
+    assert_eq!(r.status(), 503, "SGLang's health generates a token, so a hang fails it");
     let direct = std::process::Command::new(BIN)
         .args([
             "sim",

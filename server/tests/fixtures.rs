@@ -21,14 +21,8 @@ fn row(name: &str) -> Option<FailureRow> {
 #[test]
 fn real_failure_logs_map_to_their_rows() {
     assert_eq!(row("vllm-oom-load.log"), Some(FailureRow::CudaOomAtLoad));
-    assert_eq!(
-        row("vllm-kv-too-small.log"),
-        Some(FailureRow::KvCacheTooSmall)
-    );
-    assert_eq!(
-        row("vllm-address-in-use.log"),
-        Some(FailureRow::AddressInUse)
-    );
+    assert_eq!(row("vllm-kv-too-small.log"), Some(FailureRow::KvCacheTooSmall));
+    assert_eq!(row("vllm-address-in-use.log"), Some(FailureRow::AddressInUse));
     assert_eq!(row("vllm-startup-ok.log"), None);
     assert_eq!(row("sglang-startup-ok.log"), None);
 }
@@ -41,10 +35,7 @@ fn captured_metrics_bodies_parse_without_errors() {
     ] {
         let p = parse(&fixture(name));
         assert!(p.errors.is_empty(), "{name}: {:?}", p.errors);
-        assert!(
-            p.samples.iter().any(|s| s.name == must),
-            "{name} lacks {must}"
-        );
+        assert!(p.samples.iter().any(|s| s.name == must), "{name} lacks {must}");
         assert!(p.samples.len() > 100);
     }
 }
@@ -56,10 +47,7 @@ fn startup_milestones_are_recognised_in_real_logs() {
         ("vllm-startup-ok.log", StartupPhase::Ready),
         ("sglang-startup-ok.log", StartupPhase::Ready),
     ] {
-        let max = fixture(name)
-            .lines()
-            .filter_map(StartupPhase::from_log_line)
-            .max();
+        let max = fixture(name).lines().filter_map(StartupPhase::from_log_line).max();
         assert_eq!(max, Some(expect), "{name}");
     }
 }

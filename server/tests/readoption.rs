@@ -38,14 +38,8 @@ async fn engines_are_readopted_after_the_console_is_killed() {
     };
     let mut console = start_console();
     let healthy_pid = |v: serde_json::Value| -> Option<i64> {
-        let e = v
-            .as_array()?
-            .iter()
-            .find(|e| e["profile"] == "auto")?
-            .clone();
-        (e["state"] == "healthy")
-            .then(|| e["pid"].as_i64())
-            .flatten()
+        let e = v.as_array()?.iter().find(|e| e["profile"] == "auto")?.clone();
+        (e["state"] == "healthy").then(|| e["pid"].as_i64()).flatten()
     };
     let pid = eventually(Duration::from_secs(30), async || {
         engines(console_port).await.and_then(healthy_pid)

@@ -18,8 +18,7 @@ where
         use leptos::prelude::*;
         use send_wrapper::SendWrapper;
         use wasm_bindgen::{closure::Closure, JsCast};
-        let current: StoredValue<Option<SendWrapper<web_sys::EventSource>>> =
-            StoredValue::new(None);
+        let current: StoredValue<Option<SendWrapper<web_sys::EventSource>>> = StoredValue::new(None);
         Effect::new(move |_| {
             let url = url();
             if let Some(old) = current.try_update_value(|c| c.take()).flatten() {
@@ -29,15 +28,13 @@ where
                 return;
             };
             let handler = on_event.clone();
-            let callback = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
-                move |ev: web_sys::MessageEvent| {
-                    if let Some(text) = ev.data().as_string() {
-                        if let Ok(value) = serde_json::from_str::<T>(&text) {
-                            handler(value);
-                        }
+            let callback = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+                if let Some(text) = ev.data().as_string() {
+                    if let Ok(value) = serde_json::from_str::<T>(&text) {
+                        handler(value);
                     }
-                },
-            );
+                }
+            });
             source.set_onmessage(Some(callback.as_ref().unchecked_ref()));
             callback.forget();
             current.set_value(Some(SendWrapper::new(source)));

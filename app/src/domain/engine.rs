@@ -41,9 +41,7 @@ impl std::str::FromStr for EngineKind {
         match s {
             "vllm" => Ok(Self::Vllm),
             "sglang" => Ok(Self::Sglang),
-            other => Err(format!(
-                "unknown engine kind `{other}` (expected vllm or sglang)"
-            )),
+            other => Err(format!("unknown engine kind `{other}` (expected vllm or sglang)")),
         }
     }
 }
@@ -129,9 +127,7 @@ impl StartupPhase {
     /// The phase a log line proves the engine has reached, if it is a milestone.
     /// Wording follows both engines' current and older releases.
     pub fn from_log_line(line: &str) -> Option<Self> {
-        if line.contains("Application startup complete.")
-            || line.contains("fired up and ready to roll")
-        {
+        if line.contains("Application startup complete.") || line.contains("fired up and ready to roll") {
             Some(Self::Ready)
         } else if line.contains("Starting vLLM server on")
             || line.contains("Starting vLLM API server")
@@ -166,13 +162,13 @@ mod tests {
     #[test]
     fn milestones_from_both_engines() {
         assert_eq!(
-            StartupPhase::from_log_line("(APIServer pid=1) INFO 12-02 10:00:00 [launcher.py:46] Application startup complete."),
+            StartupPhase::from_log_line(
+                "(APIServer pid=1) INFO 12-02 10:00:00 [launcher.py:46] Application startup complete."
+            ),
             Some(StartupPhase::Ready)
         );
         assert_eq!(
-            StartupPhase::from_log_line(
-                "[2026-12-02 10:00:00 TP0] Load weight begin. avail mem=78.50 GB"
-            ),
+            StartupPhase::from_log_line("[2026-12-02 10:00:00 TP0] Load weight begin. avail mem=78.50 GB"),
             Some(StartupPhase::LoadingWeights)
         );
         assert_eq!(StartupPhase::from_log_line("random"), None);

@@ -26,11 +26,7 @@ pub enum EnvFileError {
     #[error("line {line}: text after the closing quote in the value of {key}")]
     TrailingText { line: usize, key: String },
     #[error("line {line}: {key} is set twice (first on line {first})")]
-    Duplicate {
-        line: usize,
-        key: String,
-        first: usize,
-    },
+    Duplicate { line: usize, key: String, first: usize },
 }
 
 impl EnvFileError {
@@ -148,10 +144,7 @@ pub fn quote(value: &str) -> String {
     } else if !value.contains('\'') && !value.contains('\n') {
         format!("'{value}'")
     } else {
-        let escaped = value
-            .replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('\n', "\\n");
+        let escaped = value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
         format!("\"{escaped}\"")
     }
 }
@@ -219,9 +212,7 @@ pub fn join_words(words: &[String]) -> String {
     words
         .iter()
         .map(|w| {
-            let plain = !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./:,=+@%".contains(c));
+            let plain = !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:,=+@%".contains(c));
             if plain {
                 w.clone()
             } else {
@@ -240,19 +231,10 @@ mod tests {
     fn parses_bare_quoted_and_comments() {
         let text = "# profile\nA=1\nB='x y' # note\nC=\"q\\\"z\"\n\nD=plain # trailing\nE=\n";
         let got = parse(text).unwrap();
-        let pairs: Vec<_> = got
-            .iter()
-            .map(|a| (a.key.as_str(), a.value.as_str()))
-            .collect();
+        let pairs: Vec<_> = got.iter().map(|a| (a.key.as_str(), a.value.as_str())).collect();
         assert_eq!(
             pairs,
-            vec![
-                ("A", "1"),
-                ("B", "x y"),
-                ("C", "q\"z"),
-                ("D", "plain"),
-                ("E", "")
-            ]
+            vec![("A", "1"), ("B", "x y"), ("C", "q\"z"), ("D", "plain"), ("E", "")]
         );
         assert_eq!(got[1].line, 3);
     }
@@ -290,21 +272,14 @@ mod tests {
             "line\nbreak",
         ] {
             let text = format!("K={}\n", quote(v));
-            assert_eq!(
-                parse(&text).unwrap()[0].value,
-                v,
-                "value {v:?} via {text:?}"
-            );
+            assert_eq!(parse(&text).unwrap()[0].value, v, "value {v:?} via {text:?}");
         }
     }
 
     #[test]
     fn words_round_trip() {
         let words = split_words(r#"--a 1 --json '{"k": 1}' "x y" z\ w"#).unwrap();
-        assert_eq!(
-            words,
-            vec!["--a", "1", "--json", "{\"k\": 1}", "x y", "z w"]
-        );
+        assert_eq!(words, vec!["--a", "1", "--json", "{\"k\": 1}", "x y", "z w"]);
         assert_eq!(split_words(&join_words(&words)).unwrap(), words);
         assert!(split_words("'open").is_err());
     }

@@ -209,11 +209,7 @@ pub fn render_argv(kind: EngineKind, command: &[String], profile: &Profile) -> V
         }
         EngineKind::Sglang => push(Setting::Model, Some(profile.model.clone()), &mut argv),
     }
-    push(
-        Setting::ServedModelName,
-        profile.served_model_name.clone(),
-        &mut argv,
-    );
+    push(Setting::ServedModelName, profile.served_model_name.clone(), &mut argv);
     push(
         Setting::TensorParallel,
         Some(profile.tensor_parallel.to_string()),
@@ -234,26 +230,10 @@ pub fn render_argv(kind: EngineKind, command: &[String], profile: &Profile) -> V
             argv.push(f.into());
         }
     }
-    push(
-        Setting::ToolCallParser,
-        profile.tool_call_parser.clone(),
-        &mut argv,
-    );
-    push(
-        Setting::ReasoningParser,
-        profile.reasoning_parser.clone(),
-        &mut argv,
-    );
-    push(
-        Setting::Quantization,
-        profile.quantization.clone(),
-        &mut argv,
-    );
-    push(
-        Setting::KvCacheDtype,
-        profile.kv_cache_dtype.clone(),
-        &mut argv,
-    );
+    push(Setting::ToolCallParser, profile.tool_call_parser.clone(), &mut argv);
+    push(Setting::ReasoningParser, profile.reasoning_parser.clone(), &mut argv);
+    push(Setting::Quantization, profile.quantization.clone(), &mut argv);
+    push(Setting::KvCacheDtype, profile.kv_cache_dtype.clone(), &mut argv);
     push(
         Setting::MaxRunningRequests,
         profile.max_running_requests.map(|v| v.to_string()),
@@ -364,9 +344,7 @@ mod tests {
 
     #[test]
     fn sglang_golden() {
-        let cmd: Vec<String> = ["python", "-m", "sglang.launch_server"]
-            .map(String::from)
-            .to_vec();
+        let cmd: Vec<String> = ["python", "-m", "sglang.launch_server"].map(String::from).to_vec();
         let argv = render_argv(EngineKind::Sglang, &cmd, &full("sglang-0-5"));
         assert_eq!(
             display_argv(&argv),

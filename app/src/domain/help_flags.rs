@@ -59,9 +59,7 @@ pub fn parse_help(text: &str) -> FlagSet {
         }
         if !line.starts_with(' ') && line.trim_end().ends_with(':') && !line.trim().is_empty() {
             let title = line.trim_end().trim_end_matches(':').to_string();
-            group = if title == "options"
-                || title.contains(' ') && title.starts_with("Arguments matching")
-            {
+            group = if title == "options" || title.contains(' ') && title.starts_with("Arguments matching") {
                 None
             } else {
                 Some(title)
@@ -83,10 +81,7 @@ pub fn parse_help(text: &str) -> FlagSet {
                 if name.starts_with('-') {
                     names.push(name.to_string());
                     if metavar.is_none() {
-                        metavar = words
-                            .next()
-                            .map(|m| m.trim().to_string())
-                            .filter(|m| !m.is_empty());
+                        metavar = words.next().map(|m| m.trim().to_string()).filter(|m| !m.is_empty());
                     }
                 }
             }
@@ -131,9 +126,7 @@ impl FlagSet {
     /// Looks a flag up by any spelling; `_` and `-` are interchangeable, as both engines accept.
     pub fn find(&self, flag: &str) -> Option<&HelpFlag> {
         let want = normalise(flag);
-        self.flags
-            .iter()
-            .find(|f| f.names.iter().any(|n| normalise(n) == want))
+        self.flags.iter().find(|f| f.names.iter().any(|n| normalise(n) == want))
     }
 
     /// Every long spelling, for suggestions.

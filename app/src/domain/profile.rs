@@ -163,10 +163,7 @@ impl IssueKind {
                 vec![("detail", detail.clone())]
             }
             Self::UnknownKey { suggestion } => {
-                vec![(
-                    "suggestion",
-                    suggestion.clone().unwrap_or_else(|| "-".into()),
-                )]
+                vec![("suggestion", suggestion.clone().unwrap_or_else(|| "-".into()))]
             }
             Self::Required => vec![],
             Self::NotPositiveInteger { value }
@@ -235,9 +232,7 @@ fn valid_host(host: &str) -> bool {
             && host.split('.').all(|label| {
                 !label.is_empty()
                     && label.len() <= 63
-                    && label
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
                     && !label.starts_with('-')
             }))
 }
@@ -247,12 +242,7 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     let word = word.to_ascii_lowercase().replace('_', "-");
     candidates
         .into_iter()
-        .map(|c| {
-            (
-                levenshtein(&word, &c.to_ascii_lowercase().replace('_', "-")),
-                c,
-            )
-        })
+        .map(|c| (levenshtein(&word, &c.to_ascii_lowercase().replace('_', "-")), c))
         .filter(|(d, c)| *d <= (c.len() / 3).max(2))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
@@ -318,10 +308,7 @@ impl Profile {
         Self::from_assignments(name, &assignments)
     }
 
-    fn from_assignments(
-        name: &str,
-        items: &[Assignment],
-    ) -> Result<(Profile, Vec<Issue>), Vec<Issue>> {
+    fn from_assignments(name: &str, items: &[Assignment]) -> Result<(Profile, Vec<Issue>), Vec<Issue>> {
         let mut issues = Vec::new();
         let mut profile = Profile::new(name, "", "");
         let mut seen_engine = false;
@@ -378,11 +365,7 @@ impl Profile {
                     if !v.is_empty() {
                         match v.parse::<f64>() {
                             Ok(f) if f > 0.0 && f <= 1.0 => profile.mem_fraction = Some(f),
-                            _ => issues.push(Issue::error(
-                                &a.key,
-                                line,
-                                IssueKind::FractionRange { value: v.into() },
-                            )),
+                            _ => issues.push(Issue::error(&a.key, line, IssueKind::FractionRange { value: v.into() })),
                         }
                     }
                 }
@@ -398,32 +381,20 @@ impl Profile {
                     if !v.is_empty() {
                         match v.parse::<u16>() {
                             Ok(p) if p > 0 => profile.port = Some(p),
-                            _ => issues.push(Issue::error(
-                                &a.key,
-                                line,
-                                IssueKind::PortRange { value: v.into() },
-                            )),
+                            _ => issues.push(Issue::error(&a.key, line, IssueKind::PortRange { value: v.into() })),
                         }
                     }
                 }
                 "EXTRA_ARGS" => match envfile::split_words(v) {
                     Ok(words) => profile.extra_args = words,
-                    Err(detail) => {
-                        issues.push(Issue::error(&a.key, line, IssueKind::Syntax { detail }))
-                    }
+                    Err(detail) => issues.push(Issue::error(&a.key, line, IssueKind::Syntax { detail })),
                 },
                 key if key.starts_with(ENV_PREFIX) && key.len() > ENV_PREFIX.len() => {
-                    profile
-                        .env
-                        .insert(key[ENV_PREFIX.len()..].to_string(), v.to_string());
+                    profile.env.insert(key[ENV_PREFIX.len()..].to_string(), v.to_string());
                 }
                 key => {
                     let suggestion = closest(key, KEYS.iter().copied()).map(str::to_string);
-                    issues.push(Issue::error(
-                        key,
-                        line,
-                        IssueKind::UnknownKey { suggestion },
-                    ));
+                    issues.push(Issue::error(key, line, IssueKind::UnknownKey { suggestion }));
                 }
             }
         }
@@ -501,11 +472,7 @@ impl Profile {
         if let Some(f) = self.mem_fraction {
             let value = f.to_string();
             if !(f > 0.0 && f <= 1.0) {
-                out.push(Issue::error(
-                    "MEM_FRACTION",
-                    None,
-                    IssueKind::FractionRange { value },
-                ));
+                out.push(Issue::error("MEM_FRACTION", None, IssueKind::FractionRange { value }));
             } else if f > 0.95 {
                 out.push(Issue {
                     severity: Severity::Warning,
@@ -514,20 +481,12 @@ impl Profile {
             } else if f > 0.92 {
                 out.push(Issue {
                     severity: Severity::Warning,
-                    ..Issue::error(
-                        "MEM_FRACTION",
-                        None,
-                        IssueKind::FractionAboveAdvised { value },
-                    )
+                    ..Issue::error("MEM_FRACTION", None, IssueKind::FractionAboveAdvised { value })
                 });
             }
         }
         if self.port == Some(0) {
-            out.push(Issue::error(
-                "PORT",
-                None,
-                IssueKind::PortRange { value: "0".into() },
-            ));
+            out.push(Issue::error("PORT", None, IssueKind::PortRange { value: "0".into() }));
         }
         if !valid_host(&self.host) {
             out.push(Issue::error(
@@ -546,15 +505,8 @@ impl Profile {
             ("KV_CACHE_DTYPE", &self.kv_cache_dtype),
         ] {
             if let Some(v) = v {
-                if v.is_empty()
-                    || v.chars().any(|c| c.is_whitespace() || c.is_control())
-                    || v.starts_with('-')
-                {
-                    out.push(Issue::error(
-                        field,
-                        None,
-                        IssueKind::BadWord { value: v.clone() },
-                    ));
+                if v.is_empty() || v.chars().any(|c| c.is_whitespace() || c.is_control()) || v.starts_with('-') {
+                    out.push(Issue::error(field, None, IssueKind::BadWord { value: v.clone() }));
                 }
             }
         }
@@ -571,25 +523,16 @@ impl Profile {
                 Err(e) => out.push(Issue::error(
                     "SPECULATIVE_CONFIG",
                     None,
-                    IssueKind::NotJsonObject {
-                        detail: e.to_string(),
-                    },
+                    IssueKind::NotJsonObject { detail: e.to_string() },
                 )),
             }
         }
         for key in self.env.keys() {
             let field = format!("{ENV_PREFIX}{key}");
-            let valid = key
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            let valid = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !valid {
-                out.push(Issue::error(
-                    &field,
-                    None,
-                    IssueKind::BadEnvName { value: key.clone() },
-                ));
+                out.push(Issue::error(&field, None, IssueKind::BadEnvName { value: key.clone() }));
             } else if AIR_GAP_ENV.iter().any(|(k, _)| k == key) {
                 out.push(Issue::error(
                     &field,
@@ -623,14 +566,8 @@ impl Profile {
         put("REASONING_PARSER", self.reasoning_parser.clone());
         put("QUANTIZATION", self.quantization.clone());
         put("KV_CACHE_DTYPE", self.kv_cache_dtype.clone());
-        put(
-            "MAX_RUNNING_REQUESTS",
-            self.max_running_requests.map(|v| v.to_string()),
-        );
-        put(
-            "MAX_BATCHED_TOKENS",
-            self.max_batched_tokens.map(|v| v.to_string()),
-        );
+        put("MAX_RUNNING_REQUESTS", self.max_running_requests.map(|v| v.to_string()));
+        put("MAX_BATCHED_TOKENS", self.max_batched_tokens.map(|v| v.to_string()));
         put("SPECULATIVE_CONFIG", self.speculative_config.clone());
         put("HOST", Some(self.host.clone()));
         put("PORT", self.port.map(|v| v.to_string()));
@@ -655,10 +592,7 @@ mod tests {
     const FULL: &str = "ENGINE=vllm-0-33\nMODEL=/models/qwen3-8b\nSERVED_MODEL_NAME=qwen3-8b\nTENSOR_PARALLEL=2\nCONTEXT_LENGTH=32768\nMEM_FRACTION=0.9\nTOOL_CALL_PARSER=hermes\nREASONING_PARSER=qwen3\nQUANTIZATION=fp8\nKV_CACHE_DTYPE=fp8\nMAX_RUNNING_REQUESTS=128\nMAX_BATCHED_TOKENS=8192\nSPECULATIVE_CONFIG='{\"method\":\"eagle3\",\"model\":\"/models/eagle\",\"num_speculative_tokens\":3}'\nHOST=127.0.0.1\nPORT=8000\nEXTRA_ARGS='--enable-prefix-caching --chat-template /models/t.jinja'\nENV_CUDA_VISIBLE_DEVICES=0,1\n";
 
     fn codes(issues: &[Issue]) -> Vec<(String, &'static str)> {
-        issues
-            .iter()
-            .map(|i| (i.field.clone(), i.kind.code()))
-            .collect()
+        issues.iter().map(|i| (i.field.clone(), i.kind.code())).collect()
     }
 
     #[test]
@@ -667,11 +601,7 @@ mod tests {
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(
             p.extra_args,
-            vec![
-                "--enable-prefix-caching",
-                "--chat-template",
-                "/models/t.jinja"
-            ]
+            vec!["--enable-prefix-caching", "--chat-template", "/models/t.jinja"]
         );
         assert_eq!(p.to_env(), FULL);
     }
@@ -699,10 +629,7 @@ mod tests {
                 "missing {want:?} in {got:?}"
             );
         }
-        let unknown = issues
-            .iter()
-            .find(|i| i.field == "TOOL_CALL_PARSR")
-            .unwrap();
+        let unknown = issues.iter().find(|i| i.field == "TOOL_CALL_PARSR").unwrap();
         assert_eq!(unknown.line, Some(8));
         assert_eq!(
             unknown.kind,
@@ -732,16 +659,10 @@ mod tests {
         let (_, w) = Profile::from_env("p", &format!("{base}0.92\n")).unwrap();
         assert!(w.is_empty());
         let (_, w) = Profile::from_env("p", &format!("{base}0.93\n")).unwrap();
-        assert_eq!(
-            codes(&w),
-            vec![("MEM_FRACTION".into(), "fraction-above-advised")]
-        );
+        assert_eq!(codes(&w), vec![("MEM_FRACTION".into(), "fraction-above-advised")]);
         assert_eq!(w[0].line, Some(3));
         let (_, w) = Profile::from_env("p", &format!("{base}0.96\n")).unwrap();
-        assert_eq!(
-            codes(&w),
-            vec![("MEM_FRACTION".into(), "fraction-oom-risk")]
-        );
+        assert_eq!(codes(&w), vec![("MEM_FRACTION".into(), "fraction-oom-risk")]);
         let (_, w) = Profile::from_env("p", &format!("{base}1\n")).unwrap();
         assert_eq!(w[0].severity, Severity::Warning);
         assert!(Profile::from_env("p", &format!("{base}0\n")).is_err());

@@ -17,10 +17,7 @@ pub struct Sample {
 
 impl Sample {
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.labels.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 }
 
@@ -171,10 +168,7 @@ pub fn parse_line(text: &str, line: usize) -> Result<Line, LineError> {
     let value = parts.next().ok_or(err("sample without a value"))?;
     let value = parse_value(value).ok_or(err("sample value is not a number"))?;
     let timestamp_ms = match parts.next() {
-        Some(ts) => Some(
-            ts.parse::<i64>()
-                .map_err(|_| err("timestamp is not an integer"))?,
-        ),
+        Some(ts) => Some(ts.parse::<i64>().map_err(|_| err("timestamp is not an integer"))?),
         None => None,
     };
     if parts.next().is_some() {
@@ -212,9 +206,7 @@ pub fn parse(body: &str) -> Parsed {
 
 /// Escapes a label value for exposition.
 pub fn escape_label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
 /// Formats a value the way prometheus_client does (`12.0`, `1.5e+09`, `+Inf`).

@@ -129,13 +129,10 @@ pub fn classify<'a>(lines: impl IntoIterator<Item = &'a str>) -> Option<FailureM
         FailureRow::DriverMismatch,
     ];
     lines.into_iter().find_map(|line| {
-        PRIORITY
-            .iter()
-            .find(|row| row.matches(line))
-            .map(|row| FailureMatch {
-                row: *row,
-                line: line.trim_end().to_string(),
-            })
+        PRIORITY.iter().find(|row| row.matches(line)).map(|row| FailureMatch {
+            row: *row,
+            line: line.trim_end().to_string(),
+        })
     })
 }
 
@@ -189,10 +186,7 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), FailureRow::ALL.len());
         for row in FailureRow::ALL {
-            assert_eq!(
-                serde_json::to_value(row).unwrap(),
-                serde_json::json!(row.id())
-            );
+            assert_eq!(serde_json::to_value(row).unwrap(), serde_json::json!(row.id()));
         }
     }
 }

@@ -2,9 +2,7 @@
 //! diagnosis from the runbook's table, and a live log tail.
 
 use crate::api::{get_engine, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
-use crate::components::{
-    use_event_stream, use_i18n, ConfirmDialog, PhaseSteps, SimulatedBadge, StateBadge,
-};
+use crate::components::{use_event_stream, use_i18n, ConfirmDialog, PhaseSteps, SimulatedBadge, StateBadge};
 use crate::domain::engine::{EngineState, EngineStatus};
 use crate::domain::flagmap::display_argv;
 use crate::i18n::duration;

@@ -14,22 +14,14 @@ use leptos::prelude::*;
 pub fn ErrorNote(error: ApiError) -> impl IntoView {
     let i18n = use_i18n();
     let text = move || match &error {
-        ApiError::NoSuchProfile(name) => {
-            i18n.ta("error-no-such-profile", &[("name", name.clone().into())])
-        }
+        ApiError::NoSuchProfile(name) => i18n.ta("error-no-such-profile", &[("name", name.clone().into())]),
         ApiError::NoSuchEngine { profile, engine } => i18n.ta(
             "error-no-such-engine",
-            &[
-                ("profile", profile.clone().into()),
-                ("engine", engine.clone().into()),
-            ],
+            &[("profile", profile.clone().into()), ("engine", engine.clone().into())],
         ),
         ApiError::PortBusy { port, owner } => i18n.ta(
             "error-port-busy",
-            &[
-                ("port", port.to_string().into()),
-                ("owner", owner.clone().into()),
-            ],
+            &[("port", port.to_string().into()), ("owner", owner.clone().into())],
         ),
         ApiError::Invalid(detail) | ApiError::Internal(detail) | ApiError::Transport(detail) => {
             i18n.ta("error-generic", &[("detail", detail.clone().into())])

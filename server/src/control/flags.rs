@@ -62,11 +62,7 @@ async fn run(argv: &[String]) -> Result<String, String> {
         .map_err(|e| e.to_string())?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!(
-            "{} ({})",
-            out.status,
-            err.lines().last().unwrap_or("")
-        ));
+        return Err(format!("{} ({})", out.status, err.lines().last().unwrap_or("")));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -74,13 +70,10 @@ async fn run(argv: &[String]) -> Result<String, String> {
 impl EngineControl {
     /// The version an installation reports (`--version` after its command).
     async fn engine_version(&self, install: &EngineInstall) -> Result<String, FlagsError> {
-        let mut argv = self
-            .data
-            .command_for(install)
-            .map_err(|e| FlagsError::Help {
-                command: "roofline".into(),
-                detail: e.to_string(),
-            })?;
+        let mut argv = self.data.command_for(install).map_err(|e| FlagsError::Help {
+            command: "roofline".into(),
+            detail: e.to_string(),
+        })?;
         if install.kind == EngineKind::Vllm || install.simulator {
             argv.push("--version".into());
         } else {
@@ -107,13 +100,7 @@ impl EngineControl {
         let version = self.engine_version(install).await?;
         let safe_version: String = version
             .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '.' {
-                    c
-                } else {
-                    '_'
-                }
-            })
+            .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' })
             .collect();
         let cache = self
             .data
@@ -125,13 +112,10 @@ impl EngineControl {
                 return Ok(cached);
             }
         }
-        let mut argv = self
-            .data
-            .command_for(install)
-            .map_err(|e| FlagsError::Help {
-                command: "roofline".into(),
-                detail: e.to_string(),
-            })?;
+        let mut argv = self.data.command_for(install).map_err(|e| FlagsError::Help {
+            command: "roofline".into(),
+            detail: e.to_string(),
+        })?;
         argv.extend(help_args(install.kind).iter().map(|s| s.to_string()));
         let help = run(&argv).await.map_err(|detail| FlagsError::Help {
             command: argv.join(" "),
@@ -157,10 +141,7 @@ impl EngineControl {
     }
 
     /// Checks every flag the profile renders to against the installed engine.
-    pub async fn check_flags(
-        &self,
-        profile: &str,
-    ) -> Result<(FlagReport, InstalledFlags), FlagsError> {
+    pub async fn check_flags(&self, profile: &str) -> Result<(FlagReport, InstalledFlags), FlagsError> {
         let stored = self
             .store
             .get(profile)
@@ -168,14 +149,14 @@ impl EngineControl {
             .map_err(super::ControlError::from)?
             .ok_or_else(|| super::ControlError::NoSuchProfile(profile.into()))?;
         let p = stored.profile;
-        let install =
-            self.data
-                .engine(&p.engine)
-                .ok_or_else(|| super::ControlError::NoSuchEngine {
-                    profile: profile.into(),
-                    engine: p.engine.clone(),
-                    config: crate::config::CONFIG_FILE,
-                })?;
+        let install = self
+            .data
+            .engine(&p.engine)
+            .ok_or_else(|| super::ControlError::NoSuchEngine {
+                profile: profile.into(),
+                engine: p.engine.clone(),
+                config: crate::config::CONFIG_FILE,
+            })?;
         let installed = self.installed_flags(&p.engine, install).await?;
         let argv = render_argv(install.kind, &[], &p);
         let used = flags_in(&argv);

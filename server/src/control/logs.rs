@@ -39,34 +39,19 @@ pub fn tail(path: &Path, n: usize) -> std::io::Result<Vec<String>> {
 pub fn read_since(path: &Path, offset: u64) -> std::io::Result<(Vec<String>, u64, bool)> {
     let mut f = File::open(path)?;
     let len = f.metadata()?.len();
-    let (from, reset) = if len < offset {
-        (0, true)
-    } else {
-        (offset, false)
-    };
+    let (from, reset) = if len < offset { (0, true) } else { (offset, false) };
     f.seek(SeekFrom::Start(from))?;
     let mut buf = Vec::new();
     f.take(1 << 20).read_to_end(&mut buf)?;
     // Keep an unterminated last line for the next read.
-    let complete = buf
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map(|p| p + 1)
-        .unwrap_or(0);
+    let complete = buf.iter().rposition(|b| *b == b'\n').map(|p| p + 1).unwrap_or(0);
     let text = String::from_utf8_lossy(&buf[..complete]);
-    Ok((
-        text.lines().map(clean_line).collect(),
-        from + complete as u64,
-        reset,
-    ))
+    Ok((text.lines().map(clean_line).collect(), from + complete as u64, reset))
 }
 
 /// Carriage-return progress bars keep only their final state.
 fn clean_line(line: &str) -> String {
-    line.rsplit('\r')
-        .find(|s| !s.is_empty())
-        .unwrap_or("")
-        .to_string()
+    line.rsplit('\r').find(|s| !s.is_empty()).unwrap_or("").to_string()
 }
 
 #[cfg(test)]

@@ -42,9 +42,7 @@ pub struct EngineRecord {
 pub enum ControlError {
     #[error("no profile named {0}")]
     NoSuchProfile(String),
-    #[error(
-        "profile {profile} names engine installation {engine}, which {config} does not define"
-    )]
+    #[error("profile {profile} names engine installation {engine}, which {config} does not define")]
     NoSuchEngine {
         profile: String,
         engine: String,
@@ -70,10 +68,7 @@ pub enum ControlError {
         last_lines: Vec<String>,
     },
     #[error("starting {program}: {source}")]
-    Spawn {
-        program: String,
-        source: std::io::Error,
-    },
+    Spawn { program: String, source: std::io::Error },
     #[error("state directory: {0}")]
     Io(#[from] std::io::Error),
     #[error("profile store: {0}")]
@@ -145,31 +140,25 @@ impl EngineControl {
     }
 
     /// Loads a profile and everything needed to launch it.
-    pub async fn resolve(
-        &self,
-        name: &str,
-    ) -> Result<(Profile, EngineKind, bool, Vec<String>), ControlError> {
+    pub async fn resolve(&self, name: &str) -> Result<(Profile, EngineKind, bool, Vec<String>), ControlError> {
         let stored = self
             .store
             .get(name)
             .await?
             .ok_or_else(|| ControlError::NoSuchProfile(name.to_string()))?;
         let profile = stored.profile;
-        let install =
-            self.data
-                .engine(&profile.engine)
-                .ok_or_else(|| ControlError::NoSuchEngine {
-                    profile: name.to_string(),
-                    engine: profile.engine.clone(),
-                    config: crate::config::CONFIG_FILE,
-                })?;
-        let command = self
+        let install = self
             .data
-            .command_for(install)
-            .map_err(|e| ControlError::Spawn {
-                program: "roofline".into(),
-                source: std::io::Error::other(e.to_string()),
+            .engine(&profile.engine)
+            .ok_or_else(|| ControlError::NoSuchEngine {
+                profile: name.to_string(),
+                engine: profile.engine.clone(),
+                config: crate::config::CONFIG_FILE,
             })?;
+        let command = self.data.command_for(install).map_err(|e| ControlError::Spawn {
+            program: "roofline".into(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
         let argv = render_argv(install.kind, &command, &profile);
         Ok((profile.clone(), install.kind, install.simulator, argv))
     }
@@ -179,9 +168,8 @@ impl EngineControl {
     pub fn running(&self, profile: &str) -> Option<Result<EngineRecord, EngineRecord>> {
         let text = std::fs::read_to_string(self.record_path(profile)).ok()?;
         let record: EngineRecord = serde_json::from_str(&text).ok()?;
-        let same = procfs::stat(record.pid).is_some_and(|s| {
-            s.start_ticks == record.start_ticks && s.state != 'Z' && s.state != 'X'
-        });
+        let same = procfs::stat(record.pid)
+            .is_some_and(|s| s.start_ticks == record.start_ticks && s.state != 'Z' && s.state != 'X');
         Some(if same { Ok(record) } else { Err(record) })
     }
 
@@ -213,9 +201,7 @@ impl EngineControl {
         match procfs::port_owner(port) {
             Some((pid, name)) => Some(format!("a foreign process {name} (pid {pid})")),
             // A listener we cannot attribute (another user's process, another namespace).
-            None if procfs::has_listener(port) => {
-                Some("a foreign process (not visible to this user)".to_string())
-            }
+            None if procfs::has_listener(port) => Some("a foreign process (not visible to this user)".to_string()),
             // No listener: only closing connections hold the port; the engine can still bind.
             None => None,
         }
@@ -263,10 +249,7 @@ impl EngineControl {
         let _ = std::fs::remove_file(self.record_path(name));
         let log_path = self.log_path(name);
         logs::rotate(&log_path)?;
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)?;
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path)?;
         let record = match spawn(&argv, &profile, log, dir.join("exit")) {
             Ok(r) => r,
             Err(e) => {
@@ -294,10 +277,7 @@ impl EngineControl {
             &self.record_path(name),
             &serde_json::to_vec_pretty(&record).unwrap_or_default(),
         )?;
-        write_atomic(
-            &dir.join("engine.pid"),
-            format!("{}\n", record.pid).as_bytes(),
-        )?;
+        write_atomic(&dir.join("engine.pid"), format!("{}\n", record.pid).as_bytes())?;
         drop(lock);
         self.wait_ready(name, &record, &mut progress).await?;
         Ok(ServeOutcome::Started { pid: record.pid })
@@ -346,8 +326,7 @@ impl EngineControl {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 let last_lines = logs::tail(&log_path, FAILURE_LINES).unwrap_or_default();
                 let failure = classify(last_lines.iter().map(String::as_str));
-                let exit = std::fs::read_to_string(self.dir(name).join("exit"))
-                    .unwrap_or_else(|_| "unknown".into());
+                let exit = std::fs::read_to_string(self.dir(name).join("exit")).unwrap_or_else(|_| "unknown".into());
                 let report = FailureReport {
                     failure: failure.clone(),
                     last_lines: last_lines.clone(),

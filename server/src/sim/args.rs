@@ -197,9 +197,7 @@ pub fn help_text(kind: EngineKind) -> String {
 
 fn find(kind: EngineKind, name: &str) -> Option<&'static FlagDef> {
     let want = name.replace('_', "-");
-    defs(kind)
-        .iter()
-        .find(|d| d.names.iter().any(|n| *n == want))
+    defs(kind).iter().find(|d| d.names.iter().any(|n| *n == want))
 }
 
 /// Parses `sim vllm serve MODEL …` (after `serve`) or `sim sglang …`.
@@ -272,12 +270,10 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
     };
     let num = |flag: &str| -> Result<Option<f64>, UsageError> {
         match get(flag) {
-            Some((n, Some(v))) => v.parse::<f64>().map(Some).map_err(|_| {
-                UsageError(format!(
-                    "{}: error: argument {n}: invalid value: '{v}'",
-                    prog(kind)
-                ))
-            }),
+            Some((n, Some(v))) => v
+                .parse::<f64>()
+                .map(Some)
+                .map_err(|_| UsageError(format!("{}: error: argument {n}: invalid value: '{v}'", prog(kind)))),
             _ => Ok(None),
         }
     };
@@ -309,9 +305,10 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
     for (d, _, v) in &values {
         if d.names[0] == "--sim-fault" {
             let v = v.clone().unwrap_or_default();
-            faults.push(v.parse::<Fault>().map_err(|e| {
-                UsageError(format!("{}: error: argument --sim-fault: {e}", prog(kind)))
-            })?);
+            faults.push(
+                v.parse::<Fault>()
+                    .map_err(|e| UsageError(format!("{}: error: argument --sim-fault: {e}", prog(kind))))?,
+            );
         }
     }
     if let Ok(env) = std::env::var("ROOFLINE_SIM_FAULT") {
@@ -378,10 +375,7 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
         max_model_len: num(len_flag)?.map(|v| v as u32),
         mem_fraction,
         max_running: num(running_flag)?.map(|v| v as u32).unwrap_or(256).max(1),
-        max_batched_tokens: num(batch_flag)?
-            .filter(|v| *v > 0.0)
-            .map(|v| v as u32)
-            .unwrap_or(8192),
+        max_batched_tokens: num(batch_flag)?.filter(|v| *v > 0.0).map(|v| v as u32).unwrap_or(8192),
         kv_cache_dtype: text("--kv-cache-dtype").unwrap_or_else(|| "auto".into()),
         tool_call_parser: text("--tool-call-parser"),
         auto_tool_choice: match kind {
@@ -398,9 +392,7 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
             EngineKind::Sglang => flag_on("--enable-metrics"),
         },
         prefix_caching: match kind {
-            EngineKind::Vllm => {
-                get("--enable-prefix-caching").is_none_or(|(n, _)| !n.starts_with("--no-"))
-            }
+            EngineKind::Vllm => get("--enable-prefix-caching").is_none_or(|(n, _)| !n.starts_with("--no-")),
             EngineKind::Sglang => !flag_on("--disable-radix-cache"),
         },
         faults,
@@ -440,24 +432,13 @@ mod tests {
             panic!()
         };
         assert_eq!(
-            (
-                a.model.as_str(),
-                a.tp,
-                a.max_model_len,
-                a.port,
-                a.auto_tool_choice
-            ),
+            (a.model.as_str(), a.tp, a.max_model_len, a.port, a.auto_tool_choice),
             ("/models/m", 2, Some(4096), 8100, true)
         );
         assert_eq!(a.model_name(), "m");
-        let err = parse(
-            EngineKind::Vllm,
-            &s(&["serve", "/m", "--max-model-length", "5"]),
-        )
-        .unwrap_err();
+        let err = parse(EngineKind::Vllm, &s(&["serve", "/m", "--max-model-length", "5"])).unwrap_err();
         assert!(
-            err.0
-                .ends_with("error: unrecognized arguments: --max-model-length 5")
+            err.0.ends_with("error: unrecognized arguments: --max-model-length 5")
                 || err.0.contains("unrecognized arguments: --max-model-length")
         );
         assert_eq!(
@@ -499,10 +480,7 @@ mod tests {
             assert!(set.find("--port").is_some());
         }
         let v = parse_help(&help_text(EngineKind::Vllm));
-        assert_eq!(
-            v.find("-tp").unwrap().group.as_deref(),
-            Some("ParallelConfig")
-        );
+        assert_eq!(v.find("-tp").unwrap().group.as_deref(), Some("ParallelConfig"));
         assert!(
             parse_help(&help_text(EngineKind::Sglang))
                 .find("--disable-cuda-graph")

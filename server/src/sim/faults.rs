@@ -75,11 +75,7 @@ impl Fault {
     pub fn at_start(self) -> bool {
         matches!(
             self,
-            Self::OomLoad
-                | Self::KvTooSmall
-                | Self::MissingConfig
-                | Self::UnsupportedArch
-                | Self::DriverMismatch
+            Self::OomLoad | Self::KvTooSmall | Self::MissingConfig | Self::UnsupportedArch | Self::DriverMismatch
         )
     }
 }
@@ -87,14 +83,11 @@ impl Fault {
 impl std::str::FromStr for Fault {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Fault::ALL
-            .into_iter()
-            .find(|f| f.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown fault `{s}`; known: {}",
-                    Fault::ALL.map(|f| f.name()).join(", ")
-                )
-            })
+        Fault::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| {
+            format!(
+                "unknown fault `{s}`; known: {}",
+                Fault::ALL.map(|f| f.name()).join(", ")
+            )
+        })
     }
 }

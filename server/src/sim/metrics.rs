@@ -142,13 +142,7 @@ impl Metrics {
         self.counters.get(name).copied().unwrap_or(0.0)
     }
 
-    fn hist_value(
-        &self,
-        signal: &'static str,
-        streaming: Option<bool>,
-        part: &str,
-        le: Option<f64>,
-    ) -> f64 {
+    fn hist_value(&self, signal: &'static str, streaming: Option<bool>, part: &str, le: Option<f64>) -> f64 {
         let parts: Vec<&Hist> = match streaming {
             Some(s) => self.hist.get(&(signal, s)).into_iter().collect(),
             None => [true, false]
@@ -227,9 +221,7 @@ impl Template {
             .lines
             .iter()
             .filter_map(|l| match l {
-                Line::Sample(s) if s.name == bucket => {
-                    s.label("le").and_then(app::domain::prometheus::parse_value)
-                }
+                Line::Sample(s) if s.name == bucket => s.label("le").and_then(app::domain::prometheus::parse_value),
                 _ => None,
             })
             .filter(|b| b.is_finite())
@@ -292,13 +284,11 @@ impl Template {
             },
             (EngineKind::Sglang, "sglang:num_running_reqs") => g.running,
             (EngineKind::Sglang, "sglang:num_queue_reqs") => g.waiting,
-            (EngineKind::Sglang, "sglang:token_usage")
-            | (EngineKind::Sglang, "sglang:full_token_usage") => g.kv_usage,
-            (EngineKind::Sglang, "sglang:num_used_tokens")
-            | (EngineKind::Sglang, "sglang:kv_used_tokens") => g.kv_used_tokens,
-            (EngineKind::Sglang, "sglang:kv_available_tokens") => {
-                (g.kv_capacity_tokens - g.kv_used_tokens).max(0.0)
+            (EngineKind::Sglang, "sglang:token_usage") | (EngineKind::Sglang, "sglang:full_token_usage") => g.kv_usage,
+            (EngineKind::Sglang, "sglang:num_used_tokens") | (EngineKind::Sglang, "sglang:kv_used_tokens") => {
+                g.kv_used_tokens
             }
+            (EngineKind::Sglang, "sglang:kv_available_tokens") => (g.kv_capacity_tokens - g.kv_used_tokens).max(0.0),
             (EngineKind::Sglang, "sglang:max_total_num_tokens") => g.kv_capacity_tokens,
             (EngineKind::Sglang, "sglang:cache_hit_rate") => g.cache_hit_rate,
             (EngineKind::Sglang, "sglang:gen_throughput") => g.gen_throughput,
@@ -348,9 +338,7 @@ impl Template {
                         m.hist_value(signal, streaming, part, le)
                     } else if let Some(v) = self.scalar(s, m, g) {
                         v
-                    } else if s.name.starts_with(prefix)
-                        && !s.name.contains("info")
-                        && !s.name.contains("sleep_state")
+                    } else if s.name.starts_with(prefix) && !s.name.contains("info") && !s.name.contains("sleep_state")
                     {
                         0.0
                     } else {
@@ -363,11 +351,7 @@ impl Template {
                             if i > 0 {
                                 out.push(',');
                             }
-                            let v = if k == "model_name" {
-                                model_name
-                            } else {
-                                v.as_str()
-                            };
+                            let v = if k == "model_name" { model_name } else { v.as_str() };
                             out.push_str(&format!("{k}=\"{}\"", escape_label(v)));
                         }
                         out.push('}');
@@ -400,10 +384,7 @@ mod tests {
 
     #[test]
     fn exposition_keeps_every_series_of_the_captured_body() {
-        for (kind, fixture) in [
-            (EngineKind::Vllm, VLLM_TEMPLATE),
-            (EngineKind::Sglang, SGLANG_TEMPLATE),
-        ] {
+        for (kind, fixture) in [(EngineKind::Vllm, VLLM_TEMPLATE), (EngineKind::Sglang, SGLANG_TEMPLATE)] {
             let t = Template::for_engine(kind);
             let m = Metrics::for_engine(kind, &t);
             let body = t.render("Qwen/Qwen3-8B", 1.0, &m, &Gauges::default());
@@ -428,10 +409,7 @@ mod tests {
     fn histograms_follow_observations() {
         let t = Template::for_engine(EngineKind::Vllm);
         let mut m = Metrics::for_engine(EngineKind::Vllm, &t);
-        assert_eq!(
-            t.bounds("vllm:time_to_first_token_seconds")[..3],
-            [0.001, 0.005, 0.01]
-        );
+        assert_eq!(t.bounds("vllm:time_to_first_token_seconds")[..3], [0.001, 0.005, 0.01]);
         m.observe("ttft", 0.03, true);
         m.observe("ttft", 0.3, false);
         let g = Gauges {
@@ -449,14 +427,8 @@ mod tests {
                 .value
         };
         assert_eq!(get("vllm:time_to_first_token_seconds_count", None), 2.0);
-        assert_eq!(
-            get("vllm:time_to_first_token_seconds_bucket", Some("0.04")),
-            1.0
-        );
-        assert_eq!(
-            get("vllm:time_to_first_token_seconds_bucket", Some("+Inf")),
-            2.0
-        );
+        assert_eq!(get("vllm:time_to_first_token_seconds_bucket", Some("0.04")), 1.0);
+        assert_eq!(get("vllm:time_to_first_token_seconds_bucket", Some("+Inf")), 2.0);
         assert_eq!(get("vllm:num_requests_waiting", None), 7.0);
         assert_eq!(get("vllm:kv_cache_usage_perc", None), 0.5);
         assert!(p

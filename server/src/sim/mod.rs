@@ -55,11 +55,7 @@ impl Sim {
             kv_used_tokens: s.kv_used() as f64,
             kv_capacity_tokens: s.capacity() as f64,
             gen_throughput: s.gen_throughput,
-            cache_hit_rate: if q > 0.0 {
-                s.window_hits as f64 / q
-            } else {
-                0.0
-            },
+            cache_hit_rate: if q > 0.0 { s.window_hits as f64 / q } else { 0.0 },
             context_len: self.max_model_len as f64,
         }
     }
@@ -139,9 +135,7 @@ async fn run(args: SimArgs) -> i32 {
             Ok(s) => Some(s),
             Err(e) => {
                 log.raw("Traceback (most recent call last):");
-                log.raw(
-                    "  File \"vllm/entrypoints/launchers/launcher.py\", line 530, in run_server",
-                );
+                log.raw("  File \"vllm/entrypoints/launchers/launcher.py\", line 530, in run_server");
                 log.raw("    sock.bind((args.host, args.port))");
                 log.raw(&format!("OSError: [Errno 98] Address already in use ({e})"));
                 return 1;
@@ -169,23 +163,30 @@ async fn run(args: SimArgs) -> i32 {
                 &format!("Starting to load model {}...", args.model),
             );
         }
-        EngineKind::Sglang => log.sglang(&format!(
-            "Load weight begin. avail mem={:.2} GB",
-            gpu_gib - 1.5
-        )),
+        EngineKind::Sglang => log.sglang(&format!("Load weight begin. avail mem={:.2} GB", gpu_gib - 1.5)),
     }
     sleep_s(delay * 0.4).await;
-    if budget.weights_gib + 1.0 > gpu_gib * args.mem_fraction
-        || args.faults.contains(&Fault::OomLoad)
-    {
+    if budget.weights_gib + 1.0 > gpu_gib * args.mem_fraction || args.faults.contains(&Fault::OomLoad) {
         print_oom_load(&log, kind, gpu_gib, budget.weights_gib);
         return 1;
     }
     match kind {
         EngineKind::Vllm => {
             log.raw("Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:01<00:00,  2.81it/s]");
-            log.vllm("Worker_TP0", "default_loader.py:384", &format!("Loading weights took {:.2} seconds", delay * 0.3));
-            log.vllm("Worker_TP0", "gpu_model_runner.py:4879", &format!("Model loading took {:.2} GiB memory and {:.6} seconds", budget.weights_gib, delay * 0.4));
+            log.vllm(
+                "Worker_TP0",
+                "default_loader.py:384",
+                &format!("Loading weights took {:.2} seconds", delay * 0.3),
+            );
+            log.vllm(
+                "Worker_TP0",
+                "gpu_model_runner.py:4879",
+                &format!(
+                    "Model loading took {:.2} GiB memory and {:.6} seconds",
+                    budget.weights_gib,
+                    delay * 0.4
+                ),
+            );
         }
         EngineKind::Sglang => log.sglang(&format!(
             "Load weight end. elapsed={:.2} s, type={}, dtype=torch.bfloat16, avail mem={:.2} GB, mem usage={:.2} GB.",
@@ -210,17 +211,24 @@ async fn run(args: SimArgs) -> i32 {
                 "gpu_worker.py:298",
                 &format!("Available KV cache memory: {:.2} GiB", budget.kv_gib),
             );
-            log.vllm("EngineCore_DP0", "kv_cache_utils.py:1087", &format!(
-                "GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {:.2}x",
-                startup::thousands(budget.kv_tokens),
-                startup::thousands(max_model_len),
-                concurrency
-            ));
+            log.vllm(
+                "EngineCore_DP0",
+                "kv_cache_utils.py:1087",
+                &format!(
+                    "GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {:.2}x",
+                    startup::thousands(budget.kv_tokens),
+                    startup::thousands(max_model_len),
+                    concurrency
+                ),
+            );
             log.raw("Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|##########| 67/67 [00:01<00:00, 45.10it/s]");
         }
         EngineKind::Sglang => {
             let half = budget.kv_gib / 2.0;
-            log.sglang(&format!("KV Cache is allocated. dtype: torch.bfloat16, #tokens: {}, K size: {half:.2} GB, V size: {half:.2} GB", budget.kv_tokens));
+            log.sglang(&format!(
+                "KV Cache is allocated. dtype: torch.bfloat16, #tokens: {}, K size: {half:.2} GB, V size: {half:.2} GB",
+                budget.kv_tokens
+            ));
             log.sglang(&format!(
                 "Memory pool end. avail mem={:.2} GB",
                 gpu_gib * (1.0 - args.mem_fraction) + 1.0
@@ -313,8 +321,7 @@ async fn run(args: SimArgs) -> i32 {
                 "api_server.py:602",
                 &format!("Starting vLLM server on http://{bind_addr}"),
             );
-            sim.log
-                .vllm("APIServer", "launcher.py:37", "Available routes are:");
+            sim.log.vllm("APIServer", "launcher.py:37", "Available routes are:");
             for route in [
                 "/health",
                 "/v1/models",
@@ -329,23 +336,15 @@ async fn run(args: SimArgs) -> i32 {
                     "launcher.py:46",
                     &format!(
                         "Route: {route}, Methods: {}",
-                        if route.starts_with("/v1/c") {
-                            "POST"
-                        } else {
-                            "GET"
-                        }
+                        if route.starts_with("/v1/c") { "POST" } else { "GET" }
                     ),
                 );
             }
-            sim.log.vllm(
-                "APIServer",
-                "launcher.py:46",
-                "Application startup complete.",
-            );
+            sim.log
+                .vllm("APIServer", "launcher.py:46", "Application startup complete.");
         }
         EngineKind::Sglang => {
-            sim.log
-                .line("", "", "", "INFO:     Application startup complete.");
+            sim.log.line("", "", "", "INFO:     Application startup complete.");
             sim.log.line(
                 "",
                 "",
@@ -366,8 +365,7 @@ async fn run(args: SimArgs) -> i32 {
     let shutdown = {
         let sim = sim.clone();
         async move {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
             loop {
                 tokio::select! {
                     _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {
@@ -416,9 +414,7 @@ fn bind(addr: &str) -> std::io::Result<tokio::net::TcpSocket> {
 fn start_faults_or_model(args: &SimArgs, log: &Logger) -> Result<ModelFacts, i32> {
     let kind = args.kind;
     if args.faults.contains(&Fault::DriverMismatch) {
-        log.raw(
-            "RuntimeError: CUDA error: no kernel image is available for execution on the device",
-        );
+        log.raw("RuntimeError: CUDA error: no kernel image is available for execution on the device");
         return Err(1);
     }
     if args.faults.contains(&Fault::MissingConfig) {
@@ -452,12 +448,7 @@ fn print_oom_load(log: &Logger, kind: EngineKind, gpu_gib: f64, weights_gib: f64
     match kind {
         EngineKind::Vllm => {
             log.line("Worker_TP0", "ERROR", "multiproc_executor.py:492", &line);
-            log.line(
-                "EngineCore_DP0",
-                "ERROR",
-                "core.py:515",
-                "EngineCore failed to start.",
-            );
+            log.line("EngineCore_DP0", "ERROR", "core.py:515", "EngineCore failed to start.");
             log.raw("RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}");
         }
         EngineKind::Sglang => {
@@ -473,12 +464,7 @@ fn print_kv_too_small(log: &Logger, kind: EngineKind, b: &startup::Budget, mem_f
         EngineKind::Vllm => {
             let need = b.max_model_len as f64 * b.kv_bytes_per_token as f64 / (1u64 << 30) as f64;
             let estimated = b.kv_tokens;
-            log.line(
-                "EngineCore_DP0",
-                "ERROR",
-                "core.py:515",
-                "EngineCore failed to start.",
-            );
+            log.line("EngineCore_DP0", "ERROR", "core.py:515", "EngineCore failed to start.");
             log.raw(&format!(
                 "ValueError: To serve at least one request with the model's max seq len ({}), ({need:.2} GiB KV cache is needed, which is larger than the available KV cache memory ({:.2} GiB). Based on the available memory, the estimated maximum model length is {estimated}. Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.",
                 b.max_model_len,
@@ -553,12 +539,7 @@ async fn engine_loop(sim: Arc<Sim>) {
 
 fn stats_line(sim: &Sim, interval: f64) {
     let mut s = sim.lock();
-    let (prompt, gen, hits, queries) = (
-        s.window_prompt,
-        s.window_gen,
-        s.window_hits,
-        s.window_queries,
-    );
+    let (prompt, gen, hits, queries) = (s.window_prompt, s.window_gen, s.window_hits, s.window_queries);
     let idle = s.running.is_empty() && s.waiting.is_empty() && gen == 0 && prompt == 0;
     s.window_prompt = 0;
     s.window_gen = 0;

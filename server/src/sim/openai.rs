@@ -39,12 +39,15 @@ pub fn router(sim: Arc<Sim>) -> Router {
             .route("/model_info", get(model_info))
             .route("/server_info", get(server_info)),
     };
-    r.layer(axum::extract::DefaultBodyLimit::max(8 << 20))
-        .with_state(sim)
+    r.layer(axum::extract::DefaultBodyLimit::max(8 << 20)).with_state(sim)
 }
 
 fn error(status: StatusCode, kind: &str, message: &str, param: Option<&str>) -> Response {
-    (status, Json(json!({"error": {"message": message, "type": kind, "param": param, "code": status.as_u16()}}))).into_response()
+    (
+        status,
+        Json(json!({"error": {"message": message, "type": kind, "param": param, "code": status.as_u16()}})),
+    )
+        .into_response()
 }
 
 /// An OpenAI-style error, kept small until it becomes a response.
@@ -74,7 +77,9 @@ async fn health(State(sim): S) -> Response {
             .and_then(|v| v.parse().ok())
             .unwrap_or(20);
         tokio::time::sleep(Duration::from_secs(timeout)).await;
-        sim.log.sglang(&format!("Health check failed. Server couldn't get a response from detokenizer for last {timeout} seconds."));
+        sim.log.sglang(&format!(
+            "Health check failed. Server couldn't get a response from detokenizer for last {timeout} seconds."
+        ));
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     }
     StatusCode::OK.into_response()
@@ -130,10 +135,7 @@ async fn metrics(State(sim): S) -> Response {
         };
     }
     (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=1.0.0; charset=utf-8",
-        )],
+        [(header::CONTENT_TYPE, "text/plain; version=1.0.0; charset=utf-8")],
         sim.render_metrics(),
     )
         .into_response()
@@ -146,11 +148,7 @@ async fn get_faults(State(sim): S) -> Json<Value> {
 }
 
 /// `POST /sim/faults {"enable": ["hang"], "disable": [...]}`, loopback clients only.
-async fn set_faults(
-    State(sim): S,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    body: axum::body::Bytes,
-) -> Response {
+async fn set_faults(State(sim): S, ConnectInfo(peer): ConnectInfo<SocketAddr>, body: axum::body::Bytes) -> Response {
     if !peer.ip().is_loopback() {
         return error(
             StatusCode::FORBIDDEN,
@@ -182,14 +180,7 @@ async fn set_faults(
     };
     let (enable, disable) = match (parse_list("enable"), parse_list("disable")) {
         (Ok(e), Ok(d)) => (e, d),
-        (Err(e), _) | (_, Err(e)) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "BadRequestError",
-                &e,
-                Some("enable"),
-            )
-        }
+        (Err(e), _) | (_, Err(e)) => return error(StatusCode::BAD_REQUEST, "BadRequestError", &e, Some("enable")),
     };
     if let Some(f) = enable.iter().find(|f| f.at_start()) {
         return error(
@@ -278,17 +269,14 @@ fn parse_request(sim: &Sim, bytes: &[u8], chat: bool) -> Result<Parsed, OaiError
         ));
     }
     let prompt_text = if chat {
-        let msgs = body
-            .get("messages")
-            .and_then(|m| m.as_array())
-            .ok_or_else(|| {
-                OaiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "BadRequestError",
-                    "messages: Field required",
-                    Some("messages"),
-                )
-            })?;
+        let msgs = body.get("messages").and_then(|m| m.as_array()).ok_or_else(|| {
+            OaiError::new(
+                StatusCode::BAD_REQUEST,
+                "BadRequestError",
+                "messages: Field required",
+                Some("messages"),
+            )
+        })?;
         msgs.iter()
             .map(|m| {
                 m.get("content")
@@ -305,11 +293,7 @@ fn parse_request(sim: &Sim, bytes: &[u8], chat: bool) -> Result<Parsed, OaiError
             Some(Value::String(s)) => s.clone(),
             Some(Value::Array(a)) => a
                 .iter()
-                .map(|x| {
-                    x.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| x.to_string())
-                })
+                .map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string()))
                 .collect::<Vec<_>>()
                 .join(" "),
             _ => {
@@ -336,10 +320,7 @@ fn parse_request(sim: &Sim, bytes: &[u8], chat: bool) -> Result<Parsed, OaiError
             Some("max_tokens"),
         ));
     }
-    let stream = body
-        .get("stream")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
+    let stream = body.get("stream").and_then(|v| v.as_bool()).unwrap_or(false);
     let include_usage = body
         .pointer("/stream_options/include_usage")
         .and_then(|v| v.as_bool())
@@ -356,11 +337,7 @@ fn parse_request(sim: &Sim, bytes: &[u8], chat: bool) -> Result<Parsed, OaiError
 /// The tool calls a chat request should produce, if any: the named tool, else every tool the
 /// last user message names, else the first tool; none after a tool result or with "none".
 fn planned_tool_calls(body: &Value) -> Vec<(String, String)> {
-    let Some(tools) = body
-        .get("tools")
-        .and_then(|t| t.as_array())
-        .filter(|t| !t.is_empty())
-    else {
+    let Some(tools) = body.get("tools").and_then(|t| t.as_array()).filter(|t| !t.is_empty()) else {
         return vec![];
     };
     let choice = body.get("tool_choice");
@@ -372,23 +349,12 @@ fn planned_tool_calls(body: &Value) -> Vec<(String, String)> {
         .and_then(|m| m.as_array())
         .cloned()
         .unwrap_or_default();
-    if messages
-        .last()
-        .and_then(|m| m.get("role"))
-        .and_then(|r| r.as_str())
-        == Some("tool")
-    {
+    if messages.last().and_then(|m| m.get("role")).and_then(|r| r.as_str()) == Some("tool") {
         return vec![];
     }
     let fn_of = |t: &Value| t.get("function").cloned().unwrap_or(Value::Null);
-    let name_of = |f: &Value| {
-        f.get("name")
-            .and_then(|n| n.as_str())
-            .unwrap_or("")
-            .to_string()
-    };
-    let args_of =
-        |f: &Value| example_arguments(f.get("parameters").unwrap_or(&Value::Null)).to_string();
+    let name_of = |f: &Value| f.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
+    let args_of = |f: &Value| example_arguments(f.get("parameters").unwrap_or(&Value::Null)).to_string();
     if let Some(named) = choice
         .and_then(|c| c.pointer("/function/name"))
         .and_then(|n| n.as_str())
@@ -435,11 +401,7 @@ fn example_arguments(schema: &Value) -> Value {
     let required: Vec<String> = schema
         .get("required")
         .and_then(|r| r.as_array())
-        .map(|r| {
-            r.iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect()
-        })
+        .map(|r| r.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
         .unwrap_or_default();
     if let Some(props) = props {
         for (name, p) in props {
@@ -453,11 +415,7 @@ fn example_arguments(schema: &Value) -> Value {
 }
 
 fn example_value(name: &str, p: &Value) -> Value {
-    if let Some(first) = p
-        .get("enum")
-        .and_then(|e| e.as_array())
-        .and_then(|e| e.first())
-    {
+    if let Some(first) = p.get("enum").and_then(|e| e.as_array()).and_then(|e| e.first()) {
         return first.clone();
     }
     match p.get("type").and_then(|t| t.as_str()).unwrap_or("string") {
@@ -573,26 +531,29 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
         .get("tools")
         .and_then(|t| t.as_array())
         .is_some_and(|t| !t.is_empty());
-    let choice = p.body.get("tool_choice").cloned().unwrap_or(if has_tools {
-        json!("auto")
-    } else {
-        Value::Null
-    });
+    let choice = p
+        .body
+        .get("tool_choice")
+        .cloned()
+        .unwrap_or(if has_tools { json!("auto") } else { Value::Null });
     if has_tools
         && choice.as_str() == Some("auto")
         && sim.args.kind == EngineKind::Vllm
         && !(sim.args.auto_tool_choice && sim.args.tool_call_parser.is_some())
     {
-        return error(StatusCode::BAD_REQUEST, "BadRequestError", "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set", Some("tool_choice"));
+        return error(
+            StatusCode::BAD_REQUEST,
+            "BadRequestError",
+            "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
+            Some("tool_choice"),
+        );
     }
     let calls = planned_tool_calls(&p.body);
     let broken = sim.has_fault(Fault::BrokenToolParser);
     // The model "writes" the call: its tokens pass through the scheduler like any output.
     let call_text: String = calls
         .iter()
-        .map(|(n, a)| {
-            format!("<tool_call>\n{{\"name\": \"{n}\", \"arguments\": {a}}}\n</tool_call>")
-        })
+        .map(|(n, a)| format!("<tool_call>\n{{\"name\": \"{n}\", \"arguments\": {a}}}\n</tool_call>"))
         .collect::<Vec<_>>()
         .join("\n");
     let out_tokens = if calls.is_empty() {
@@ -653,10 +614,7 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
             "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]})
         };
         if out
-            .send(sse(&chunk(
-                json!({"role": "assistant", "content": ""}),
-                Value::Null,
-            )))
+            .send(sse(&chunk(json!({"role": "assistant", "content": ""}), Value::Null)))
             .is_err()
         {
             return;
@@ -688,9 +646,7 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
                                 return;
                             }
                         }
-                        Some(
-                            json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
-                        )
+                        Some(json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
                     } else {
                         None
                     };
@@ -713,8 +669,7 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
                         &[][..]
                     };
                     if !rest.is_empty() {
-                        let _ =
-                            out.send(sse(&chunk(json!({"content": rest.concat()}), Value::Null)));
+                        let _ = out.send(sse(&chunk(json!({"content": rest.concat()}), Value::Null)));
                     }
                     if !calls.is_empty() && !broken {
                         for (i, piece) in pieces.iter().skip(next_piece) {
@@ -723,7 +678,10 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
                                 let head = json!({"tool_calls": [{"id": tool_ids[*i], "type": "function", "index": i, "function": {"name": calls[*i].0}}]});
                                 let _ = out.send(sse(&chunk(head, Value::Null)));
                             }
-                            let _ = out.send(sse(&chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}), Value::Null)));
+                            let _ = out.send(sse(&chunk(
+                                json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                                Value::Null,
+                            )));
                         }
                     }
                     let finish = if !calls.is_empty() && !broken {
@@ -793,10 +751,7 @@ mod tests {
         let body = json!({"tools": tools, "messages": [{"role": "user", "content": "weather?"}]});
         assert_eq!(
             planned_tool_calls(&body),
-            vec![(
-                "get_weather".to_string(),
-                "{\"city\":\"Paris\"}".to_string()
-            )]
+            vec![("get_weather".to_string(), "{\"city\":\"Paris\"}".to_string())]
         );
         let body = json!({"tools": tools, "messages": [{"role": "user", "content": "call get_weather and get_time"}]});
         assert_eq!(planned_tool_calls(&body).len(), 2);
@@ -807,7 +762,8 @@ mod tests {
         );
         let body = json!({"tools": tools, "tool_choice": "none", "messages": [{"role": "user", "content": "x"}]});
         assert!(planned_tool_calls(&body).is_empty());
-        let body = json!({"tools": tools, "messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "18C"}]});
+        let body =
+            json!({"tools": tools, "messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "18C"}]});
         assert!(planned_tool_calls(&body).is_empty());
     }
 }

@@ -70,8 +70,8 @@ pub struct Sched {
 }
 
 const WORDS: &[&str] = &[
-    " the", " engine", " serves", " tokens", " quickly", " and", " the", " queue", " stays",
-    " short", ".", " KV", " cache", " holds", " context", ",",
+    " the", " engine", " serves", " tokens", " quickly", " and", " the", " queue", " stays", " short", ".", " KV",
+    " cache", " holds", " context", ",",
 ];
 
 impl Sched {
@@ -204,10 +204,7 @@ impl Sched {
         while i < self.running.len() {
             if self.running[i].prefill_left > 0 {
                 let take = self.running[i].prefill_left.min(budget);
-                if self.faults.contains(&Fault::OomUnderLoad)
-                    && self.running[i].prompt >= 1024
-                    && take > 0
-                {
+                if self.faults.contains(&Fault::OomUnderLoad) && self.running[i].prompt >= 1024 && take > 0 {
                     self.crashed = Some("oom-under-load");
                     return processed;
                 }
@@ -229,12 +226,8 @@ impl Sched {
                 }
             } else {
                 // Decode needs one more KV slot; without it the newest request is preempted.
-                let need =
-                    Self::blocks((self.running[i].prompt + self.running[i].generated) as u64 + 2)
-                        * BLOCK;
-                let have =
-                    Self::blocks((self.running[i].prompt + self.running[i].generated) as u64 + 1)
-                        * BLOCK;
+                let need = Self::blocks((self.running[i].prompt + self.running[i].generated) as u64 + 2) * BLOCK;
+                let have = Self::blocks((self.running[i].prompt + self.running[i].generated) as u64 + 1) * BLOCK;
                 if need > have && self.kv_used() + BLOCK > self.capacity() {
                     let victim = self.running.len() - 1;
                     self.preempt(victim);
@@ -261,8 +254,7 @@ impl Sched {
                 self.finish(r, now);
             }
         }
-        self.metrics
-            .observe("iteration_tokens", processed as f64, false);
+        self.metrics.observe("iteration_tokens", processed as f64, false);
         let secs = step_time.as_secs_f64().max(1e-6);
         let gen_now = self.running.len() as f64 / secs;
         self.gen_throughput = 0.9 * self.gen_throughput + 0.1 * gen_now;
@@ -343,37 +335,23 @@ impl Sched {
         let s = r.streaming;
         self.metrics.observe("e2e", e2e, s);
         if r.generated > 1 {
-            self.metrics
-                .observe("tpot", (e2e - ttft) / (r.generated - 1) as f64, s);
+            self.metrics.observe("tpot", (e2e - ttft) / (r.generated - 1) as f64, s);
         }
         let scheduled = r.scheduled.unwrap_or(r.arrival);
-        self.metrics.observe(
-            "inference_time",
-            now.duration_since(scheduled).as_secs_f64(),
-            s,
-        );
+        self.metrics
+            .observe("inference_time", now.duration_since(scheduled).as_secs_f64(), s);
         if let Some(pd) = r.prefill_done {
-            self.metrics.observe(
-                "prefill_time",
-                pd.duration_since(scheduled).as_secs_f64(),
-                s,
-            );
+            self.metrics
+                .observe("prefill_time", pd.duration_since(scheduled).as_secs_f64(), s);
             self.metrics
                 .observe("decode_time", now.duration_since(pd).as_secs_f64(), s);
         }
         self.metrics.observe("prompt_len", r.prompt as f64, s);
         self.metrics.observe("gen_len", r.generated as f64, s);
-        self.metrics
-            .observe("num_preemptions", r.preemptions as f64, s);
+        self.metrics.observe("num_preemptions", r.preemptions as f64, s);
         self.metrics.count("finished_length", 1.0);
-        self.metrics.count(
-            if s {
-                "requests_streaming"
-            } else {
-                "requests_plain"
-            },
-            1.0,
-        );
+        self.metrics
+            .count(if s { "requests_streaming" } else { "requests_plain" }, 1.0);
         let _ = r.tx.send(TokenEvent::Done {
             finish_reason: "length",
             prompt_tokens: r.prompt,
@@ -388,14 +366,7 @@ mod tests {
     use super::*;
 
     fn sched(max_running: u32, kv: u64) -> Sched {
-        Sched::new(
-            EngineKind::Vllm,
-            max_running,
-            8192,
-            kv,
-            true,
-            Metrics::default(),
-        )
+        Sched::new(EngineKind::Vllm, max_running, 8192, kv, true, Metrics::default())
     }
 
     fn run(s: &mut Sched, steps: usize) {
@@ -425,9 +396,7 @@ mod tests {
         while let Ok(ev) = rx.try_recv() {
             match ev {
                 TokenEvent::Token(_) => tokens += 1,
-                TokenEvent::Done {
-                    completion_tokens, ..
-                } => assert_eq!(completion_tokens, 50),
+                TokenEvent::Done { completion_tokens, .. } => assert_eq!(completion_tokens, 50),
             }
         }
         assert_eq!(tokens, 50);

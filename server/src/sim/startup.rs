@@ -34,12 +34,8 @@ pub fn read_model(kind: EngineKind, model: &str) -> Result<ModelFacts, String> {
     let layers = num("num_hidden_layers").unwrap_or(32).max(1);
     let inter = num("intermediate_size").unwrap_or(hidden * 4);
     let vocab = num("vocab_size").unwrap_or(32000);
-    let tied = v
-        .get("tie_word_embeddings")
-        .and_then(|x| x.as_bool())
-        .unwrap_or(false);
-    let attn =
-        hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim + heads * head_dim * hidden;
+    let tied = v.get("tie_word_embeddings").and_then(|x| x.as_bool()).unwrap_or(false);
+    let attn = hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim + heads * head_dim * hidden;
     let mlp = 3 * hidden * inter;
     let params = layers * (attn + mlp) + vocab * hidden * if tied { 1 } else { 2 };
     let architecture = v
@@ -83,11 +79,7 @@ pub fn budget(args: &SimArgs, m: &ModelFacts, gpu_gib: f64) -> Budget {
     if args.faults.contains(&Fault::KvTooSmall) {
         kv_gib = kv_gib.min(0.05);
     }
-    let dtype_bytes = if args.kv_cache_dtype.starts_with("fp8") {
-        1
-    } else {
-        2
-    };
+    let dtype_bytes = if args.kv_cache_dtype.starts_with("fp8") { 1 } else { 2 };
     let heads = (m.kv_heads / args.tp as u64).max(1);
     let kv_bytes_per_token = 2 * heads * m.head_dim * dtype_bytes * m.layers;
     let kv_tokens = if kv_gib > 0.0 {
@@ -146,11 +138,7 @@ impl Logger {
     /// One line as the process `proc` (APIServer, EngineCore_DP0) logs it from `file`.
     pub fn line(&self, proc_name: &str, level: &str, file: &str, msg: &str) {
         let text = match self.kind {
-            EngineKind::Vllm => format!(
-                "({proc_name} pid={}) {level} {} [{file}] {msg}",
-                self.pid,
-                self.stamp()
-            ),
+            EngineKind::Vllm => format!("({proc_name} pid={}) {level} {} [{file}] {msg}", self.pid, self.stamp()),
             EngineKind::Sglang => {
                 let tag = if proc_name.is_empty() {
                     String::new()

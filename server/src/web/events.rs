@@ -18,9 +18,7 @@ pub async fn engines_json(State(s): State<WebState>) -> Response {
 }
 
 /// `GET /api/events/fleet`: every engine's status, on change.
-pub async fn fleet(
-    State(s): State<WebState>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+pub async fn fleet(State(s): State<WebState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let mut rx = s.fleet.clone();
     let stream = async_stream(move |tx| async move {
         loop {
@@ -49,14 +47,9 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
         let mut offset = std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0);
         let mut last_status = None;
         loop {
-            let status = fleet
-                .borrow_and_update()
-                .iter()
-                .find(|e| e.profile == profile)
-                .cloned();
+            let status = fleet.borrow_and_update().iter().find(|e| e.profile == profile).cloned();
             let Some(status) = status else { return };
-            let (lines, next, reset) =
-                logs::read_since(&log_path, offset).unwrap_or((Vec::new(), offset, false));
+            let (lines, next, reset) = logs::read_since(&log_path, offset).unwrap_or((Vec::new(), offset, false));
             let (lines, reset) = if next < offset && !reset {
                 (Vec::new(), true)
             } else {
@@ -65,11 +58,7 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
             offset = next;
             if !lines.is_empty() || reset || last_status.as_ref() != Some(&status) {
                 last_status = Some(status.clone());
-                let ev = EngineEvent {
-                    status,
-                    lines,
-                    reset,
-                };
+                let ev = EngineEvent { status, lines, reset };
                 let data = serde_json::to_string(&ev).unwrap_or_default();
                 if tx.send(Event::default().data(data)).await.is_err() {
                     return;

@@ -63,12 +63,7 @@ mod tests {
             Some("127.0.0.1:3000"),
             Some("same-origin")
         ));
-        assert!(!is_cross_origin_write(
-            &post,
-            None,
-            Some("127.0.0.1:3000"),
-            None
-        ));
+        assert!(!is_cross_origin_write(&post, None, Some("127.0.0.1:3000"), None));
         assert!(is_cross_origin_write(
             &post,
             Some("http://evil.example"),
@@ -81,11 +76,6 @@ mod tests {
             Some("127.0.0.1:3000"),
             Some("cross-site")
         ));
-        assert!(is_cross_origin_write(
-            &post,
-            Some("null"),
-            Some("127.0.0.1:3000"),
-            None
-        ));
+        assert!(is_cross_origin_write(&post, Some("null"), Some("127.0.0.1:3000"), None));
     }
 }

@@ -87,9 +87,7 @@ pub fn router(
                 move || app::shell(leptos.clone())
             },
         )
-        .fallback(leptos_axum::file_and_error_handler::<WebState, _>(
-            app::shell,
-        ))
+        .fallback(leptos_axum::file_and_error_handler::<WebState, _>(app::shell))
         .layer(axum::middleware::from_fn(guard::refuse_cross_origin_writes))
         .layer(axum::extract::DefaultBodyLimit::max(1 << 20))
         .with_state(state)

@@ -23,13 +23,9 @@ impl ConsoleServiceImpl {
 pub fn api_error(e: ControlError) -> ApiError {
     match e {
         ControlError::NoSuchProfile(p) => ApiError::NoSuchProfile(p),
-        ControlError::NoSuchEngine {
-            profile, engine, ..
-        } => ApiError::NoSuchEngine { profile, engine },
+        ControlError::NoSuchEngine { profile, engine, .. } => ApiError::NoSuchEngine { profile, engine },
         ControlError::PortBusy { port, owner } => ApiError::PortBusy { port, owner },
-        other @ (ControlError::ModelPath { .. } | ControlError::Busy(_)) => {
-            ApiError::Invalid(other.to_string())
-        }
+        other @ (ControlError::ModelPath { .. } | ControlError::Busy(_)) => ApiError::Invalid(other.to_string()),
         other => ApiError::Internal(other.to_string()),
     }
 }
@@ -68,16 +64,10 @@ impl ConsoleService for ConsoleServiceImpl {
             tracing::info!(profile = %profile, action = action.as_str(), "engine action requested from the console");
             tokio::spawn(async move {
                 let result = match action {
-                    EngineAction::Serve => control
-                        .serve(&profile, |_| {})
-                        .await
-                        .map(|o| format!("{o:?}")),
+                    EngineAction::Serve => control.serve(&profile, |_| {}).await.map(|o| format!("{o:?}")),
                     EngineAction::Stop => control.stop(&profile).await.map(|o| format!("{o:?}")),
                     EngineAction::Restart => match control.stop(&profile).await {
-                        Ok(_) => control
-                            .serve(&profile, |_| {})
-                            .await
-                            .map(|o| format!("{o:?}")),
+                        Ok(_) => control.serve(&profile, |_| {}).await.map(|o| format!("{o:?}")),
                         Err(e) => Err(e),
                     },
                 };

@@ -114,9 +114,7 @@ impl Drop for Env {
     /// Engines are separate process groups that outlive us by design: stop them all.
     fn drop(&mut self) {
         let out = self.run(&["status", "--json"]);
-        if let Ok(serde_json::Value::Array(rows)) =
-            serde_json::from_slice::<serde_json::Value>(&out.stdout)
-        {
+        if let Ok(serde_json::Value::Array(rows)) = serde_json::from_slice::<serde_json::Value>(&out.stdout) {
             for r in rows {
                 if let Some(p) = r["profile"].as_str() {
                     let _ = self.run(&["stop", "--profile", p]);
@@ -168,27 +166,23 @@ pub async fn metric(port: u16, name: &str) -> f64 {
         .await
         .unwrap();
     let parsed = app::domain::prometheus::parse(&body);
-    parsed
-        .samples
-        .iter()
-        .filter(|s| s.name == name)
-        .map(|s| s.value)
-        .sum()
+    parsed.samples.iter().filter(|s| s.name == name).map(|s| s.value).sum()
 }
 
 /// Sends `n` streaming completions and returns their join handles (they finish on their own).
-pub fn load(
-    port: u16,
-    n: usize,
-    prompt_chars: usize,
-    max_tokens: u32,
-) -> Vec<tokio::task::JoinHandle<()>> {
+pub fn load(port: u16, n: usize, prompt_chars: usize, max_tokens: u32) -> Vec<tokio::task::JoinHandle<()>> {
     (0..n)
         .map(|i| {
             tokio::spawn(async move {
                 let prompt = format!("{i} {}", "x".repeat(prompt_chars));
-                let body = serde_json::json!({"model": "m", "prompt": prompt, "max_tokens": max_tokens, "stream": true});
-                if let Ok(r) = client().post(format!("http://127.0.0.1:{port}/v1/completions")).json(&body).send().await {
+                let body =
+                    serde_json::json!({"model": "m", "prompt": prompt, "max_tokens": max_tokens, "stream": true});
+                if let Ok(r) = client()
+                    .post(format!("http://127.0.0.1:{port}/v1/completions"))
+                    .json(&body)
+                    .send()
+                    .await
+                {
                     let _ = r.bytes().await;
                 }
             })
