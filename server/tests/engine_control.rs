@@ -210,3 +210,19 @@ async fn bad_profiles_are_refused_with_field_and_line() {
         .success());
     assert_eq!(str(&env.run(&["profile", "export", "good"])).0, exported);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_escalates_to_sigkill_after_the_grace_period() {
+    let env = Env::new();
+    env.vllm_profile("wedged", free_port(), "ENV_ROOFLINE_SIM_IGNORE_SIGTERM=1\n");
+    let pid = env.serve_ok("wedged")["pid"].as_i64().unwrap();
+    let t0 = std::time::Instant::now();
+    let out = env.run(&["stop", "--profile", "wedged", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["killed"], true, "{v}");
+    assert!(
+        t0.elapsed() >= std::time::Duration::from_secs(5),
+        "the grace period (stop_grace_s = 5) was honoured"
+    );
+    assert!(!pid_alive(pid));
+}

@@ -369,6 +369,11 @@ async fn run(args: SimArgs) -> i32 {
             loop {
                 tokio::select! {
                     _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {
+                        if std::env::var("ROOFLINE_SIM_IGNORE_SIGTERM").is_ok_and(|v| v == "1") {
+                            // A wedged engine (stuck CUDA call) that only SIGKILL ends.
+                            sim.log.line("APIServer", "WARNING", "launcher.py:80", "SIGTERM received while a CUDA call is blocked; not shutting down.");
+                            continue;
+                        }
                         sim.log.line("APIServer", "INFO", "launcher.py:80", "Shutting down FastAPI HTTP server.");
                         return 0;
                     }

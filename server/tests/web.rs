@@ -1,0 +1,116 @@
+//! The console over real HTTP: server rendering in both languages, the guards that stand in
+//! for accounts (loopback only, no cross-origin writes), and the JSON fleet.
+
+mod common;
+use common::*;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+struct Console(std::process::Child);
+impl Drop for Console {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(env: &Env, port: u16) -> Console {
+    Console(
+        Command::new(BIN)
+            .args([
+                "--data",
+                env.data().to_str().unwrap(),
+                "console",
+                "--addr",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
+    let env = Env::new();
+    env.vllm_profile("web1", free_port(), "");
+    let port = free_port();
+    let _console = start(&env, port);
+    let base = format!("http://127.0.0.1:{port}");
+    let c = client();
+    let up = eventually(Duration::from_secs(20), async || {
+        c.get(format!("{base}/api/engines")).send().await.ok()
+    })
+    .await;
+    assert!(up.is_some(), "console did not come up");
+
+    let en = c.get(&base).send().await.unwrap().text().await.unwrap();
+    assert!(en.contains("<html lang=\"en\"") && en.contains(">Fleet<"), "{en}");
+    assert!(en.contains("web1"));
+    let ru = c
+        .get(&base)
+        .header("cookie", "lang=ru")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(ru.contains("<html lang=\"ru\"") && ru.contains("Парк движков"));
+    let ru_header = c
+        .get(format!("{base}/profiles"))
+        .header("accept-language", "ru-RU,ru;q=0.9")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(ru_header.contains("Профили запуска"));
+    let profile = c
+        .get(format!("{base}/profiles/web1"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        profile.contains("--served-model-name m"),
+        "the rendered command line is shown"
+    );
+    let missing = c.get(format!("{base}/nope")).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+
+    // A cross-origin write is refused before it reaches engine control.
+    let evil = c
+        .post(format!("{base}/api/fn/run_engine_action"))
+        .header("origin", "http://evil.example")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("profile=web1&action=serve")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(evil.status(), 403);
+    assert_eq!(env.status("web1")["state"], "stopped");
+
+    let fleet: serde_json::Value = c
+        .get(format!("{base}/api/engines"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(fleet[0]["profile"], "web1");
+    assert_eq!(fleet[0]["simulated"], true);
+}
+
+#[test]
+fn the_console_refuses_to_listen_beyond_loopback() {
+    let env = Env::new();
+    let out = env.run(&["console", "--addr", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(str(&out).1.contains("loopback"), "{:?}", str(&out));
+}
