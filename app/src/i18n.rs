@@ -262,23 +262,10 @@ mod tests {
     fn keys_built_at_run_time_exist_in_both_locales() {
         use crate::domain::{engine::*, profile::IssueKind, startup_failure::FailureRow};
         let mut keys = Vec::new();
-        for s in [
-            EngineState::Stopped,
-            EngineState::Starting,
-            EngineState::Healthy,
-            EngineState::Unhealthy,
-            EngineState::Dead,
-        ] {
+        for s in EngineState::ALL {
             keys.push(format!("state-{}", s.as_str()));
         }
-        for p in [
-            StartupPhase::Launched,
-            StartupPhase::LoadingWeights,
-            StartupPhase::AllocatingKvCache,
-            StartupPhase::CapturingGraphs,
-            StartupPhase::StartingServer,
-            StartupPhase::Ready,
-        ] {
+        for p in StartupPhase::ALL {
             keys.push(format!("phase-{}", p.as_str()));
         }
         for a in ["serve", "stop", "restart"] {

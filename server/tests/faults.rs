@@ -78,13 +78,6 @@ async fn load_fills_the_queue_and_kv_exhaustion_preempts() {
     // A 24 GiB card leaves ~45k KV tokens for this model; the fault cuts that to a tenth.
     env.vllm_profile("k", port, "ENV_ROOFLINE_SIM_GPU_GIB=24\n");
     env.serve_ok("k");
-    let ttft_idle = {
-        for h in load(port, 2, 100, 8) {
-            h.await.unwrap();
-        }
-        metric(port, "vllm:time_to_first_token_seconds_sum").await
-            / metric(port, "vllm:time_to_first_token_seconds_count").await
-    };
     set_fault(port, "kv-exhaustion").await;
     let handles = load(port, 40, 2000, 300);
     let seen = eventually(Duration::from_secs(20), async || {
@@ -102,12 +95,37 @@ async fn load_fills_the_queue_and_kv_exhaustion_preempts() {
     for h in handles {
         h.abort();
     }
-    let count = metric(port, "vllm:time_to_first_token_seconds_count").await;
-    let ttft_loaded = metric(port, "vllm:time_to_first_token_seconds_sum").await / count;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ttft_grows_with_load_as_requests_queue_at_the_running_limit() {
+    let env = Env::new();
+    let port = free_port();
+    env.vllm_profile("q", port, "");
+    env.serve_ok("q");
+    let ttft = async || {
+        (
+            metric(port, "vllm:time_to_first_token_seconds_sum").await,
+            metric(port, "vllm:time_to_first_token_seconds_count").await,
+        )
+    };
+    for h in load(port, 2, 100, 8) {
+        h.await.unwrap();
+    }
+    let (idle_sum, idle_count) = ttft().await;
+    // 40 requests against MAX_RUNNING_REQUESTS=8: most of them wait for a slot.
+    for h in load(port, 40, 100, 30) {
+        h.await.unwrap();
+    }
+    let (sum, count) = ttft().await;
+    let idle = idle_sum / idle_count;
+    let loaded = (sum - idle_sum) / (count - idle_count);
+    assert_eq!(count - idle_count, 40.0);
     assert!(
-        count > 2.0 && ttft_loaded > ttft_idle,
-        "TTFT grows with load: idle {ttft_idle}, loaded {ttft_loaded}"
+        loaded > idle * 3.0,
+        "TTFT grows with load: idle {idle:.4} s, loaded {loaded:.4} s"
     );
+    assert!(metric(port, "vllm:request_queue_time_seconds_sum").await > 0.0);
 }
 
 #[tokio::test(flavor = "multi_thread")]

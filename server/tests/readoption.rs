@@ -2,7 +2,6 @@
 
 mod common;
 use common::*;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 async fn engines(console: u16) -> Option<serde_json::Value> {
@@ -22,21 +21,7 @@ async fn engines_are_readopted_after_the_console_is_killed() {
     let port = free_port();
     env.vllm_profile("auto", port, "");
     let console_port = free_port();
-    let start_console = || {
-        Command::new(BIN)
-            .args([
-                "--data",
-                env.data().to_str().unwrap(),
-                "console",
-                "--addr",
-                &format!("127.0.0.1:{console_port}"),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    let mut console = start_console();
+    let console = Console::start(&env, console_port);
     let healthy_pid = |v: serde_json::Value| -> Option<i64> {
         let e = v.as_array()?.iter().find(|e| e["profile"] == "auto")?.clone();
         (e["state"] == "healthy").then(|| e["pid"].as_i64()).flatten()
@@ -48,16 +33,14 @@ async fn engines_are_readopted_after_the_console_is_killed() {
     .expect("autostarted engine becomes healthy");
 
     // kill -9: no cleanup runs in the console.
-    console.kill().unwrap();
-    console.wait().unwrap();
+    console.kill();
     assert!(pid_alive(pid), "the engine outlives the console");
 
-    let mut console = start_console();
+    let console = Console::start(&env, console_port);
     let adopted = eventually(Duration::from_secs(30), async || {
         engines(console_port).await.and_then(healthy_pid)
     })
     .await;
     assert_eq!(adopted, Some(pid), "same process, not a new one");
-    console.kill().unwrap();
-    console.wait().unwrap();
+    console.kill();
 }

@@ -3,40 +3,14 @@
 
 mod common;
 use common::*;
-use std::process::{Command, Stdio};
 use std::time::Duration;
-
-struct Console(std::process::Child);
-impl Drop for Console {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start(env: &Env, port: u16) -> Console {
-    Console(
-        Command::new(BIN)
-            .args([
-                "--data",
-                env.data().to_str().unwrap(),
-                "console",
-                "--addr",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
     let env = Env::new();
     env.vllm_profile("web1", free_port(), "");
     let port = free_port();
-    let _console = start(&env, port);
+    let _console = Console::start(&env, port);
     let base = format!("http://127.0.0.1:{port}");
     let c = client();
     let up = eventually(Duration::from_secs(20), async || {

@@ -30,22 +30,13 @@ pub fn SimulatedBadge() -> impl IntoView {
     }
 }
 
-const PHASES: [StartupPhase; 6] = [
-    StartupPhase::Launched,
-    StartupPhase::LoadingWeights,
-    StartupPhase::AllocatingKvCache,
-    StartupPhase::CapturingGraphs,
-    StartupPhase::StartingServer,
-    StartupPhase::Ready,
-];
-
 /// The startup milestones, the reached ones marked done.
 #[component]
 pub fn PhaseSteps(#[prop(into)] phase: Signal<Option<StartupPhase>>) -> impl IntoView {
     let i18n = use_i18n();
     view! {
         <ol class="phases" data-testid="startup-progress">
-            {PHASES
+            {StartupPhase::ALL
                 .into_iter()
                 .map(|p| {
                     let state = move || match phase.get() {

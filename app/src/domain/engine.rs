@@ -63,6 +63,14 @@ pub enum EngineState {
 }
 
 impl EngineState {
+    pub const ALL: [EngineState; 5] = [
+        Self::Stopped,
+        Self::Starting,
+        Self::Healthy,
+        Self::Unhealthy,
+        Self::Dead,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Stopped => "stopped",
@@ -113,6 +121,16 @@ pub enum StartupPhase {
 }
 
 impl StartupPhase {
+    /// Every phase, in the order an engine passes them.
+    pub const ALL: [StartupPhase; 6] = [
+        Self::Launched,
+        Self::LoadingWeights,
+        Self::AllocatingKvCache,
+        Self::CapturingGraphs,
+        Self::StartingServer,
+        Self::Ready,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Launched => "launched",

@@ -2,7 +2,7 @@
 //! (streaming and not, with usage and tool calls) and the loopback-only fault switch.
 
 use super::faults::Fault;
-use super::sched::TokenEvent;
+use super::sched::{Finished, TokenEvent};
 use super::Sim;
 use app::domain::engine::EngineKind;
 use axum::body::Body;
@@ -450,9 +450,39 @@ fn sse(chunk: &Value) -> String {
     format!("data: {chunk}\n\n")
 }
 
-fn usage_json(prompt: u32, completion: u32, cached: u32) -> Value {
-    json!({"prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion,
-           "prompt_tokens_details": if cached > 0 { json!({"cached_tokens": cached}) } else { Value::Null }})
+impl Finished {
+    /// The OpenAI `usage` object.
+    fn usage(&self) -> Value {
+        let (p, c) = (self.prompt_tokens, self.completion_tokens);
+        let details = if self.cached_tokens > 0 {
+            json!({"cached_tokens": self.cached_tokens})
+        } else {
+            Value::Null
+        };
+        json!({"prompt_tokens": p, "total_tokens": p + c, "completion_tokens": c, "prompt_tokens_details": details})
+    }
+}
+
+/// Waits for a whole non-streamed answer: its text and how it ended (`None` if the engine
+/// dropped the request).
+async fn collect(rx: &mut mpsc::UnboundedReceiver<TokenEvent>) -> Option<(String, Finished)> {
+    let mut text = String::new();
+    while let Some(ev) = rx.recv().await {
+        match ev {
+            TokenEvent::Token(t) => text.push_str(&t),
+            TokenEvent::Done(done) => return Some((text, done)),
+        }
+    }
+    None
+}
+
+fn engine_error() -> Response {
+    error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "InternalServerError",
+        "The server had an error while processing your request.",
+        None,
+    )
 }
 
 async fn completions(State(sim): S, bytes: axum::body::Bytes) -> Response {
@@ -465,28 +495,13 @@ async fn completions(State(sim): S, bytes: axum::body::Bytes) -> Response {
     let model = sim.args.model_name().to_string();
     let created = now_unix();
     if !p.stream {
-        let mut text = String::new();
-        while let Some(ev) = rx.recv().await {
-            match ev {
-                TokenEvent::Token(t) => text.push_str(&t),
-                TokenEvent::Done {
-                    finish_reason,
-                    prompt_tokens,
-                    completion_tokens,
-                    cached_tokens,
-                } => {
-                    return Json(json!({"id": id, "object": "text_completion", "created": created, "model": model,
-                        "choices": [{"index": 0, "text": text, "logprobs": null, "finish_reason": finish_reason, "stop_reason": null, "prompt_logprobs": null}],
-                        "usage": usage_json(prompt_tokens, completion_tokens, cached_tokens)})).into_response();
-                }
-            }
-        }
-        return error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "InternalServerError",
-            "The server had an error while processing your request.",
-            None,
-        );
+        let Some((text, done)) = collect(&mut rx).await else {
+            return engine_error();
+        };
+        return Json(json!({"id": id, "object": "text_completion", "created": created, "model": model,
+            "choices": [{"index": 0, "text": text, "logprobs": null, "finish_reason": done.finish_reason, "stop_reason": null, "prompt_logprobs": null}],
+            "usage": done.usage()}))
+        .into_response();
     }
     let include_usage = p.include_usage;
     let stream = async_stream(move |out| async move {
@@ -499,17 +514,12 @@ async fn completions(State(sim): S, bytes: axum::body::Bytes) -> Response {
                         return;
                     }
                 }
-                TokenEvent::Done {
-                    finish_reason,
-                    prompt_tokens,
-                    completion_tokens,
-                    cached_tokens,
-                } => {
+                TokenEvent::Done(done) => {
                     let c = json!({"id": id, "object": "text_completion", "created": created, "model": model,
-                        "choices": [{"index": 0, "text": "", "logprobs": null, "finish_reason": finish_reason, "stop_reason": null}]});
+                        "choices": [{"index": 0, "text": "", "logprobs": null, "finish_reason": done.finish_reason, "stop_reason": null}]});
                     let _ = out.send(sse(&c));
                     if include_usage {
-                        let u = json!({"id": id, "object": "text_completion", "created": created, "model": model, "choices": [], "usage": usage_json(prompt_tokens, completion_tokens, cached_tokens)});
+                        let u = json!({"id": id, "object": "text_completion", "created": created, "model": model, "choices": [], "usage": done.usage()});
                         let _ = out.send(sse(&u));
                     }
                     let _ = out.send("data: [DONE]\n\n".into());
@@ -567,45 +577,34 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
     let created = now_unix();
     let tool_ids: Vec<String> = calls.iter().map(|_| new_id("chatcmpl-tool")).collect();
     if !p.stream {
-        let mut text = String::new();
-        while let Some(ev) = rx.recv().await {
-            match ev {
-                TokenEvent::Token(t) => text.push_str(&t),
-                TokenEvent::Done {
-                    finish_reason,
-                    prompt_tokens,
-                    completion_tokens,
-                    cached_tokens,
-                } => {
-                    let (message, finish) = if calls.is_empty() {
-                        (
-                            json!({"role": "assistant", "reasoning_content": null, "content": text, "tool_calls": []}),
-                            finish_reason,
-                        )
-                    } else if broken {
-                        (
-                            json!({"role": "assistant", "reasoning_content": null, "content": call_text, "tool_calls": []}),
-                            "stop",
-                        )
-                    } else {
-                        let tc: Vec<Value> = calls.iter().zip(&tool_ids).map(|((n, a), tid)| json!({"id": tid, "type": "function", "function": {"name": n, "arguments": a}})).collect();
-                        (
-                            json!({"role": "assistant", "reasoning_content": null, "content": null, "tool_calls": tc}),
-                            "tool_calls",
-                        )
-                    };
-                    return Json(json!({"id": id, "object": "chat.completion", "created": created, "model": model,
-                        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish, "stop_reason": null}],
-                        "usage": usage_json(prompt_tokens, completion_tokens, cached_tokens), "prompt_logprobs": null})).into_response();
-                }
-            }
-        }
-        return error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "InternalServerError",
-            "The server had an error while processing your request.",
-            None,
-        );
+        let Some((text, done)) = collect(&mut rx).await else {
+            return engine_error();
+        };
+        let (message, finish) = if calls.is_empty() {
+            (
+                json!({"role": "assistant", "reasoning_content": null, "content": text, "tool_calls": []}),
+                done.finish_reason,
+            )
+        } else if broken {
+            (
+                json!({"role": "assistant", "reasoning_content": null, "content": call_text, "tool_calls": []}),
+                "stop",
+            )
+        } else {
+            let tc: Vec<Value> = calls
+                .iter()
+                .zip(&tool_ids)
+                .map(|((n, a), tid)| json!({"id": tid, "type": "function", "function": {"name": n, "arguments": a}}))
+                .collect();
+            (
+                json!({"role": "assistant", "reasoning_content": null, "content": null, "tool_calls": tc}),
+                "tool_calls",
+            )
+        };
+        return Json(json!({"id": id, "object": "chat.completion", "created": created, "model": model,
+            "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish, "stop_reason": null}],
+            "usage": done.usage(), "prompt_logprobs": null}))
+        .into_response();
     }
     let include_usage = p.include_usage;
     let stream = async_stream(move |out| async move {
@@ -619,7 +618,8 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
         {
             return;
         }
-        // Tool-call argument text is streamed in pieces as tokens arrive.
+        // Tool-call argument text is streamed in pieces as tokens arrive; the first piece of
+        // each call is preceded by a delta that names it (vLLM's wire format).
         let pieces: Vec<(usize, String)> = calls
             .iter()
             .enumerate()
@@ -628,68 +628,67 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
         let broken_pieces = split_pieces(&call_text);
         let mut next_piece = 0;
         let mut announced = vec![false; calls.len()];
+        let mut tool_deltas = |i: usize, piece: &str| -> Vec<Value> {
+            let mut deltas = Vec::with_capacity(2);
+            if !announced[i] {
+                announced[i] = true;
+                deltas.push(json!({"tool_calls": [{"id": tool_ids[i], "type": "function", "index": i, "function": {"name": calls[i].0}}]}));
+            }
+            deltas.push(json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}));
+            deltas
+        };
         while let Some(ev) = rx.recv().await {
             match ev {
                 TokenEvent::Token(t) => {
-                    let delta = if calls.is_empty() {
-                        Some(json!({"content": t}))
+                    let deltas = if calls.is_empty() {
+                        vec![json!({"content": t})]
                     } else if broken {
-                        let d = broken_pieces.get(next_piece).map(|p| json!({"content": p}));
                         next_piece += 1;
-                        d
+                        broken_pieces
+                            .get(next_piece - 1)
+                            .map(|p| json!({"content": p}))
+                            .into_iter()
+                            .collect()
                     } else if let Some((i, piece)) = pieces.get(next_piece) {
                         next_piece += 1;
-                        if !announced[*i] {
-                            announced[*i] = true;
-                            let head = json!({"tool_calls": [{"id": tool_ids[*i], "type": "function", "index": i, "function": {"name": calls[*i].0}}]});
-                            if out.send(sse(&chunk(head, Value::Null))).is_err() {
-                                return;
-                            }
-                        }
-                        Some(json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
+                        tool_deltas(*i, piece)
                     } else {
-                        None
+                        Vec::new()
                     };
-                    if let Some(d) = delta {
+                    for d in deltas {
                         if out.send(sse(&chunk(d, Value::Null))).is_err() {
                             return;
                         }
                     }
                 }
-                TokenEvent::Done {
-                    finish_reason,
-                    prompt_tokens,
-                    completion_tokens,
-                    cached_tokens,
-                } => {
+                TokenEvent::Done(done) => {
                     // Whatever the token budget did not cover is flushed before the finish.
-                    let rest = if broken {
-                        &broken_pieces[next_piece.min(broken_pieces.len())..]
-                    } else {
-                        &[][..]
-                    };
-                    if !rest.is_empty() {
-                        let _ = out.send(sse(&chunk(json!({"content": rest.concat()}), Value::Null)));
-                    }
-                    if !calls.is_empty() && !broken {
-                        for (i, piece) in pieces.iter().skip(next_piece) {
-                            if !announced[*i] {
-                                announced[*i] = true;
-                                let head = json!({"tool_calls": [{"id": tool_ids[*i], "type": "function", "index": i, "function": {"name": calls[*i].0}}]});
-                                let _ = out.send(sse(&chunk(head, Value::Null)));
-                            }
-                            let _ = out.send(sse(&chunk(
-                                json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
-                                Value::Null,
-                            )));
+                    let rest: Vec<Value> = if broken {
+                        let text = broken_pieces
+                            .get(next_piece.min(broken_pieces.len())..)
+                            .unwrap_or(&[])
+                            .concat();
+                        if text.is_empty() {
+                            vec![]
+                        } else {
+                            vec![json!({"content": text})]
                         }
+                    } else {
+                        pieces
+                            .iter()
+                            .skip(next_piece)
+                            .flat_map(|(i, piece)| tool_deltas(*i, piece))
+                            .collect()
+                    };
+                    for d in rest {
+                        let _ = out.send(sse(&chunk(d, Value::Null)));
                     }
                     let finish = if !calls.is_empty() && !broken {
                         "tool_calls"
                     } else if !calls.is_empty() {
                         "stop"
                     } else {
-                        finish_reason
+                        done.finish_reason
                     };
                     let last = if !calls.is_empty() && !broken {
                         json!({"tool_calls": [{"index": calls.len() - 1, "function": {"arguments": ""}}]})
@@ -698,7 +697,7 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
                     };
                     let _ = out.send(sse(&chunk(last, json!(finish))));
                     if include_usage {
-                        let u = json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [], "usage": usage_json(prompt_tokens, completion_tokens, cached_tokens)});
+                        let u = json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [], "usage": done.usage()});
                         let _ = out.send(sse(&u));
                     }
                     let _ = out.send("data: [DONE]\n\n".into());

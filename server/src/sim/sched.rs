@@ -20,12 +20,16 @@ pub const BLOCK: u64 = 16;
 #[derive(Debug, Clone, PartialEq)]
 pub enum TokenEvent {
     Token(String),
-    Done {
-        finish_reason: &'static str,
-        prompt_tokens: u32,
-        completion_tokens: u32,
-        cached_tokens: u32,
-    },
+    Done(Finished),
+}
+
+/// How a request ended, with its token counts (the `usage` of the response).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    pub finish_reason: &'static str,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub cached_tokens: u32,
 }
 
 /// A request inside the scheduler.
@@ -352,12 +356,12 @@ impl Sched {
         self.metrics.count("finished_length", 1.0);
         self.metrics
             .count(if s { "requests_streaming" } else { "requests_plain" }, 1.0);
-        let _ = r.tx.send(TokenEvent::Done {
+        let _ = r.tx.send(TokenEvent::Done(Finished {
             finish_reason: "length",
             prompt_tokens: r.prompt,
             completion_tokens: r.generated,
             cached_tokens: r.cached,
-        });
+        }));
     }
 }
 
@@ -396,7 +400,7 @@ mod tests {
         while let Ok(ev) = rx.try_recv() {
             match ev {
                 TokenEvent::Token(_) => tokens += 1,
-                TokenEvent::Done { completion_tokens, .. } => assert_eq!(completion_tokens, 50),
+                TokenEvent::Done(f) => assert_eq!(f.completion_tokens, 50),
             }
         }
         assert_eq!(tokens, 50);

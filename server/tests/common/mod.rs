@@ -199,3 +199,35 @@ pub async fn set_fault(port: u16, fault: &str) {
         .unwrap();
     assert!(r.status().is_success(), "{}", r.text().await.unwrap());
 }
+
+/// A console process on `port`, killed (like `kill -9`) when dropped.
+pub struct Console(pub std::process::Child);
+
+impl Console {
+    pub fn start(env: &Env, port: u16) -> Self {
+        Console(
+            Command::new(BIN)
+                .args([
+                    "--data",
+                    env.data().to_str().unwrap(),
+                    "console",
+                    "--addr",
+                    &format!("127.0.0.1:{port}"),
+                ])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    }
+
+    /// Ends the console with SIGKILL: no cleanup of its own runs.
+    pub fn kill(self) {}
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
