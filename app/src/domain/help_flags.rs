@@ -198,3 +198,67 @@ mod tests {
         assert_eq!(unknown[1].suggestion, None);
     }
 }
+
+#[cfg(test)]
+mod real_help {
+    //! The parser on help output captured from the released engines (testdata/help).
+    use super::*;
+    use crate::domain::engine::EngineKind;
+    use crate::domain::flagmap::{FLAG_MAP, SGLANG_SPECULATIVE_KEYS};
+
+    fn load(name: &str) -> FlagSet {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../testdata/help")
+            .join(name);
+        parse_help(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+    }
+
+    #[test]
+    fn vllm_0_33_help_all() {
+        let set = load("vllm-0.33.0-serve-help-all.txt");
+        assert!(set.flags.len() > 300, "{} flags", set.flags.len());
+        let mml = set.find("--max-model-len").unwrap();
+        assert_eq!(mml.group.as_deref(), Some("ModelConfig"));
+        assert_eq!(set.find("-tp").unwrap().names[0], "--tensor-parallel-size");
+        assert_eq!(
+            set.find("--gpu-memory-utilization").unwrap().default.as_deref(),
+            Some("0.92")
+        );
+        // Boolean pairs are printed both ways: `--x, --no-x` and custom `--enable-x, --disable-x`.
+        assert_eq!(
+            set.find("--disable-prefix-caching").unwrap().names[0],
+            "--enable-prefix-caching"
+        );
+        assert!(set.find("--no-enforce-eager").is_some());
+        assert!(set.find("--enable-metrics").is_none(), "vLLM has no metrics switch");
+        for row in FLAG_MAP {
+            if let Some(flag) = row.flag(EngineKind::Vllm) {
+                assert!(set.find(flag).is_some(), "flag map uses {flag}, unknown to vLLM 0.33");
+            }
+        }
+        let unknown = set.unknown(&["--max-model-length".to_string()]);
+        assert_eq!(unknown[0].suggestion.as_deref(), Some("--max-model-len"));
+    }
+
+    #[test]
+    fn sglang_0_5_23_help() {
+        let set = load("sglang-0.5.23-launch-server-help.txt");
+        assert!(set.flags.len() > 500, "{} flags", set.flags.len());
+        assert_eq!(set.find("--tensor-parallel-size").unwrap().names[0], "--tp-size");
+        assert!(set.find("--model").is_some(), "alias of --model-path");
+        assert!(set.find("--disable-cuda-graph").unwrap().deprecated);
+        for row in FLAG_MAP {
+            if let Some(flag) = row.flag(EngineKind::Sglang) {
+                assert!(
+                    set.find(flag).is_some(),
+                    "flag map uses {flag}, unknown to SGLang 0.5.23"
+                );
+            }
+        }
+        for (_, flag) in SGLANG_SPECULATIVE_KEYS {
+            assert!(set.find(flag).is_some(), "{flag}");
+        }
+        // Options listed in the usage block are not mistaken for option lines.
+        assert!(set.flags.iter().all(|f| f.names.iter().all(|n| n.starts_with('-'))));
+    }
+}

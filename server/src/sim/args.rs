@@ -5,98 +5,35 @@
 
 use super::faults::Fault;
 use app::domain::engine::EngineKind;
+use app::domain::help_flags::{parse_help, FlagSet, HelpFlag};
 
 /// Version strings the simulator reports (the versions the engine reference was checked on).
 pub const VLLM_VERSION: &str = "0.33.0";
 pub const SGLANG_VERSION: &str = "0.5.23";
 
-/// A flag the simulator knows: names, metavar (`None` for booleans), default, group, help.
-struct FlagDef {
-    names: &'static [&'static str],
-    metavar: Option<&'static str>,
-    default: &'static str,
-    group: &'static str,
-    help: &'static str,
+/// The engines' real help, captured from vllm 0.33.0 and sglang 0.5.23 (testdata/help): the
+/// simulator accepts exactly these flags, with the same value/boolean arity, and prints this
+/// text for `--help`.
+const VLLM_HELP: &str = include_str!("../../../testdata/help/vllm-0.33.0-serve-help-all.txt");
+const SGLANG_HELP: &str = include_str!("../../../testdata/help/sglang-0.5.23-launch-server-help.txt");
+
+/// The simulator's own knobs, appended to the help in the engine's format.
+const SIM_HELP_VLLM: &str = "\nRoofline simulator:\n  Knobs of the Roofline engine simulator; no real engine has them.\n\n  --sim-fault FAULT     Inject a fault (repeatable): crash, hang, oom-load, kv-too-small,\n                        oom-under-load, kv-exhaustion, preemption-storm, prefix-cache-miss,\n                        tpot-slowdown, broken-tool-parser, missing-config, unsupported-arch,\n                        driver-mismatch. (default: None)\n  --sim-startup-delay SECONDS\n                        Seconds the simulated startup takes. (default: 2)\n";
+const SIM_HELP_SGLANG: &str = "  --sim-fault FAULT     Roofline simulator only: inject a fault (repeatable).\n  --sim-startup-delay SECONDS\n                        Roofline simulator only: seconds the simulated startup takes.\n";
+
+static FLAGS: std::sync::LazyLock<[FlagSet; 2]> = std::sync::LazyLock::new(|| {
+    [
+        parse_help(&help_text(EngineKind::Vllm)),
+        parse_help(&help_text(EngineKind::Sglang)),
+    ]
+});
+
+fn flag_set(kind: EngineKind) -> &'static FlagSet {
+    &FLAGS[match kind {
+        EngineKind::Vllm => 0,
+        EngineKind::Sglang => 1,
+    }]
 }
-
-macro_rules! f {
-    ($names:expr, $meta:expr, $def:expr, $group:expr, $help:expr) => {
-        FlagDef {
-            names: $names,
-            metavar: $meta,
-            default: $def,
-            group: $group,
-            help: $help,
-        }
-    };
-}
-
-const VLLM_FLAGS: &[FlagDef] = &[
-    f!(&["--model"], Some("MODEL"), "Qwen/Qwen3-0.6B", "ModelConfig", "Name or path of the Hugging Face model to use. Deprecated for serve: pass the model as the positional argument."),
-    f!(&["--served-model-name"], Some("SERVED_MODEL_NAME [SERVED_MODEL_NAME ...]"), "None", "ModelConfig", "The model name(s) used in the API."),
-    f!(&["--max-model-len"], Some("MAX_MODEL_LEN"), "None", "ModelConfig", "Model context length (prompt and output). If unspecified, will be automatically derived from the model config."),
-    f!(&["--dtype"], Some("{auto,bfloat16,float,float16,float32,half}"), "auto", "ModelConfig", "Data type for model weights and activations."),
-    f!(&["--quantization", "-q"], Some("QUANTIZATION"), "None", "ModelConfig", "Method used to quantize the weights."),
-    f!(&["--enforce-eager", "--no-enforce-eager"], None, "False", "ModelConfig", "Whether to always use eager-mode PyTorch."),
-    f!(&["--trust-remote-code", "--no-trust-remote-code"], None, "False", "ModelConfig", "Trust remote code (e.g., from HuggingFace) when downloading the model and tokenizer."),
-    f!(&["--tokenizer"], Some("TOKENIZER"), "None", "ModelConfig", "Name or path of the Hugging Face tokenizer to use."),
-    f!(&["--generation-config"], Some("GENERATION_CONFIG"), "auto", "ModelConfig", "The folder path to the generation config."),
-    f!(&["--tensor-parallel-size", "-tp"], Some("TENSOR_PARALLEL_SIZE"), "1", "ParallelConfig", "Number of tensor parallel groups."),
-    f!(&["--pipeline-parallel-size", "-pp"], Some("PIPELINE_PARALLEL_SIZE"), "1", "ParallelConfig", "Number of pipeline parallel groups."),
-    f!(&["--data-parallel-size", "-dp"], Some("DATA_PARALLEL_SIZE"), "1", "ParallelConfig", "Number of data parallel groups."),
-    f!(&["--gpu-memory-utilization"], Some("GPU_MEMORY_UTILIZATION"), "0.92", "CacheConfig", "The fraction of GPU memory to be used for the model executor."),
-    f!(&["--kv-cache-dtype"], Some("{auto,bfloat16,fp8,fp8_ds_mla,fp8_e4m3,fp8_e5m2,fp8_inc}"), "auto", "CacheConfig", "Data type for kv cache storage."),
-    f!(&["--block-size"], Some("{1,8,16,32,64,128,256}"), "None", "CacheConfig", "Size of a contiguous cache block in number of tokens."),
-    f!(&["--enable-prefix-caching", "--no-enable-prefix-caching"], None, "None", "CacheConfig", "Whether to enable prefix caching."),
-    f!(&["--kv-cache-metrics", "--no-kv-cache-metrics"], None, "False", "CacheConfig", "Enable KV cache residency metrics."),
-    f!(&["--max-num-seqs"], Some("MAX_NUM_SEQS"), "None", "SchedulerConfig", "Maximum number of sequences to be processed in a single iteration."),
-    f!(&["--max-num-batched-tokens"], Some("MAX_NUM_BATCHED_TOKENS"), "None", "SchedulerConfig", "Maximum number of tokens to be processed in a single iteration."),
-    f!(&["--enable-chunked-prefill", "--no-enable-chunked-prefill"], None, "None", "SchedulerConfig", "If True, prefill requests can be chunked based on the remaining max_num_batched_tokens."),
-    f!(&["--speculative-config", "-sc"], Some("SPECULATIVE_CONFIG"), "None", "VllmConfig", "Speculative decoding configuration."),
-    f!(&["--host"], Some("HOST"), "None", "Frontend", "Host name."),
-    f!(&["--port"], Some("PORT"), "8000", "Frontend", "Port number."),
-    f!(&["--api-key"], Some("API_KEY [API_KEY ...]"), "None", "Frontend", "If provided, the server will require one of these keys to be presented in the header."),
-    f!(&["--enable-auto-tool-choice", "--no-enable-auto-tool-choice"], None, "False", "Frontend", "Enable auto tool choice for supported models. Use --tool-call-parser to specify which parser to use."),
-    f!(&["--tool-call-parser"], Some("TOOL_CALL_PARSER"), "None", "Frontend", "Select the tool call parser depending on the model that you're using."),
-    f!(&["--reasoning-parser"], Some("REASONING_PARSER"), "None", "StructuredOutputsConfig", "Select the reasoning parser depending on the model that you're using."),
-    f!(&["--chat-template"], Some("CHAT_TEMPLATE"), "None", "Frontend", "The file path to the chat template, or the template in single-line form for the specified model."),
-    f!(&["--disable-log-stats", "--no-disable-log-stats"], None, "False", "EngineArgs", "Disable logging statistics."),
-    f!(&["--show-hidden-metrics-for-version"], Some("SHOW_HIDDEN_METRICS_FOR_VERSION"), "None", "ObservabilityConfig", "Enable deprecated Prometheus metrics that have been hidden since the specified version."),
-    f!(&["--sim-fault"], Some("FAULT"), "None", "Roofline simulator", "Roofline simulator only: inject a fault (repeatable)."),
-    f!(&["--sim-startup-delay"], Some("SECONDS"), "2", "Roofline simulator", "Roofline simulator only: seconds the simulated startup takes."),
-];
-
-const SGLANG_FLAGS: &[FlagDef] = &[
-    f!(&["--model-path", "--model"], Some("MODEL_PATH"), "", "", "The path of the model weights. This can be a local folder or a Hugging Face repo ID."),
-    f!(&["--served-model-name"], Some("SERVED_MODEL_NAME"), "", "", "Override the model name returned by the v1/models endpoint in OpenAI API server."),
-    f!(&["--tp-size", "--tensor-parallel-size"], Some("TP_SIZE"), "", "", "The tensor parallelism size."),
-    f!(&["--dp-size", "--data-parallel-size"], Some("DP_SIZE"), "", "", "The data parallelism size."),
-    f!(&["--context-length"], Some("CONTEXT_LENGTH"), "", "", "The model's maximum context length. Defaults to None (will use the value from the model's config.json instead)."),
-    f!(&["--mem-fraction-static"], Some("MEM_FRACTION_STATIC"), "", "", "The fraction of the memory used for static allocation (model weights and KV cache memory pool)."),
-    f!(&["--dtype"], Some("{auto,half,float16,bfloat16,float,float32}"), "", "", "Data type for model weights and activations."),
-    f!(&["--quantization"], Some("{awq,fp8,gptq,marlin,gptq_marlin,awq_marlin,bitsandbytes,gguf,modelopt,w8a8_int8,w8a8_fp8}"), "", "", "The quantization method."),
-    f!(&["--kv-cache-dtype"], Some("{auto,fp8_e5m2,fp8_e4m3,bf16,bfloat16,fp4_e2m1}"), "", "", "Data type for kv cache storage."),
-    f!(&["--max-running-requests"], Some("MAX_RUNNING_REQUESTS"), "", "", "The maximum number of running requests."),
-    f!(&["--chunked-prefill-size"], Some("CHUNKED_PREFILL_SIZE"), "", "", "The maximum number of tokens in a chunk for the chunked prefill. Setting this to -1 means disabling chunked prefill."),
-    f!(&["--max-prefill-tokens"], Some("MAX_PREFILL_TOKENS"), "", "", "The maximum number of tokens in a prefill batch."),
-    f!(&["--tool-call-parser"], Some("TOOL_CALL_PARSER"), "", "", "Specify the parser for handling tool-call interactions."),
-    f!(&["--reasoning-parser"], Some("REASONING_PARSER"), "", "", "Specify the parser for reasoning models."),
-    f!(&["--speculative-algorithm"], Some("{EAGLE,EAGLE3,NEXTN,STANDALONE,NGRAM}"), "", "", "Speculative algorithm."),
-    f!(&["--speculative-draft-model-path", "--speculative-draft-model"], Some("SPECULATIVE_DRAFT_MODEL_PATH"), "", "", "The path of the draft model weights."),
-    f!(&["--speculative-num-steps"], Some("SPECULATIVE_NUM_STEPS"), "", "", "The number of steps sampled from draft model in Speculative Decoding."),
-    f!(&["--speculative-eagle-topk"], Some("SPECULATIVE_EAGLE_TOPK"), "", "", "The number of tokens sampled from the draft model in eagle2 each step."),
-    f!(&["--speculative-num-draft-tokens"], Some("SPECULATIVE_NUM_DRAFT_TOKENS"), "", "", "The number of tokens sampled from the draft model in Speculative Decoding."),
-    f!(&["--host"], Some("HOST"), "", "", "The host of the HTTP server."),
-    f!(&["--port"], Some("PORT"), "", "", "The port of the HTTP server."),
-    f!(&["--api-key"], Some("API_KEY"), "", "", "Set API key of the server."),
-    f!(&["--enable-metrics"], None, "", "", "Enable log prometheus metrics."),
-    f!(&["--trust-remote-code"], None, "", "", "Whether or not to allow for custom models defined on the Hub in their own modeling files."),
-    f!(&["--disable-radix-cache"], None, "", "", "Disable RadixAttention for prefix caching."),
-    f!(&["--chat-template"], Some("CHAT_TEMPLATE"), "", "", "The buliltin chat template name or the path of the chat template file."),
-    f!(&["--disable-cuda-graph"], None, "", "", "Deprecated. Use --cuda-graph-backend-decode disabled --cuda-graph-backend-prefill disabled."),
-    f!(&["--sim-fault"], Some("FAULT"), "", "", "Roofline simulator only: inject a fault (repeatable)."),
-    f!(&["--sim-startup-delay"], Some("SECONDS"), "", "", "Roofline simulator only: seconds the simulated startup takes."),
-];
 
 /// The simulator's launch settings, from the engine's flags.
 #[derive(Clone, Debug, PartialEq)]
@@ -139,13 +76,6 @@ pub enum Invocation {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-fn defs(kind: EngineKind) -> &'static [FlagDef] {
-    match kind {
-        EngineKind::Vllm => VLLM_FLAGS,
-        EngineKind::Sglang => SGLANG_FLAGS,
-    }
-}
-
 fn prog(kind: EngineKind) -> &'static str {
     match kind {
         EngineKind::Vllm => "vllm serve",
@@ -153,51 +83,25 @@ fn prog(kind: EngineKind) -> &'static str {
     }
 }
 
-/// The help text in the engine's own format.
+/// The help text in the engine's own format: the real engine's, plus the simulator's knobs.
 pub fn help_text(kind: EngineKind) -> String {
-    let mut out = String::new();
     match kind {
         EngineKind::Vllm => {
-            out.push_str("usage: vllm serve [model_tag] [options]\n\nStart the vLLM OpenAI Compatible API server.\n\npositional arguments:\n  model_tag             The model tag to serve (optional if specified in config) (default: None)\n\noptions:\n  -h, --help            show this help message and exit\n");
-            let mut group = "";
-            for d in VLLM_FLAGS {
-                if d.group != group {
-                    group = d.group;
-                    out.push_str(&format!("\n{group}:\n  Configuration for {group}.\n\n"));
-                }
-                let spec = d.names.iter().map(|n| match d.metavar {
-                    Some(m) if n.starts_with("--") || n.starts_with('-') => format!("{n} {m}"),
-                    _ => n.to_string(),
-                });
-                out.push_str(&format!(
-                    "  {}\n                        {} (default: {})\n",
-                    spec.collect::<Vec<_>>().join(", "),
-                    d.help,
-                    d.default
-                ));
+            // The JSON-args epilog closes vLLM's help; the simulator's group goes before it.
+            match VLLM_HELP.find("\nWhen passing JSON CLI arguments") {
+                Some(pos) => format!("{}{SIM_HELP_VLLM}{}", &VLLM_HELP[..pos], &VLLM_HELP[pos..]),
+                None => format!("{VLLM_HELP}{SIM_HELP_VLLM}"),
             }
         }
-        EngineKind::Sglang => {
-            out.push_str("usage: sglang serve [-h] --model-path MODEL_PATH [options]\n\noptions:\n  -h, --help            show this help message and exit\n");
-            for d in SGLANG_FLAGS {
-                let spec = d.names.iter().map(|n| match d.metavar {
-                    Some(m) => format!("{n} {m}"),
-                    None => n.to_string(),
-                });
-                out.push_str(&format!(
-                    "  {}\n                        {}\n",
-                    spec.collect::<Vec<_>>().join(", "),
-                    d.help
-                ));
-            }
-        }
+        EngineKind::Sglang => format!("{SGLANG_HELP}{SIM_HELP_SGLANG}"),
     }
-    out
 }
 
-fn find(kind: EngineKind, name: &str) -> Option<&'static FlagDef> {
-    let want = name.replace('_', "-");
-    defs(kind).iter().find(|d| d.names.iter().any(|n| *n == want))
+/// A flag by any spelling; vLLM's config flags also take dotted keys (`--speculative-config.method`).
+fn find(kind: EngineKind, name: &str) -> Option<&'static HelpFlag> {
+    let set = flag_set(kind);
+    set.find(name)
+        .or_else(|| name.split_once('.').and_then(|(root, _)| set.find(root)))
 }
 
 /// Parses `sim vllm serve MODEL …` (after `serve`) or `sim sglang …`.
@@ -214,7 +118,8 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
     } else if args.first().map(String::as_str) == Some("--version") {
         return Ok(Invocation::Version(SGLANG_VERSION.into()));
     }
-    let mut values: Vec<(&'static FlagDef, String, Option<String>)> = Vec::new();
+    // (canonical name, spelling used, value)
+    let mut values: Vec<(&'static str, String, Option<String>)> = Vec::new();
     let mut positional = Vec::new();
     let mut unknown = Vec::new();
     let mut i = 0;
@@ -229,7 +134,7 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
                 None => (a.clone(), None),
             };
             match find(kind, &name) {
-                Some(def) if def.metavar.is_none() => values.push((def, name, None)),
+                Some(def) if def.metavar.is_none() => values.push((&def.names[0], name, None)),
                 Some(def) => {
                     let v = match inline {
                         Some(v) => v,
@@ -244,7 +149,16 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
                             })?
                         }
                     };
-                    values.push((def, name, Some(v)));
+                    // `nargs='+'` options (`--served-model-name A [B ...]`) take every following word.
+                    let mut v = v;
+                    if def.metavar.as_deref().is_some_and(|m| m.contains("...")) {
+                        while args.get(i + 1).is_some_and(|a| !a.starts_with('-')) {
+                            i += 1;
+                            v.push(' ');
+                            v.push_str(&args[i]);
+                        }
+                    }
+                    values.push((&def.names[0], name, Some(v)));
                 }
                 None => unknown.push(a.clone()),
             }
@@ -265,7 +179,7 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
         values
             .iter()
             .rev()
-            .find(|(d, _, _)| d.names[0] == flag)
+            .find(|(d, _, _)| *d == flag)
             .map(|(_, n, v)| (n.clone(), v.clone()))
     };
     let num = |flag: &str| -> Result<Option<f64>, UsageError> {
@@ -278,7 +192,8 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
         }
     };
     let text = |flag: &str| get(flag).and_then(|(_, v)| v);
-    let flag_on = |flag: &str| get(flag).is_some_and(|(n, _)| !n.starts_with("--no-"));
+    // A boolean is on when given by its own name, off by its `--no-x` / `--disable-x` twin.
+    let flag_on = |flag: &str| get(flag).is_some_and(|(n, _)| n.replace('_', "-") == flag);
     let model = match kind {
         EngineKind::Vllm => positional.first().cloned().or_else(|| text("--model")),
         EngineKind::Sglang => text("--model-path"),
@@ -303,7 +218,7 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
     }
     let mut faults = Vec::new();
     for (d, _, v) in &values {
-        if d.names[0] == "--sim-fault" {
+        if *d == "--sim-fault" {
             let v = v.clone().unwrap_or_default();
             faults.push(
                 v.parse::<Fault>()
@@ -370,7 +285,8 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
     Ok(Invocation::Serve(Box::new(SimArgs {
         kind,
         model,
-        served_model_name: text("--served-model-name"),
+        // The first served name is the one the API reports (vLLM takes several).
+        served_model_name: text("--served-model-name").and_then(|v| v.split_whitespace().next().map(str::to_string)),
         tp: tp as u32,
         max_model_len: num(len_flag)?.map(|v| v as u32),
         mem_fraction,
@@ -392,7 +308,7 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
             EngineKind::Sglang => flag_on("--enable-metrics"),
         },
         prefix_caching: match kind {
-            EngineKind::Vllm => get("--enable-prefix-caching").is_none_or(|(n, _)| !n.starts_with("--no-")),
+            EngineKind::Vllm => get("--enable-prefix-caching").is_none_or(|(n, _)| n == "--enable-prefix-caching"),
             EngineKind::Sglang => !flag_on("--disable-radix-cache"),
         },
         faults,
@@ -470,6 +386,50 @@ mod tests {
             .unwrap_err()
             .0
             .contains("--model-path"));
+    }
+
+    #[test]
+    fn the_simulator_accepts_the_real_engines_flags_and_rejects_others() {
+        for (kind, lead) in [
+            (EngineKind::Vllm, vec!["serve", "/m"]),
+            (EngineKind::Sglang, vec!["--model-path", "/m"]),
+        ] {
+            let real = flag_set(kind);
+            assert!(real.flags.len() > 300);
+            for flag in real
+                .flags
+                .iter()
+                .filter(|f| !f.names[0].starts_with("--sim-"))
+                .take(400)
+            {
+                let mut argv: Vec<String> = lead.iter().map(|x| x.to_string()).collect();
+                argv.push(flag.names[0].clone());
+                if flag.metavar.is_some() {
+                    argv.push("1".into());
+                }
+                match parse(kind, &argv) {
+                    Ok(_) => {}
+                    // Values are checked only for the settings the simulator models.
+                    Err(e) => assert!(!e.0.contains("unrecognized"), "{kind:?} {}: {e}", flag.names[0]),
+                }
+            }
+        }
+        assert!(parse(
+            EngineKind::Vllm,
+            &s(&["serve", "/m", "--speculative-config.method", "eagle3"])
+        )
+        .is_ok());
+        assert!(parse(
+            EngineKind::Vllm,
+            &s(&["serve", "/m", "--served-model-name", "a", "b", "--port", "9"])
+        )
+        .is_ok());
+        assert!(
+            parse(EngineKind::Sglang, &s(&["--model-path", "/m", "--max-model-len", "9"]))
+                .unwrap_err()
+                .0
+                .contains("unrecognized arguments: --max-model-len")
+        );
     }
 
     #[test]
