@@ -589,8 +589,19 @@ async fn flags(control: &EngineControl, profile: &str, query: Option<String>, js
                 None => println!("  UNKNOWN {}", u.flag),
             }
         }
+        for b in &report.bad_values {
+            match &b.suggestion {
+                Some(s) => println!(
+                    "  BAD VALUE {} {} (closest: {s}; allowed: {})",
+                    b.flag,
+                    b.value,
+                    b.choices.join(", ")
+                ),
+                None => println!("  BAD VALUE {} {} (allowed: {})", b.flag, b.value, b.choices.join(", ")),
+            }
+        }
     }
-    if report.unknown.is_empty() {
+    if report.unknown.is_empty() && report.bad_values.is_empty() {
         OK
     } else {
         PROBLEM

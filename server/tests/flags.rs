@@ -33,7 +33,27 @@ fn unknown_profile_flags_are_reported_with_the_closest_name() {
     let q = env.run(&["flags", "--profile", "f", "--query", "--context-length"]);
     assert_eq!(q.status.code(), Some(1));
 
-    env.sglang_profile("g", free_port(), "");
+    env.sglang_profile("g", free_port(), "KV_CACHE_DTYPE=fp8\n");
     let out = env.run(&["flags", "--profile", "g", "--json"]);
-    assert!(out.status.success(), "{:?}", str(&out));
+    assert!(
+        out.status.success(),
+        "fp8 is rendered as SGLang's fp8_e4m3: {:?}",
+        str(&out)
+    );
+
+    // A parser name the installed engine does not list is a bad value, with the closest one.
+    env.vllm_profile("typo", free_port(), "REASONING_PARSER=qwen3\n");
+    let p = env.data().join("typo.env");
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("TOOL_CALL_PARSER=hermes", "TOOL_CALL_PARSER=hermess");
+    std::fs::write(&p, text).unwrap();
+    assert!(env.run(&["profile", "import", p.to_str().unwrap()]).status.success());
+    let out = env.run(&["flags", "--profile", "typo"]);
+    assert_eq!(out.status.code(), Some(1));
+    let (text, _) = str(&out);
+    assert!(
+        text.contains("BAD VALUE --tool-call-parser hermess (closest: hermes"),
+        "{text}"
+    );
 }

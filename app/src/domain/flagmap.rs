@@ -233,7 +233,11 @@ pub fn render_argv(kind: EngineKind, command: &[String], profile: &Profile) -> V
     push(Setting::ToolCallParser, profile.tool_call_parser.clone(), &mut argv);
     push(Setting::ReasoningParser, profile.reasoning_parser.clone(), &mut argv);
     push(Setting::Quantization, profile.quantization.clone(), &mut argv);
-    push(Setting::KvCacheDtype, profile.kv_cache_dtype.clone(), &mut argv);
+    push(
+        Setting::KvCacheDtype,
+        profile.kv_cache_dtype.as_deref().map(|v| kv_dtype_value(kind, v)),
+        &mut argv,
+    );
     push(
         Setting::MaxRunningRequests,
         profile.max_running_requests.map(|v| v.to_string()),
@@ -263,6 +267,14 @@ pub fn render_argv(kind: EngineKind, command: &[String], profile: &Profile) -> V
     }
     argv.extend(profile.extra_args.iter().cloned());
     argv
+}
+
+/// KV-cache dtype names differ: vLLM's `fp8` (e4m3 on CUDA) is SGLang's `fp8_e4m3`.
+pub fn kv_dtype_value(kind: EngineKind, value: &str) -> String {
+    match (kind, value) {
+        (EngineKind::Sglang, "fp8") => "fp8_e4m3".to_string(),
+        _ => value.to_string(),
+    }
 }
 
 /// vLLM's speculative JSON as SGLang flags; unknown keys are left out (the profile view says so
@@ -350,7 +362,7 @@ mod tests {
             display_argv(&argv),
             "python -m sglang.launch_server --model-path /models/qwen3-8b --served-model-name qwen3-8b \
 --tp-size 2 --context-length 32768 --mem-fraction-static 0.9 --tool-call-parser hermes \
---reasoning-parser qwen3 --quantization fp8 --kv-cache-dtype fp8 --max-running-requests 128 \
+--reasoning-parser qwen3 --quantization fp8 --kv-cache-dtype fp8_e4m3 --max-running-requests 128 \
 --chunked-prefill-size 8192 --speculative-algorithm EAGLE3 --speculative-draft-model-path /models/eagle \
 --speculative-num-steps 3 --host 0.0.0.0 --port 30000 --enable-metrics --trust-remote-code"
         );

@@ -29,6 +29,15 @@ pub struct FlagSet {
     pub flags: Vec<HelpFlag>,
 }
 
+/// A flag value outside the choices the installed engine lists.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BadValue {
+    pub flag: String,
+    pub value: String,
+    pub suggestion: Option<String>,
+    pub choices: Vec<String>,
+}
+
 /// A profile flag that the installed engine does not know.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnknownFlag {
@@ -74,15 +83,26 @@ pub fn parse_help(text: &str) -> FlagSet {
                 None => (body, ""),
             };
             let mut names = Vec::new();
-            let mut metavar = None;
+            let mut metavar: Option<String> = None;
+            // `, ` separates aliases, but also the items of a list metavar (`['auto', 'fp8']`):
+            // a piece that does not start with `-` continues the previous metavar.
+            let mut continuing = false;
             for piece in spec.split(", ") {
-                let mut words = piece.splitn(2, ' ');
-                let name = words.next().unwrap_or("").trim();
-                if name.starts_with('-') {
-                    names.push(name.to_string());
-                    if metavar.is_none() {
-                        metavar = words.next().map(|m| m.trim().to_string()).filter(|m| !m.is_empty());
+                if !piece.starts_with('-') {
+                    if continuing {
+                        if let Some(m) = metavar.as_mut() {
+                            m.push_str(", ");
+                            m.push_str(piece.trim());
+                        }
                     }
+                    continue;
+                }
+                let mut words = piece.splitn(2, ' ');
+                names.push(words.next().unwrap_or("").trim().to_string());
+                let this_meta = words.next().map(|m| m.trim().to_string()).filter(|m| !m.is_empty());
+                continuing = metavar.is_none() && this_meta.is_some();
+                if metavar.is_none() {
+                    metavar = this_meta;
                 }
             }
             if names.is_empty() {
@@ -122,6 +142,24 @@ pub fn parse_help(text: &str) -> FlagSet {
     FlagSet { flags }
 }
 
+impl HelpFlag {
+    /// The allowed values, when the help lists them (`{a,b}` or `['a', 'b']`).
+    pub fn choices(&self) -> Option<Vec<String>> {
+        let m = self.metavar.as_deref()?.trim();
+        // vLLM appends "or name registered in --tool-parser-plugin" after the braces.
+        let inner = match m.strip_prefix('{') {
+            Some(r) => &r[..r.find('}')?],
+            None => m.strip_prefix('[').and_then(|r| r.strip_suffix(']'))?,
+        };
+        let items: Vec<String> = inner
+            .split(',')
+            .map(|c| c.trim().trim_matches('\'').to_string())
+            .filter(|c| !c.is_empty())
+            .collect();
+        (!items.is_empty()).then_some(items)
+    }
+}
+
 impl FlagSet {
     /// Looks a flag up by any spelling; `_` and `-` are interchangeable, as both engines accept.
     pub fn find(&self, flag: &str) -> Option<&HelpFlag> {
@@ -151,6 +189,50 @@ impl FlagSet {
                 suggestion: super::profile::closest(flag, self.long_names()).map(str::to_string),
             })
             .collect()
+    }
+}
+
+impl FlagSet {
+    /// Values in `argv` that the engine's listed choices do not allow.
+    pub fn bad_values(&self, argv: &[String]) -> Vec<BadValue> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < argv.len() {
+            let arg = &argv[i];
+            if arg.starts_with("--") {
+                let (name, inline) = match arg.split_once('=') {
+                    Some((n, v)) => (n, Some(v.to_string())),
+                    None => (arg.as_str(), None),
+                };
+                if let Some(flag) = self.find(name) {
+                    // Values may also come from a plugin the profile loads (vLLM's parser plugins).
+                    let plugin = flag
+                        .metavar
+                        .as_deref()
+                        .and_then(|m| m.split("registered in ").nth(1))
+                        .map(str::trim);
+                    let plugin_loaded =
+                        plugin.is_some_and(|p| argv.iter().any(|a| a == p || a.starts_with(&format!("{p}="))));
+                    if let Some(choices) = flag.choices().filter(|_| !plugin_loaded) {
+                        let value = inline.or_else(|| argv.get(i + 1).cloned());
+                        if let Some(value) = value {
+                            if !choices.contains(&value) {
+                                let suggestion = super::profile::closest(&value, choices.iter().map(String::as_str))
+                                    .map(str::to_string);
+                                out.push(BadValue {
+                                    flag: name.to_string(),
+                                    value,
+                                    suggestion,
+                                    choices,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            i += 1;
+        }
+        out
     }
 }
 
@@ -238,6 +320,37 @@ mod real_help {
         }
         let unknown = set.unknown(&["--max-model-length".to_string()]);
         assert_eq!(unknown[0].suggestion.as_deref(), Some("--max-model-len"));
+        // Python-list choices (`['auto', 'bfloat16', …]`) and `{…}` choices are both read.
+        assert!(set
+            .find("--kv-cache-dtype")
+            .unwrap()
+            .choices()
+            .unwrap()
+            .contains(&"fp8".to_string()));
+        let argv: Vec<String> = [
+            "--kv-cache-dtype",
+            "fp9",
+            "--tool-call-parser",
+            "hermes",
+            "--dtype=bf16",
+        ]
+        .map(String::from)
+        .to_vec();
+        let bad = set.bad_values(&argv);
+        assert_eq!(
+            bad.iter().map(|b| b.flag.as_str()).collect::<Vec<_>>(),
+            ["--kv-cache-dtype", "--dtype"]
+        );
+        assert_eq!(bad[0].suggestion.as_deref(), Some("fp8"));
+        let tool = set.find("--tool-call-parser").unwrap().choices().unwrap();
+        assert!(tool.contains(&"hermes".to_string()) && tool.last().is_some_and(|c| !c.contains(' ')));
+        let with_plugin: Vec<String> = ["--tool-parser-plugin", "/p.py", "--tool-call-parser", "mine"]
+            .map(String::from)
+            .to_vec();
+        assert!(
+            set.bad_values(&with_plugin).is_empty(),
+            "plugin parsers are not in the list"
+        );
     }
 
     #[test]
@@ -255,6 +368,9 @@ mod real_help {
                 );
             }
         }
+        // vLLM's "fp8" is not an SGLang KV dtype; the flag map renders fp8_e4m3 instead.
+        let kv = set.find("--kv-cache-dtype").unwrap().choices().unwrap();
+        assert!(!kv.contains(&"fp8".to_string()) && kv.contains(&"fp8_e4m3".to_string()));
         for (_, flag) in SGLANG_SPECULATIVE_KEYS {
             assert!(set.find(flag).is_some(), "{flag}");
         }

@@ -8,7 +8,7 @@ use super::EngineControl;
 use crate::config::EngineInstall;
 use app::domain::engine::EngineKind;
 use app::domain::flagmap::{flags_in, render_argv};
-use app::domain::help_flags::{parse_help, FlagSet, UnknownFlag};
+use app::domain::help_flags::{parse_help, BadValue, FlagSet, UnknownFlag};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -37,6 +37,8 @@ pub struct FlagReport {
     pub version: String,
     pub known: usize,
     pub unknown: Vec<UnknownFlag>,
+    /// Values outside the choices the installed engine lists (a parser name it lacks, …).
+    pub bad_values: Vec<BadValue>,
 }
 
 fn help_args(kind: EngineKind) -> &'static [&'static str] {
@@ -161,12 +163,14 @@ impl EngineControl {
         let argv = render_argv(install.kind, &[], &p);
         let used = flags_in(&argv);
         let unknown = installed.flags.unknown(&used);
+        let bad_values = installed.flags.bad_values(&argv);
         let report = FlagReport {
             profile: profile.into(),
             install: p.engine.clone(),
             version: installed.version.clone(),
             known: used.len() - unknown.len(),
             unknown,
+            bad_values,
         };
         Ok((report, installed))
     }
