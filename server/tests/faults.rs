@@ -7,10 +7,7 @@ use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn hang_keeps_health_200_while_completions_never_answer() {
-    let env = Env::new();
-    let port = free_port();
-    env.vllm_profile("h", port, "");
-    env.serve_ok("h");
+    let (env, port) = Env::serving_vllm("h", "");
     set_fault(port, "hang").await;
     let c = client();
     assert_eq!(
@@ -87,11 +84,8 @@ async fn load_fills_the_queue_and_kv_exhaustion_preempts() {
     })
     .await;
     assert!(seen.is_some(), "queue and KV usage rise under load");
-    let preempted = eventually(Duration::from_secs(20), async || {
-        (metric(port, "vllm:num_preemptions_total").await > 0.0).then_some(())
-    })
-    .await;
-    assert!(preempted.is_some(), "KV exhaustion causes preemptions");
+    let preempted = metric_exceeds(port, "vllm:num_preemptions_total", 0.0, Duration::from_secs(20)).await;
+    assert!(preempted, "KV exhaustion causes preemptions");
     for h in handles {
         h.abort();
     }
@@ -99,24 +93,17 @@ async fn load_fills_the_queue_and_kv_exhaustion_preempts() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ttft_grows_with_load_as_requests_queue_at_the_running_limit() {
-    let env = Env::new();
-    let port = free_port();
-    env.vllm_profile("q", port, "");
-    env.serve_ok("q");
+    let (_env, port) = Env::serving_vllm("q", "");
     let ttft = async || {
         (
             metric(port, "vllm:time_to_first_token_seconds_sum").await,
             metric(port, "vllm:time_to_first_token_seconds_count").await,
         )
     };
-    for h in load(port, 2, 100, 8) {
-        h.await.unwrap();
-    }
+    load_and_wait(port, 2, 100, 8).await;
     let (idle_sum, idle_count) = ttft().await;
     // 40 requests against MAX_RUNNING_REQUESTS=8: most of them wait for a slot.
-    for h in load(port, 40, 100, 30) {
-        h.await.unwrap();
-    }
+    load_and_wait(port, 40, 100, 30).await;
     let (sum, count) = ttft().await;
     let idle = idle_sum / idle_count;
     let loaded = (sum - idle_sum) / (count - idle_count);
@@ -130,10 +117,7 @@ async fn ttft_grows_with_load_as_requests_queue_at_the_running_limit() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn preemption_storm_prefix_misses_and_tpot_slowdown_show_in_metrics() {
-    let env = Env::new();
-    let port = free_port();
-    env.vllm_profile("m", port, "");
-    env.serve_ok("m");
+    let (_env, port) = Env::serving_vllm("m", "");
     let itl_mean = async || {
         metric(port, "vllm:inter_token_latency_seconds_sum").await
             / metric(port, "vllm:inter_token_latency_seconds_count").await
@@ -141,29 +125,21 @@ async fn preemption_storm_prefix_misses_and_tpot_slowdown_show_in_metrics() {
 
     // The same prompt twice hits the prefix cache…
     for _ in 0..2 {
-        for h in load(port, 1, 400, 4) {
-            h.await.unwrap();
-        }
+        load_and_wait(port, 1, 400, 4).await;
     }
     let hits = metric(port, "vllm:prefix_cache_hits_total").await;
     assert!(hits > 0.0);
     // …until the prefix-cache-miss fault.
     set_fault(port, "prefix-cache-miss").await;
-    for h in load(port, 2, 400, 4) {
-        h.await.unwrap();
-    }
+    load_and_wait(port, 2, 400, 4).await;
     assert_eq!(metric(port, "vllm:prefix_cache_hits_total").await, hits);
 
     let base = {
-        for h in load(port, 2, 40, 40) {
-            h.await.unwrap();
-        }
+        load_and_wait(port, 2, 40, 40).await;
         itl_mean().await
     };
     set_fault(port, "tpot-slowdown").await;
-    for h in load(port, 2, 40, 40) {
-        h.await.unwrap();
-    }
+    load_and_wait(port, 2, 40, 40).await;
     let slow_itl = metric(port, "vllm:inter_token_latency_seconds_sum").await;
     assert!(
         itl_mean().await > base * 1.3,
@@ -174,11 +150,15 @@ async fn preemption_storm_prefix_misses_and_tpot_slowdown_show_in_metrics() {
     set_fault(port, "preemption-storm").await;
     let before = metric(port, "vllm:num_preemptions_total").await;
     let handles = load(port, 4, 40, 50);
-    let stormed = eventually(Duration::from_secs(15), async || {
-        (metric(port, "vllm:num_preemptions_total").await > before + 3.0).then_some(())
-    })
-    .await;
-    assert!(stormed.is_some());
+    assert!(
+        metric_exceeds(
+            port,
+            "vllm:num_preemptions_total",
+            before + 3.0,
+            Duration::from_secs(15)
+        )
+        .await
+    );
     for h in handles {
         h.abort();
     }
@@ -186,10 +166,7 @@ async fn preemption_storm_prefix_misses_and_tpot_slowdown_show_in_metrics() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tool_calls_work_and_the_broken_parser_returns_them_as_text() {
-    let env = Env::new();
-    let port = free_port();
-    env.vllm_profile("t", port, "");
-    env.serve_ok("t");
+    let (_env, port) = Env::serving_vllm("t", "");
     let body = serde_json::json!({
         "model": "m",
         "messages": [{"role": "user", "content": "What is the weather in Paris?"}],

@@ -190,6 +190,31 @@ pub fn load(port: u16, n: usize, prompt_chars: usize, max_tokens: u32) -> Vec<to
         .collect()
 }
 
+/// Sends `n` streaming completions and waits for all of them.
+pub async fn load_and_wait(port: u16, n: usize, prompt_chars: usize, max_tokens: u32) {
+    for h in load(port, n, prompt_chars, max_tokens) {
+        h.await.unwrap();
+    }
+}
+
+/// Waits until a metric exceeds `threshold`; false if it never does within `timeout`.
+pub async fn metric_exceeds(port: u16, name: &str, threshold: f64, timeout: Duration) -> bool {
+    eventually(timeout, async || (metric(port, name).await > threshold).then_some(()))
+        .await
+        .is_some()
+}
+
+impl Env {
+    /// A fresh environment with one simulated vLLM profile already serving; returns its port.
+    pub fn serving_vllm(name: &str, extra: &str) -> (Env, u16) {
+        let env = Env::new();
+        let port = free_port();
+        env.vllm_profile(name, port, extra);
+        env.serve_ok(name);
+        (env, port)
+    }
+}
+
 pub async fn set_fault(port: u16, fault: &str) {
     let r = client()
         .post(format!("http://127.0.0.1:{port}/sim/faults"))
