@@ -284,3 +284,28 @@ mod tests {
         assert!(split_words("'open").is_err());
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_value_survives_quoting(v in "\\PC*") {
+            let text = format!("K={}\n", quote(&v));
+            prop_assert_eq!(&parse(&text).unwrap()[0].value, &v.trim_end_matches('\r').to_string());
+        }
+
+        #[test]
+        fn any_words_survive_joining(words in proptest::collection::vec("\\PC*", 0..6)) {
+            prop_assert_eq!(split_words(&join_words(&words)).unwrap(), words);
+        }
+
+        #[test]
+        fn parsing_arbitrary_text_never_panics(text in "\\PC*(\n\\PC*){0,5}") {
+            let _ = parse(&text);
+            let _ = split_words(&text);
+        }
+    }
+}

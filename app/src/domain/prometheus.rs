@@ -273,3 +273,24 @@ mod tests {
         assert_eq!(format_value(f64::INFINITY), "+Inf");
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn arbitrary_lines_never_panic(line in "\\PC{0,80}") {
+            let _ = parse_line(&line, 1);
+        }
+
+        #[test]
+        fn escaped_label_values_parse_back(v in "\\PC{0,40}", value in -1.0e9f64..1.0e9) {
+            let line = format!("vllm:x{{model_name=\"{}\"}} {}", escape_label(&v), format_value(value));
+            let Line::Sample(s) = parse_line(&line, 1).unwrap() else { panic!("not a sample") };
+            prop_assert_eq!(s.label("model_name"), Some(v.as_str()));
+            prop_assert!((s.value - value).abs() <= value.abs() * 1e-12);
+        }
+    }
+}
