@@ -1,5 +1,6 @@
 //! Pure domain logic: no I/O, usable from the server, the CLI and the browser alike.
 
+pub mod bench;
 pub mod engine;
 pub mod envfile;
 pub mod flagmap;
