@@ -8,3 +8,4 @@ pub mod help_flags;
 pub mod profile;
 pub mod prometheus;
 pub mod startup_failure;
+pub mod toolcall;
