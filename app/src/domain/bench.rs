@@ -91,8 +91,12 @@ impl std::str::FromStr for Slo {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut slo = Slo::default();
         for part in s.split([',', ' ']).filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once(':').ok_or_else(|| format!("goodput: `{part}` is not METRIC:MS"))?;
-            let ms: f64 = v.parse().map_err(|_| format!("goodput: `{v}` in `{part}` is not a number of milliseconds"))?;
+            let (k, v) = part
+                .split_once(':')
+                .ok_or_else(|| format!("goodput: `{part}` is not METRIC:MS"))?;
+            let ms: f64 = v
+                .parse()
+                .map_err(|_| format!("goodput: `{v}` in `{part}` is not a number of milliseconds"))?;
             if !(ms > 0.0) {
                 return Err(format!("goodput: `{part}` must be positive"));
             }
@@ -203,7 +207,10 @@ fn peak_output(ok: &[&RequestRecord]) -> f64 {
 
 /// Most requests in flight at once.
 fn peak_concurrency(ok: &[&RequestRecord]) -> u64 {
-    let mut edges: Vec<(f64, i64)> = ok.iter().flat_map(|r| [(r.sent_at, 1), (r.sent_at + r.e2el, -1)]).collect();
+    let mut edges: Vec<(f64, i64)> = ok
+        .iter()
+        .flat_map(|r| [(r.sent_at, 1), (r.sent_at + r.e2el, -1)])
+        .collect();
     edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let (mut cur, mut peak) = (0i64, 0i64);
     for (_, d) in edges {
@@ -302,14 +309,26 @@ pub fn format_table(s: &BenchSummary, max_concurrency: Option<usize>, rate: Opti
     row(&mut out, "Benchmark duration (s):", f(s.duration_s));
     row(&mut out, "Total input tokens:", s.total_input_tokens.to_string());
     let approx = if s.tokens_approx { " (approx.)" } else { "" };
-    row(&mut out, "Total generated tokens:", format!("{}{approx}", s.total_output_tokens));
+    row(
+        &mut out,
+        "Total generated tokens:",
+        format!("{}{approx}", s.total_output_tokens),
+    );
     row(&mut out, "Request throughput (req/s):", f(s.request_throughput));
     if let Some(g) = s.request_goodput {
         row(&mut out, "Request goodput (req/s):", f(g));
     }
     row(&mut out, "Output token throughput (tok/s):", f(s.output_throughput));
-    row(&mut out, "Peak output token throughput (tok/s):", f(s.peak_output_throughput));
-    row(&mut out, "Peak concurrent requests:", s.peak_concurrent_requests.to_string());
+    row(
+        &mut out,
+        "Peak output token throughput (tok/s):",
+        f(s.peak_output_throughput),
+    );
+    row(
+        &mut out,
+        "Peak concurrent requests:",
+        s.peak_concurrent_requests.to_string(),
+    );
     row(&mut out, "Total token throughput (tok/s):", f(s.total_token_throughput));
     for (title, short, st) in [
         ("Time to First Token", "TTFT", &s.ttft_ms),
@@ -349,7 +368,16 @@ mod tests {
     }
 
     fn rec(sent: f64, ttft: f64, e2el: f64, out: u64, itl: Vec<f64>) -> RequestRecord {
-        RequestRecord { ok: true, sent_at: sent, ttft, e2el, output_tokens: out, input_tokens: 10, itl, ..Default::default() }
+        RequestRecord {
+            ok: true,
+            sent_at: sent,
+            ttft,
+            e2el,
+            output_tokens: out,
+            input_tokens: 10,
+            itl,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -374,7 +402,11 @@ mod tests {
 
     #[test]
     fn failed_requests_count_but_do_not_skew_latency() {
-        let bad = RequestRecord { ok: false, error: Some("HTTP 500".into()), ..Default::default() };
+        let bad = RequestRecord {
+            ok: false,
+            error: Some("HTTP 500".into()),
+            ..Default::default()
+        };
         let s = summarize(&[rec(0.0, 0.2, 0.2, 1, vec![]), bad], 1.0, None);
         assert_eq!((s.completed, s.failed), (1, 1));
         assert_eq!(s.ttft_ms.mean, 200.0);
@@ -412,7 +444,10 @@ mod tests {
     #[test]
     fn goodput_parsing_names_the_bad_part() {
         let s: Slo = "ttft:500,tpot:50,e2el:2000".parse().unwrap();
-        assert_eq!((s.ttft_ms, s.tpot_ms, s.e2el_ms), (Some(500.0), Some(50.0), Some(2000.0)));
+        assert_eq!(
+            (s.ttft_ms, s.tpot_ms, s.e2el_ms),
+            (Some(500.0), Some(50.0), Some(2000.0))
+        );
         assert!("ttft=5".parse::<Slo>().unwrap_err().contains("ttft=5"));
         assert!("itl:5".parse::<Slo>().unwrap_err().contains("itl"));
         assert!("ttft:x".parse::<Slo>().unwrap_err().contains("`x`"));

@@ -7,7 +7,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Tool markup that must never reach `content` or the reasoning fields.
-pub const MARKUP: &[&str] = &["<tool_call>", "</tool_call>", "[TOOL_CALLS]", "<|tool▁calls▁begin|>", "<|tool_call_begin|>", "<function=", "<|python_tag|>"];
+pub const MARKUP: &[&str] = &[
+    "<tool_call>",
+    "</tool_call>",
+    "[TOOL_CALLS]",
+    "<|tool▁calls▁begin|>",
+    "<|tool_call_begin|>",
+    "<function=",
+    "<|python_tag|>",
+];
 
 /// One tool call as assembled from the answer.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -42,7 +50,10 @@ pub struct Failure {
 }
 
 fn fail(check: &str, detail: impl Into<String>) -> Failure {
-    Failure { check: check.to_string(), detail: detail.into() }
+    Failure {
+        check: check.to_string(),
+        detail: detail.into(),
+    }
 }
 
 fn text_of(v: Option<&Value>) -> String {
@@ -51,14 +62,29 @@ fn text_of(v: Option<&Value>) -> String {
 
 /// Reads a non-streamed chat completion.
 pub fn from_json(body: &Value) -> Result<Answer, Failure> {
-    let choice = body.pointer("/choices/0").ok_or_else(|| fail("no-choices", body.to_string().chars().take(200).collect::<String>()))?;
-    let msg = choice.get("message").ok_or_else(|| fail("no-choices", "choices[0] has no message"))?;
-    let mut answer = Answer { streamed: false, content: text_of(msg.get("content")), usage: body.get("usage").cloned(), ..Default::default() };
+    let choice = body
+        .pointer("/choices/0")
+        .ok_or_else(|| fail("no-choices", body.to_string().chars().take(200).collect::<String>()))?;
+    let msg = choice
+        .get("message")
+        .ok_or_else(|| fail("no-choices", "choices[0] has no message"))?;
+    let mut answer = Answer {
+        streamed: false,
+        content: text_of(msg.get("content")),
+        usage: body.get("usage").cloned(),
+        ..Default::default()
+    };
     answer.reasoning = text_of(msg.get("reasoning_content")) + &text_of(msg.get("reasoning"));
     if let Some(r) = choice.get("finish_reason").and_then(|f| f.as_str()) {
         answer.finish_reasons.push(r.to_string());
     }
-    for (i, c) in msg.get("tool_calls").and_then(|t| t.as_array()).into_iter().flatten().enumerate() {
+    for (i, c) in msg
+        .get("tool_calls")
+        .and_then(|t| t.as_array())
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let arguments = match c.pointer("/function/arguments") {
             Some(Value::String(s)) => s.clone(),
             Some(other) => return Err(fail("args-not-string", other.to_string())),
@@ -78,16 +104,26 @@ pub fn from_json(body: &Value) -> Result<Answer, Failure> {
 
 /// Reads an SSE stream of chat completion chunks, concatenating tool-call fragments by index.
 pub fn from_sse(text: &str) -> Result<Answer, Failure> {
-    let mut a = Answer { streamed: true, ..Default::default() };
+    let mut a = Answer {
+        streamed: true,
+        ..Default::default()
+    };
     let mut saw_done = false;
     for line in text.lines() {
-        let Some(data) = line.strip_prefix("data:") else { continue };
+        let Some(data) = line.strip_prefix("data:") else {
+            continue;
+        };
         let data = data.trim();
         if data == "[DONE]" {
             saw_done = true;
             continue;
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| fail("bad-chunk", format!("{e}: {}", data.chars().take(120).collect::<String>())))?;
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            fail(
+                "bad-chunk",
+                format!("{e}: {}", data.chars().take(120).collect::<String>()),
+            )
+        })?;
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
             a.usage = Some(u.clone());
         }
@@ -97,13 +133,17 @@ pub fn from_sse(text: &str) -> Result<Answer, Failure> {
                 a.role_deltas += 1;
             }
             a.content.push_str(&text_of(delta.get("content")));
-            a.reasoning.push_str(&(text_of(delta.get("reasoning_content")) + &text_of(delta.get("reasoning"))));
+            a.reasoning
+                .push_str(&(text_of(delta.get("reasoning_content")) + &text_of(delta.get("reasoning"))));
             for tc in delta.get("tool_calls").and_then(|t| t.as_array()).into_iter().flatten() {
                 let index = tc.get("index").and_then(|i| i.as_u64()).unwrap_or(0);
                 let pos = match a.calls.iter().position(|c| c.index == index) {
                     Some(p) => p,
                     None => {
-                        a.calls.push(Call { index, ..Default::default() });
+                        a.calls.push(Call {
+                            index,
+                            ..Default::default()
+                        });
                         a.calls.len() - 1
                     }
                 };
@@ -152,15 +192,24 @@ pub fn check(answer: &Answer, tools: &[Value], expect: &Expect) -> Vec<Failure> 
     let mut out = Vec::new();
     if answer.streamed {
         if answer.role_deltas != 1 {
-            out.push(fail("role-deltas", format!("{} role deltas, expected 1", answer.role_deltas)));
+            out.push(fail(
+                "role-deltas",
+                format!("{} role deltas, expected 1", answer.role_deltas),
+            ));
         }
         if answer.finish_reasons.len() != 1 {
-            out.push(fail("finish-count", format!("{} chunks set finish_reason, expected 1", answer.finish_reasons.len())));
+            out.push(fail(
+                "finish-count",
+                format!("{} chunks set finish_reason, expected 1", answer.finish_reasons.len()),
+            ));
         }
     }
     if let Some(f) = answer.finish_reasons.last() {
         if !expect.finish.is_empty() && !expect.finish.contains(f) {
-            out.push(fail("finish-reason", format!("finish_reason {f:?}, expected one of {:?}", expect.finish)));
+            out.push(fail(
+                "finish-reason",
+                format!("finish_reason {f:?}, expected one of {:?}", expect.finish),
+            ));
         }
     } else {
         out.push(fail("finish-reason", "no finish_reason"));
@@ -172,14 +221,23 @@ pub fn check(answer: &Answer, tools: &[Value], expect: &Expect) -> Vec<Failure> 
     }
     if let Some(n) = expect.calls {
         if answer.calls.len() != n {
-            out.push(fail("call-count", format!("{} tool calls, expected {n}", answer.calls.len())));
+            out.push(fail(
+                "call-count",
+                format!("{} tool calls, expected {n}", answer.calls.len()),
+            ));
         }
     }
     if expect.at_least_one_call && answer.calls.is_empty() {
         out.push(fail("call-count", "no tool call"));
     }
     if !answer.calls.is_empty() && !answer.content.trim().is_empty() && expect.calls.is_some_and(|n| n > 0) {
-        out.push(fail("content-with-calls", format!("content beside the calls: {:?}", answer.content.chars().take(80).collect::<String>())));
+        out.push(fail(
+            "content-with-calls",
+            format!(
+                "content beside the calls: {:?}",
+                answer.content.chars().take(80).collect::<String>()
+            ),
+        ));
     }
     let mut ids = std::collections::HashSet::new();
     for (i, call) in answer.calls.iter().enumerate() {
@@ -192,7 +250,13 @@ pub fn check(answer: &Answer, tools: &[Value], expect: &Expect) -> Vec<Failure> 
             _ => out.push(fail("missing-id", format!("call {i} has no id"))),
         }
         if answer.streamed && (call.id_fragments != 1 || call.name_fragments != 1) {
-            out.push(fail("fragments", format!("call {i}: id sent {} times, name {} times", call.id_fragments, call.name_fragments)));
+            out.push(fail(
+                "fragments",
+                format!(
+                    "call {i}: id sent {} times, name {} times",
+                    call.id_fragments, call.name_fragments
+                ),
+            ));
         }
         let name = call.name.clone().unwrap_or_default();
         if let Some(want) = &expect.tool {
@@ -200,15 +264,27 @@ pub fn check(answer: &Answer, tools: &[Value], expect: &Expect) -> Vec<Failure> 
                 out.push(fail("wrong-name", format!("called {name:?}, expected {want:?}")));
             }
         }
-        let tool = tools.iter().find(|t| t.pointer("/function/name").and_then(|n| n.as_str()) == Some(name.as_str()));
+        let tool = tools
+            .iter()
+            .find(|t| t.pointer("/function/name").and_then(|n| n.as_str()) == Some(name.as_str()));
         let Some(tool) = tool else {
             out.push(fail("unknown-tool", format!("{name:?} was not offered")));
             continue;
         };
-        let args: Value = match serde_json::from_str(if call.arguments.trim().is_empty() { "{}" } else { &call.arguments }) {
+        let args: Value = match serde_json::from_str(if call.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            &call.arguments
+        }) {
             Ok(v) => v,
             Err(e) => {
-                out.push(fail("args-not-json", format!("call {i}: {e}: {:?}", call.arguments.chars().take(80).collect::<String>())));
+                out.push(fail(
+                    "args-not-json",
+                    format!(
+                        "call {i}: {e}: {:?}",
+                        call.arguments.chars().take(80).collect::<String>()
+                    ),
+                ));
                 continue;
             }
         };
@@ -224,7 +300,13 @@ pub fn check(answer: &Answer, tools: &[Value], expect: &Expect) -> Vec<Failure> 
     }
     if let Some(needle) = &expect.content_contains {
         if !answer.content.contains(needle.as_str()) {
-            out.push(fail("content-missing", format!("content lacks {needle:?}: {:?}", answer.content.chars().take(80).collect::<String>())));
+            out.push(fail(
+                "content-missing",
+                format!(
+                    "content lacks {needle:?}: {:?}",
+                    answer.content.chars().take(80).collect::<String>()
+                ),
+            ));
         }
     }
     out
@@ -239,7 +321,13 @@ pub fn validate(args: &Value, schema: &Value) -> Vec<String> {
         return vec![format!("arguments are {}, not an object", type_name(args))];
     };
     let props = schema.get("properties").and_then(|p| p.as_object());
-    for req in schema.get("required").and_then(|r| r.as_array()).into_iter().flatten().filter_map(|r| r.as_str()) {
+    for req in schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.as_str())
+    {
         if !obj.contains_key(req) {
             out.push(format!("missing required `{req}`"));
         }
@@ -285,7 +373,11 @@ fn type_name(v: &Value) -> &'static str {
 
 /// The arguments of each call, parsed (unparseable ones as their raw string).
 pub fn parsed_args(answer: &Answer) -> Vec<Value> {
-    answer.calls.iter().map(|c| serde_json::from_str(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.clone()))).collect()
+    answer
+        .calls
+        .iter()
+        .map(|c| serde_json::from_str(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.clone())))
+        .collect()
 }
 
 #[cfg(test)]
@@ -294,9 +386,14 @@ mod tests {
     use serde_json::json;
 
     fn fixture(name: &str) -> String {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures").join(name);
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../testdata/fixtures")
+            .join(name);
         let text = std::fs::read_to_string(p).unwrap();
-        text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n")
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     fn weather_tool(name: &str) -> Value {
@@ -308,15 +405,29 @@ mod tests {
     fn captured_nonstream_answer_passes() {
         let body: Value = serde_json::from_str(&fixture("toolcall-ok-nonstream-vllm-llama31.json")).unwrap();
         let a = from_json(&body).unwrap();
-        let expect = Expect { calls: Some(1), tool: Some("get_weather".into()), args: vec![json!({"city": "New York"})], finish: vec!["tool_calls".into()], ..Default::default() };
+        let expect = Expect {
+            calls: Some(1),
+            tool: Some("get_weather".into()),
+            args: vec![json!({"city": "New York"})],
+            finish: vec!["tool_calls".into()],
+            ..Default::default()
+        };
         assert_eq!(check(&a, &[weather_tool("get_weather")], &expect), vec![]);
     }
 
     #[test]
     fn captured_stream_answer_passes() {
         let a = from_sse(&fixture("toolcall-ok-stream-vllm.sse")).unwrap();
-        assert_eq!(parsed_args(&a), vec![json!({"location": "Boston, MA", "unit": "fahrenheit"})]);
-        let expect = Expect { calls: Some(1), tool: Some("get_current_weather".into()), finish: vec!["tool_calls".into()], ..Default::default() };
+        assert_eq!(
+            parsed_args(&a),
+            vec![json!({"location": "Boston, MA", "unit": "fahrenheit"})]
+        );
+        let expect = Expect {
+            calls: Some(1),
+            tool: Some("get_current_weather".into()),
+            finish: vec!["tool_calls".into()],
+            ..Default::default()
+        };
         assert_eq!(check(&a, &[weather_tool("get_current_weather")], &expect), vec![]);
     }
 
@@ -327,7 +438,15 @@ mod tests {
         assert_eq!(from_sse(&text).unwrap_err().check, "no-done");
         let a = from_sse(&format!("{text}\ndata: [DONE]\n")).unwrap();
         let tool = json!({"type": "function", "function": {"name": "getWorkspaceFileList", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}});
-        let failures = check(&a, &[tool], &Expect { calls: Some(1), finish: vec!["tool_calls".into()], ..Default::default() });
+        let failures = check(
+            &a,
+            &[tool],
+            &Expect {
+                calls: Some(1),
+                finish: vec!["tool_calls".into()],
+                ..Default::default()
+            },
+        );
         let codes: Vec<&str> = failures.iter().map(|f| f.check.as_str()).collect();
         assert!(codes.contains(&"role-deltas"), "{codes:?}");
         assert!(codes.contains(&"args-schema"), "missing required path: {codes:?}");
@@ -337,7 +456,17 @@ mod tests {
     fn markup_in_content_and_schema_errors_are_caught() {
         let body = json!({"choices": [{"message": {"role": "assistant", "content": "<tool_call>{\"name\":\"f\"}</tool_call>", "tool_calls": []}, "finish_reason": "stop"}]});
         let a = from_json(&body).unwrap();
-        let codes: Vec<String> = check(&a, &[], &Expect { calls: Some(1), ..Default::default() }).into_iter().map(|f| f.check).collect();
+        let codes: Vec<String> = check(
+            &a,
+            &[],
+            &Expect {
+                calls: Some(1),
+                ..Default::default()
+            },
+        )
+        .into_iter()
+        .map(|f| f.check)
+        .collect();
         assert_eq!(codes, vec!["markup-leak", "call-count"]);
         let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}, "u": {"type": "string", "enum": ["a"]}}, "required": ["n"]});
         assert_eq!(validate(&json!({"n": "1", "u": "b", "x": 1}), &schema).len(), 3);

@@ -11,6 +11,7 @@ pub mod args;
 pub mod faults;
 pub mod metrics;
 mod openai;
+pub mod responder;
 pub mod sched;
 pub mod startup;
 

@@ -334,105 +334,6 @@ fn parse_request(sim: &Sim, bytes: &[u8], chat: bool) -> Result<Parsed, OaiError
     })
 }
 
-/// The tool calls a chat request should produce, if any: the named tool, else every tool the
-/// last user message names, else the first tool; none after a tool result or with "none".
-fn planned_tool_calls(body: &Value) -> Vec<(String, String)> {
-    let Some(tools) = body.get("tools").and_then(|t| t.as_array()).filter(|t| !t.is_empty()) else {
-        return vec![];
-    };
-    let choice = body.get("tool_choice");
-    if choice.and_then(|c| c.as_str()) == Some("none") {
-        return vec![];
-    }
-    let messages = body
-        .get("messages")
-        .and_then(|m| m.as_array())
-        .cloned()
-        .unwrap_or_default();
-    if messages.last().and_then(|m| m.get("role")).and_then(|r| r.as_str()) == Some("tool") {
-        return vec![];
-    }
-    let fn_of = |t: &Value| t.get("function").cloned().unwrap_or(Value::Null);
-    let name_of = |f: &Value| f.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
-    let args_of = |f: &Value| example_arguments(f.get("parameters").unwrap_or(&Value::Null)).to_string();
-    if let Some(named) = choice
-        .and_then(|c| c.pointer("/function/name"))
-        .and_then(|n| n.as_str())
-    {
-        return tools
-            .iter()
-            .map(fn_of)
-            .filter(|f| name_of(f) == named)
-            .map(|f| (name_of(&f), args_of(&f)))
-            .take(1)
-            .collect();
-    }
-    let last_user = messages
-        .iter()
-        .rev()
-        .find(|m| m.get("role").and_then(|r| r.as_str()) == Some("user"));
-    let text = last_user
-        .and_then(|m| m.get("content"))
-        .and_then(|c| c.as_str())
-        .unwrap_or("");
-    let mentioned: Vec<Value> = tools
-        .iter()
-        .map(fn_of)
-        .filter(|f| !name_of(f).is_empty() && text.contains(&name_of(f)))
-        .collect();
-    let parallel = body
-        .get("parallel_tool_calls")
-        .and_then(|p| p.as_bool())
-        .unwrap_or(true);
-    let picked: Vec<Value> = if mentioned.is_empty() {
-        vec![fn_of(&tools[0])]
-    } else if parallel {
-        mentioned
-    } else {
-        mentioned.into_iter().take(1).collect()
-    };
-    picked.iter().map(|f| (name_of(f), args_of(f))).collect()
-}
-
-/// Arguments that satisfy a JSON schema's required properties with plausible values.
-fn example_arguments(schema: &Value) -> Value {
-    let mut out = serde_json::Map::new();
-    let props = schema.get("properties").and_then(|p| p.as_object());
-    let required: Vec<String> = schema
-        .get("required")
-        .and_then(|r| r.as_array())
-        .map(|r| r.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
-        .unwrap_or_default();
-    if let Some(props) = props {
-        for (name, p) in props {
-            if !required.is_empty() && !required.contains(name) {
-                continue;
-            }
-            out.insert(name.clone(), example_value(name, p));
-        }
-    }
-    Value::Object(out)
-}
-
-fn example_value(name: &str, p: &Value) -> Value {
-    if let Some(first) = p.get("enum").and_then(|e| e.as_array()).and_then(|e| e.first()) {
-        return first.clone();
-    }
-    match p.get("type").and_then(|t| t.as_str()).unwrap_or("string") {
-        "integer" => json!(1),
-        "number" => json!(1.5),
-        "boolean" => json!(true),
-        "array" => json!([]),
-        "object" => example_arguments(p),
-        _ => json!(match name {
-            n if n.contains("city") || n.contains("location") => "Paris",
-            n if n.contains("unit") => "celsius",
-            n if n.contains("date") => "2026-12-02",
-            _ => "example",
-        }),
-    }
-}
-
 /// Queues a request and returns its token stream; the client's disconnect drops the request.
 fn submit(sim: &Sim, p: &Parsed, max_tokens: u32) -> mpsc::UnboundedReceiver<TokenEvent> {
     let (tx, rx) = mpsc::unbounded_channel();
@@ -558,39 +459,50 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
             Some("tool_choice"),
         );
     }
-    let calls = planned_tool_calls(&p.body);
+    let plan = super::responder::plan(&p.body);
+    let calls = plan.calls;
     let broken = sim.has_fault(Fault::BrokenToolParser);
-    // The model "writes" the call: its tokens pass through the scheduler like any output.
-    let call_text: String = calls
-        .iter()
-        .map(|(n, a)| format!("<tool_call>\n{{\"name\": \"{n}\", \"arguments\": {a}}}\n</tool_call>"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let out_tokens = if calls.is_empty() {
-        p.max_tokens
+    // What the model writes: the call markup a parser would turn into tool_calls, or text.
+    // Its pieces pass through the scheduler as tokens, so load shapes tool calls too.
+    let written: String = if calls.is_empty() {
+        plan.text
     } else {
-        estimate_tokens(&call_text).min(p.max_tokens.max(1)).max(1)
+        calls
+            .iter()
+            .map(|(n, a)| format!("<tool_call>\n{{\"name\": \"{n}\", \"arguments\": {a}}}\n</tool_call>"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut written_pieces = split_pieces(&written);
+    // `ignore_eos` (benchmarks) keeps a text answer going to max_tokens, as vLLM does.
+    let ignore_eos = calls.is_empty() && p.body.get("ignore_eos").and_then(|v| v.as_bool()).unwrap_or(false);
+    if ignore_eos && !written_pieces.is_empty() {
+        let base = written_pieces.clone();
+        written_pieces = base
+            .iter()
+            .cycle()
+            .take(p.max_tokens.max(1) as usize)
+            .cloned()
+            .collect();
+    }
+    let out_tokens = (written_pieces.len() as u32).clamp(1, p.max_tokens.max(1));
+    // A model stops at its end token; only a budget cut short ends with "length".
+    let natural_finish = if ignore_eos || (out_tokens as usize) < written_pieces.len() {
+        "length"
+    } else {
+        "stop"
     };
     let mut rx = submit(&sim, &p, out_tokens);
     let id = new_id("chatcmpl");
     let model = sim.args.model_name().to_string();
     let created = now_unix();
     let tool_ids: Vec<String> = calls.iter().map(|_| new_id("chatcmpl-tool")).collect();
+    let parsed_calls = !calls.is_empty() && !broken;
     if !p.stream {
-        let Some((text, done)) = collect(&mut rx).await else {
+        let Some((_, done)) = collect(&mut rx).await else {
             return engine_error();
         };
-        let (message, finish) = if calls.is_empty() {
-            (
-                json!({"role": "assistant", "reasoning_content": null, "content": text, "tool_calls": []}),
-                done.finish_reason,
-            )
-        } else if broken {
-            (
-                json!({"role": "assistant", "reasoning_content": null, "content": call_text, "tool_calls": []}),
-                "stop",
-            )
-        } else {
+        let (message, finish) = if parsed_calls {
             let tc: Vec<Value> = calls
                 .iter()
                 .zip(&tool_ids)
@@ -599,6 +511,16 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
             (
                 json!({"role": "assistant", "reasoning_content": null, "content": null, "tool_calls": tc}),
                 "tool_calls",
+            )
+        } else {
+            let text = written_pieces
+                .iter()
+                .take(done.completion_tokens as usize)
+                .cloned()
+                .collect::<String>();
+            (
+                json!({"role": "assistant", "reasoning_content": null, "content": text, "tool_calls": []}),
+                natural_finish,
             )
         };
         return Json(json!({"id": id, "object": "chat.completion", "created": created, "model": model,
@@ -625,7 +547,6 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
             .enumerate()
             .flat_map(|(i, (_, a))| split_pieces(a).into_iter().map(move |p| (i, p)))
             .collect();
-        let broken_pieces = split_pieces(&call_text);
         let mut next_piece = 0;
         let mut announced = vec![false; calls.len()];
         let mut tool_deltas = |i: usize, piece: &str| -> Vec<Value> {
@@ -639,21 +560,18 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
         };
         while let Some(ev) = rx.recv().await {
             match ev {
-                TokenEvent::Token(t) => {
-                    let deltas = if calls.is_empty() {
-                        vec![json!({"content": t})]
-                    } else if broken {
-                        next_piece += 1;
-                        broken_pieces
+                TokenEvent::Token(_) => {
+                    next_piece += 1;
+                    let deltas = if parsed_calls {
+                        pieces
                             .get(next_piece - 1)
-                            .map(|p| json!({"content": p}))
-                            .into_iter()
-                            .collect()
-                    } else if let Some((i, piece)) = pieces.get(next_piece) {
-                        next_piece += 1;
-                        tool_deltas(*i, piece)
+                            .map(|(i, piece)| tool_deltas(*i, piece))
+                            .unwrap_or_default()
                     } else {
-                        Vec::new()
+                        written_pieces
+                            .get(next_piece - 1)
+                            .map(|p| vec![json!({"content": p})])
+                            .unwrap_or_default()
                     };
                     for d in deltas {
                         if out.send(sse(&chunk(d, Value::Null))).is_err() {
@@ -662,38 +580,24 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
                     }
                 }
                 TokenEvent::Done(done) => {
-                    // Whatever the token budget did not cover is flushed before the finish.
-                    let rest: Vec<Value> = if broken {
-                        let text = broken_pieces
-                            .get(next_piece.min(broken_pieces.len())..)
-                            .unwrap_or(&[])
-                            .concat();
-                        if text.is_empty() {
-                            vec![]
-                        } else {
-                            vec![json!({"content": text})]
-                        }
-                    } else {
-                        pieces
+                    // Argument pieces the token budget did not cover are flushed before the finish.
+                    if parsed_calls {
+                        let rest: Vec<Value> = pieces
                             .iter()
                             .skip(next_piece)
                             .flat_map(|(i, piece)| tool_deltas(*i, piece))
-                            .collect()
-                    };
-                    for d in rest {
-                        let _ = out.send(sse(&chunk(d, Value::Null)));
+                            .collect();
+                        for d in rest {
+                            let _ = out.send(sse(&chunk(d, Value::Null)));
+                        }
                     }
-                    let finish = if !calls.is_empty() && !broken {
-                        "tool_calls"
-                    } else if !calls.is_empty() {
-                        "stop"
+                    let (last, finish) = if parsed_calls {
+                        (
+                            json!({"tool_calls": [{"index": calls.len() - 1, "function": {"arguments": ""}}]}),
+                            "tool_calls",
+                        )
                     } else {
-                        done.finish_reason
-                    };
-                    let last = if !calls.is_empty() && !broken {
-                        json!({"tool_calls": [{"index": calls.len() - 1, "function": {"arguments": ""}}]})
-                    } else {
-                        json!({"content": ""})
+                        (json!({"content": ""}), natural_finish)
                     };
                     let _ = out.send(sse(&chunk(last, json!(finish))));
                     if include_usage {
@@ -737,32 +641,4 @@ fn sse_response(stream: tokio_stream::wrappers::UnboundedReceiverStream<String>)
         body,
     )
         .into_response()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tool_plans() {
-        let tools = json!([{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}}},
-                           {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}}}]);
-        let body = json!({"tools": tools, "messages": [{"role": "user", "content": "weather?"}]});
-        assert_eq!(
-            planned_tool_calls(&body),
-            vec![("get_weather".to_string(), "{\"city\":\"Paris\"}".to_string())]
-        );
-        let body = json!({"tools": tools, "messages": [{"role": "user", "content": "call get_weather and get_time"}]});
-        assert_eq!(planned_tool_calls(&body).len(), 2);
-        let body = json!({"tools": tools, "tool_choice": {"type": "function", "function": {"name": "get_time"}}, "messages": [{"role": "user", "content": "x"}]});
-        assert_eq!(
-            planned_tool_calls(&body),
-            vec![("get_time".to_string(), "{}".to_string())]
-        );
-        let body = json!({"tools": tools, "tool_choice": "none", "messages": [{"role": "user", "content": "x"}]});
-        assert!(planned_tool_calls(&body).is_empty());
-        let body =
-            json!({"tools": tools, "messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "18C"}]});
-        assert!(planned_tool_calls(&body).is_empty());
-    }
 }
