@@ -97,7 +97,7 @@ impl std::str::FromStr for Slo {
             let ms: f64 = v
                 .parse()
                 .map_err(|_| format!("goodput: `{v}` in `{part}` is not a number of milliseconds"))?;
-            if !(ms > 0.0) {
+            if ms.is_nan() || ms <= 0.0 {
                 return Err(format!("goodput: `{part}` must be positive"));
             }
             match k {
