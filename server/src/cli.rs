@@ -71,6 +71,50 @@ enum Command {
     },
     /// Every engine and its state.
     Status,
+    /// Serving benchmark with `vllm bench serve`'s definitions; results kept for comparison.
+    Bench {
+        #[arg(long, env = "INFER_URL", conflicts_with = "profile")]
+        url: Option<String>,
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: Option<String>,
+        /// Model name (default: the profile's served name, or the server's first model).
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long, value_enum, default_value = "completions")]
+        endpoint: crate::bench::Endpoint,
+        /// Maximum requests in flight.
+        #[arg(long)]
+        concurrency: Option<usize>,
+        /// Requests per second (default: all at once, "inf").
+        #[arg(long, default_value = "inf")]
+        rate: f64,
+        /// Gamma shape of the gaps: 1 is Poisson, below 1 burstier.
+        #[arg(long, default_value_t = 1.0)]
+        burstiness: f64,
+        #[arg(long, default_value_t = 100)]
+        requests: usize,
+        #[arg(long, default_value_t = 512)]
+        input_len: usize,
+        #[arg(long, default_value_t = 128)]
+        output_len: u32,
+        #[arg(long, default_value_t = 0)]
+        warmup: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// SLOs for goodput, in ms: ttft:MS,tpot:MS,e2el:MS.
+        #[arg(long)]
+        goodput: Option<String>,
+    },
+    /// Tool calling end to end through the engine's parser and chat template.
+    #[command(name = "smoke-toolcall")]
+    SmokeToolcall {
+        #[arg(long, env = "INFER_URL", conflicts_with = "profile")]
+        url: Option<String>,
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+    },
     /// Profile flags against the installed engine's own --help.
     Flags {
         #[arg(long, env = "INFER_PROFILE")]
@@ -201,6 +245,63 @@ async fn run(cli: Cli) -> i32 {
         Command::Logs { profile, lines, follow } => logs(&control, &profile, lines, follow).await,
         Command::Health { url, profile } => health(&control, url, profile, json).await,
         Command::Status => status(&control, json).await,
+        Command::Bench {
+            url,
+            profile,
+            model,
+            endpoint,
+            concurrency,
+            rate,
+            burstiness,
+            requests,
+            input_len,
+            output_len,
+            warmup,
+            seed,
+            goodput,
+        } => {
+            let goodput = match goodput
+                .as_deref()
+                .map(str::parse::<app::domain::bench::Slo>)
+                .transpose()
+            {
+                Ok(g) => g,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return USAGE;
+                }
+            };
+            let t = match target(&control, "bench", url, profile).await {
+                Ok(t) => t,
+                Err(code) => return code,
+            };
+            let model = match model.or(t.model.clone()) {
+                Some(m) => m,
+                None => match served_model(&t.base).await {
+                    Some(m) => m,
+                    None => {
+                        eprintln!("bench: {} lists no model; give --model", t.base);
+                        return PROBLEM;
+                    }
+                },
+            };
+            let params = crate::bench::BenchParams {
+                url: t.base.clone(),
+                model,
+                endpoint,
+                requests,
+                concurrency,
+                rate,
+                burstiness,
+                input_len,
+                output_len,
+                warmup,
+                seed,
+                goodput,
+            };
+            bench(&control, &t, params, json).await
+        }
+        Command::SmokeToolcall { url, profile, model } => smoke(&control, url, profile, model, json).await,
         Command::Flags { profile, query } => flags(&control, &profile, query, json).await,
         Command::Profile { command } => profile_cmd(&control, command, json).await,
     }
@@ -401,9 +502,25 @@ async fn logs(control: &EngineControl, profile: &str, lines: usize, follow: bool
     OK
 }
 
-async fn health(control: &EngineControl, url: Option<String>, profile: Option<String>, json: bool) -> i32 {
-    let (base, model) = match (url, profile) {
-        (Some(u), _) => (u.trim_end_matches('/').to_string(), None),
+/// Where a check goes: `--url` as given, or the profile's address and served model name.
+struct Target {
+    base: String,
+    model: Option<String>,
+    profile: Option<String>,
+}
+
+async fn target(
+    control: &EngineControl,
+    cmd: &str,
+    url: Option<String>,
+    profile: Option<String>,
+) -> Result<Target, i32> {
+    match (url, profile) {
+        (Some(u), _) => Ok(Target {
+            base: u.trim_end_matches('/').to_string(),
+            model: None,
+            profile: None,
+        }),
         (None, Some(p)) => match control.resolve(&p).await {
             Ok((prof, kind, _, _)) => {
                 let host = if prof.host == "0.0.0.0" {
@@ -411,23 +528,66 @@ async fn health(control: &EngineControl, url: Option<String>, profile: Option<St
                 } else {
                     prof.host.clone()
                 };
-                (
-                    format!(
-                        "http://{}",
-                        crate::control::fmt_host_port(&host, prof.port.unwrap_or(kind.default_port()))
-                    ),
-                    Some(prof.model_name().to_string()),
-                )
+                let port = prof.port.unwrap_or(kind.default_port());
+                Ok(Target {
+                    base: format!("http://{}", crate::control::fmt_host_port(&host, port)),
+                    model: Some(prof.model_name().to_string()),
+                    profile: Some(p),
+                })
             }
             Err(e) => {
                 eprintln!("{e}");
-                return code_of(&e);
+                Err(code_of(&e))
             }
         },
         (None, None) => {
-            eprintln!("health: give --url URL or --profile NAME (or INFER_URL / INFER_PROFILE)");
-            return USAGE;
+            eprintln!("{cmd}: give --url URL or --profile NAME (or INFER_URL / INFER_PROFILE)");
+            Err(USAGE)
         }
+    }
+}
+
+/// The first model the server lists, for `--url` targets without `--model`.
+async fn served_model(base: &str) -> Option<String> {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .ok()?;
+    let v: serde_json::Value = client
+        .get(format!("{base}/v1/models"))
+        .send()
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    v.pointer("/data/0/id").and_then(|x| x.as_str()).map(str::to_string)
+}
+
+/// The engine's version: vLLM's `/version`, SGLang's `/server_info`.
+async fn engine_version(base: &str) -> Option<String> {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .ok()?;
+    for path in ["/version", "/server_info"] {
+        if let Ok(r) = client.get(format!("{base}{path}")).send().await {
+            if let Ok(v) = r.json::<serde_json::Value>().await {
+                if let Some(ver) = v.get("version").and_then(|x| x.as_str()) {
+                    return Some(ver.to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+async fn health(control: &EngineControl, url: Option<String>, profile: Option<String>, json: bool) -> i32 {
+    let (base, model) = match target(control, "health", url, profile).await {
+        Ok(t) => (t.base, t.model),
+        Err(code) => return code,
     };
     let client = reqwest::Client::builder()
         .no_proxy()
@@ -444,14 +604,7 @@ async fn health(control: &EngineControl, url: Option<String>, profile: Option<St
     let health_code = health.as_ref().map(|r| r.status().as_u16()).unwrap_or(0);
     let model = match model {
         Some(m) => Some(m),
-        None => match client.get(format!("{base}/v1/models")).send().await {
-            Ok(r) => r
-                .json::<serde_json::Value>()
-                .await
-                .ok()
-                .and_then(|v| v.pointer("/data/0/id").and_then(|x| x.as_str()).map(str::to_string)),
-            Err(_) => None,
-        },
+        None => served_model(&base).await,
     };
     let t1 = std::time::Instant::now();
     let completion = match &model {
@@ -487,6 +640,166 @@ async fn health(control: &EngineControl, url: Option<String>, profile: Option<St
         }
     }
     if ok {
+        OK
+    } else {
+        PROBLEM
+    }
+}
+
+async fn bench(control: &EngineControl, t: &Target, params: crate::bench::BenchParams, json: bool) -> i32 {
+    use std::io::IsTerminal;
+    let tty = std::io::stderr().is_terminal() && !json;
+    let total = params.requests;
+    let progress = move |p: crate::bench::BenchProgress| {
+        let step = (p.total / 10).max(1);
+        if tty || p.done % step == 0 || p.done == p.total {
+            let width = 30;
+            let filled = p.done * width / p.total.max(1);
+            let label = if p.warmup { "warm-up" } else { "bench" };
+            let end = if tty { "\r" } else { "\n" };
+            eprint!(
+                "{label} [{}{}] {}/{} failed {}{end}",
+                "#".repeat(filled),
+                " ".repeat(width - filled),
+                p.done,
+                p.total,
+                p.failed
+            );
+        }
+    };
+    let version = engine_version(&t.base).await;
+    let (summary, _records) = match crate::bench::run(&params, progress).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return USAGE;
+        }
+    };
+    if tty {
+        eprintln!();
+    }
+    let runs = crate::db::RunStore::new(control.store.pool());
+    let stored = runs
+        .add_bench(
+            t.profile.as_deref(),
+            &params.url,
+            &params.model,
+            version.as_deref(),
+            &serde_json::to_value(&params).unwrap_or_default(),
+            &serde_json::to_value(&summary).unwrap_or_default(),
+        )
+        .await;
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"id": stored.as_ref().ok(), "params": params, "engine_version": version, "summary": summary})
+        );
+    } else {
+        print!(
+            "{}",
+            app::domain::bench::format_table(&summary, params.concurrency, Some(params.rate))
+        );
+        if let Some(e) = &summary.first_error {
+            println!("first error: {e}");
+        }
+        match stored {
+            Ok(id) => println!("stored as bench run {id} (total {total} requests)"),
+            Err(e) => eprintln!("could not store the result: {e}"),
+        }
+    }
+    if summary.failed > 0 || summary.client_overloaded {
+        PROBLEM
+    } else {
+        OK
+    }
+}
+
+async fn smoke(
+    control: &EngineControl,
+    url: Option<String>,
+    profile: Option<String>,
+    model: Option<String>,
+    json: bool,
+) -> i32 {
+    let t = match target(control, "smoke-toolcall", url, profile).await {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let model = match model.or(t.model.clone()) {
+        Some(m) => m,
+        None => match served_model(&t.base).await {
+            Some(m) => m,
+            None => {
+                eprintln!("smoke-toolcall: {} lists no model; give --model", t.base);
+                return PROBLEM;
+            }
+        },
+    };
+    let preflight = match &t.profile {
+        Some(p) => {
+            let (prof, kind, _, argv) = match control.resolve(p).await {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return code_of(&e);
+                }
+            };
+            let installed = match control.data.engine(&prof.engine) {
+                Some(install) => control
+                    .installed_flags(&prof.engine, install)
+                    .await
+                    .ok()
+                    .map(|f| f.flags),
+                None => None,
+            };
+            Some(crate::smoke::preflight(kind, &argv, installed.as_ref()))
+        }
+        None => None,
+    };
+    let report = crate::smoke::run(&t.base, &model, preflight, |c| {
+        if !json {
+            let verdict = if c.skipped {
+                "SKIP"
+            } else if c.pass {
+                "PASS"
+            } else {
+                "FAIL"
+            };
+            println!("{verdict:<5} {}", c.case);
+            for f in &c.failures {
+                println!("      {}: {}", f.check, f.detail);
+            }
+        }
+    })
+    .await;
+    let runs = crate::db::RunStore::new(control.store.pool());
+    let stored = runs
+        .add_smoke(
+            t.profile.as_deref(),
+            &t.base,
+            &model,
+            report.passed(),
+            &serde_json::to_value(&report).unwrap_or_default(),
+        )
+        .await;
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"id": stored.as_ref().ok(), "passed": report.passed(), "report": report})
+        );
+    } else {
+        let failed = report.cases.iter().filter(|c| !c.pass && !c.skipped).count();
+        println!(
+            "{}: {} of {} cases failed",
+            if report.passed() { "PASS" } else { "FAIL" },
+            failed,
+            report.cases.len()
+        );
+        if let Ok(id) = stored {
+            println!("stored as smoke run {id} (raw answers kept)");
+        }
+    }
+    if report.passed() {
         OK
     } else {
         PROBLEM

@@ -53,6 +53,11 @@ impl ProfileStore {
         Self { pool }
     }
 
+    /// The pool, for the other stores of the same database.
+    pub fn pool(&self) -> SqlitePool {
+        self.pool.clone()
+    }
+
     /// Inserts or replaces a profile by name; returns true when it was new.
     pub async fn upsert(&self, profile: &Profile) -> Result<bool, StoreError> {
         let body = serde_json::to_string(profile).map_err(|source| StoreError::Corrupt {
@@ -90,6 +95,141 @@ impl ProfileStore {
                 .fetch_all(&self.pool)
                 .await?;
         rows.into_iter().map(decode).collect()
+    }
+}
+
+/// A stored benchmark run.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct BenchRow {
+    pub id: i64,
+    pub profile: Option<String>,
+    pub url: String,
+    pub model: String,
+    pub engine_version: Option<String>,
+    pub params: serde_json::Value,
+    pub summary: serde_json::Value,
+    pub created_at: String,
+}
+
+/// Gate-step results (bench and smoke-toolcall runs).
+#[derive(Clone)]
+pub struct RunStore {
+    pool: SqlitePool,
+}
+
+type BenchTuple = (
+    i64,
+    Option<String>,
+    String,
+    String,
+    Option<String>,
+    String,
+    String,
+    String,
+);
+
+impl RunStore {
+    pub fn new(pool: SqlitePool) -> Self {
+        Self { pool }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub async fn add_bench(
+        &self,
+        profile: Option<&str>,
+        url: &str,
+        model: &str,
+        engine_version: Option<&str>,
+        params: &serde_json::Value,
+        summary: &serde_json::Value,
+    ) -> Result<i64, StoreError> {
+        let id = sqlx::query_scalar(
+            "insert into bench_run (profile, url, model, engine_version, params, summary) values ($1, $2, $3, $4, $5, $6) returning bench_run_id",
+        )
+        .bind(profile)
+        .bind(url)
+        .bind(model)
+        .bind(engine_version)
+        .bind(params.to_string())
+        .bind(summary.to_string())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(id)
+    }
+
+    /// Newest first; `profile` filters when given.
+    pub async fn benches(&self, profile: Option<&str>, limit: i64) -> Result<Vec<BenchRow>, StoreError> {
+        let rows: Vec<BenchTuple> = sqlx::query_as(
+            "select bench_run_id, profile, url, model, engine_version, params, summary, created_at from bench_run
+             where $1 is null or profile = $1 order by bench_run_id desc limit $2",
+        )
+        .bind(profile)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(bench_row).collect())
+    }
+
+    pub async fn bench(&self, id: i64) -> Result<Option<BenchRow>, StoreError> {
+        let row: Option<BenchTuple> = sqlx::query_as(
+            "select bench_run_id, profile, url, model, engine_version, params, summary, created_at from bench_run where bench_run_id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(bench_row))
+    }
+
+    pub async fn add_smoke(
+        &self,
+        profile: Option<&str>,
+        url: &str,
+        model: &str,
+        passed: bool,
+        report: &serde_json::Value,
+    ) -> Result<i64, StoreError> {
+        let id = sqlx::query_scalar("insert into smoke_run (profile, url, model, passed, report) values ($1, $2, $3, $4, $5) returning smoke_run_id")
+            .bind(profile)
+            .bind(url)
+            .bind(model)
+            .bind(passed)
+            .bind(report.to_string())
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(id)
+    }
+
+    /// The newest smoke run of a profile: (id, passed, report, created_at).
+    pub async fn last_smoke(
+        &self,
+        profile: &str,
+    ) -> Result<Option<(i64, bool, serde_json::Value, String)>, StoreError> {
+        let row: Option<(i64, bool, String, String)> =
+            sqlx::query_as("select smoke_run_id, passed, report, created_at from smoke_run where profile = $1 order by smoke_run_id desc limit 1")
+                .bind(profile)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.map(|(id, passed, report, at)| {
+            (
+                id,
+                passed,
+                serde_json::from_str(&report).unwrap_or(serde_json::Value::Null),
+                at,
+            )
+        }))
+    }
+}
+
+fn bench_row((id, profile, url, model, engine_version, params, summary, created_at): BenchTuple) -> BenchRow {
+    BenchRow {
+        id,
+        profile,
+        url,
+        model,
+        engine_version,
+        params: serde_json::from_str(&params).unwrap_or(serde_json::Value::Null),
+        summary: serde_json::from_str(&summary).unwrap_or(serde_json::Value::Null),
+        created_at,
     }
 }
 

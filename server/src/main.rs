@@ -1,12 +1,14 @@
 //! `roofline`: the Roofline Console binary — web console, engine control, CLI and the engine
 //! simulator in one executable, with the toolbox's task names.
 
+mod bench;
 mod cli;
 mod config;
 mod control;
 mod db;
 mod demo;
 mod sim;
+mod smoke;
 mod supervisor;
 mod web;
 

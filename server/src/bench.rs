@@ -1,0 +1,284 @@
+//! `roofline bench`: the serving benchmark client. Open-loop arrivals on a seeded gamma
+//! schedule, an optional concurrency cap, streaming requests with `include_usage`, and
+//! timestamps from the monotonic clock at the moment bytes arrive. The client measures its
+//! own dispatch lag so a run it could not drive is flagged, not blamed on the engine.
+
+use app::domain::bench::{schedule, summarize, BenchSummary, RequestRecord, Slo, SplitMix};
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Which OpenAI endpoint to load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Endpoint {
+    Chat,
+    Completions,
+}
+
+/// A run's parameters (stored with its result).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BenchParams {
+    pub url: String,
+    pub model: String,
+    pub endpoint: Endpoint,
+    pub requests: usize,
+    pub concurrency: Option<usize>,
+    /// Requests per second; infinite sends everything at once.
+    pub rate: f64,
+    pub burstiness: f64,
+    pub input_len: usize,
+    pub output_len: u32,
+    pub warmup: usize,
+    pub seed: u64,
+    pub goodput: Option<Slo>,
+}
+
+/// Live progress, for the CLI's bar and the engine page.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct BenchProgress {
+    pub done: usize,
+    pub failed: usize,
+    pub total: usize,
+    pub warmup: bool,
+}
+
+/// A prompt of about `tokens` tokens: seeded words, distinct per request so the prefix cache
+/// does not flatter the engine (like vLLM's random dataset).
+pub fn prompt(tokens: usize, seed: u64, i: usize) -> String {
+    const WORDS: &[&str] = &[
+        "gpu", "kv", "cache", "token", "batch", "queue", "tensor", "layer", "model", "serve", "graph", "prefill",
+    ];
+    let mut rng = SplitMix::new(seed ^ (i as u64).wrapping_mul(0x9E37_79B9));
+    let mut out = format!("{i} ");
+    while out.len() < tokens * 4 {
+        out.push_str(WORDS[(rng.next_u64() % WORDS.len() as u64) as usize]);
+        out.push(' ');
+    }
+    out
+}
+
+fn body(p: &BenchParams, i: usize) -> serde_json::Value {
+    let text = prompt(p.input_len, p.seed, i);
+    let mut b = match p.endpoint {
+        Endpoint::Completions => serde_json::json!({"model": p.model, "prompt": text}),
+        Endpoint::Chat => serde_json::json!({"model": p.model, "messages": [{"role": "user", "content": text}]}),
+    };
+    b["max_tokens"] = serde_json::json!(p.output_len);
+    b["stream"] = serde_json::json!(true);
+    b["stream_options"] = serde_json::json!({"include_usage": true});
+    b["ignore_eos"] = serde_json::json!(true);
+    b["temperature"] = serde_json::json!(0);
+    b
+}
+
+/// Sends one streaming request and times it the way `vllm bench serve` does.
+async fn one(client: &reqwest::Client, url: &str, body: &serde_json::Value) -> RequestRecord {
+    let mut r = RequestRecord::default();
+    let start = Instant::now();
+    let resp = match client.post(url).json(body).send().await {
+        Ok(resp) => resp,
+        Err(e) => {
+            r.error = Some(e.to_string());
+            return r;
+        }
+    };
+    if !resp.status().is_success() {
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap_or_default();
+        r.error = Some(format!("HTTP {status}: {}", text.chars().take(200).collect::<String>()));
+        return r;
+    }
+    let mut stream = resp.bytes_stream();
+    let mut buf: Vec<u8> = Vec::with_capacity(8192);
+    let mut last_event: Option<Instant> = None;
+    let mut events = 0u64;
+    let mut usage: Option<(u64, u64)> = None;
+    while let Some(chunk) = stream.next().await {
+        let chunk = match chunk {
+            Ok(c) => c,
+            Err(e) => {
+                r.error = Some(format!("stream broke: {e}"));
+                return r;
+            }
+        };
+        let now = Instant::now();
+        buf.extend_from_slice(&chunk);
+        while let Some(pos) = buf.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=pos).collect();
+            let line = String::from_utf8_lossy(&line);
+            let Some(data) = line.trim().strip_prefix("data:") else {
+                continue;
+            };
+            let data = data.trim();
+            if data == "[DONE]" || data.is_empty() {
+                continue;
+            }
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
+                continue;
+            };
+            if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+                let n = |k: &str| u.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
+                usage = Some((n("prompt_tokens"), n("completion_tokens")));
+            }
+            if v.get("choices")
+                .and_then(|c| c.as_array())
+                .is_some_and(|c| !c.is_empty())
+            {
+                match last_event {
+                    None => r.ttft = now.duration_since(start).as_secs_f64(),
+                    Some(prev) => r.itl.push(now.duration_since(prev).as_secs_f64()),
+                }
+                last_event = Some(now);
+                events += 1;
+            }
+        }
+    }
+    let Some(last) = last_event else {
+        r.error = Some("no tokens streamed".into());
+        return r;
+    };
+    r.e2el = last.duration_since(start).as_secs_f64();
+    match usage {
+        Some((p, c)) => {
+            r.input_tokens = p;
+            r.output_tokens = c;
+        }
+        None => {
+            r.output_tokens = events;
+            r.tokens_approx = true;
+        }
+    }
+    r.ok = true;
+    r
+}
+
+/// Errors that stop a run before it starts.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("--requests must be at least 1")]
+    NoRequests,
+    #[error("--concurrency must be at least 1")]
+    ZeroConcurrency,
+    #[error("--rate must be positive")]
+    BadRate,
+    #[error("--burstiness must be positive")]
+    BadBurstiness,
+}
+
+/// Runs the benchmark; `progress` is called as requests finish.
+pub async fn run(
+    p: &BenchParams,
+    progress: impl Fn(BenchProgress) + Send + Sync + 'static,
+) -> Result<(BenchSummary, Vec<RequestRecord>), BenchError> {
+    if p.requests == 0 {
+        return Err(BenchError::NoRequests);
+    }
+    if p.concurrency == Some(0) {
+        return Err(BenchError::ZeroConcurrency);
+    }
+    if p.rate.is_nan() || p.rate <= 0.0 {
+        return Err(BenchError::BadRate);
+    }
+    if p.burstiness.is_nan() || p.burstiness <= 0.0 {
+        return Err(BenchError::BadBurstiness);
+    }
+    let slots = p.concurrency.unwrap_or(p.requests.max(p.warmup));
+    // A pool at least as large as the concurrency: no hidden cap of its own.
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(slots)
+        .tcp_nodelay(true)
+        .connect_timeout(Duration::from_secs(10))
+        .timeout(Duration::from_secs(3600))
+        .build()
+        .expect("static client");
+    let url = format!(
+        "{}/v1/{}",
+        p.url.trim_end_matches('/'),
+        match p.endpoint {
+            Endpoint::Chat => "chat/completions",
+            Endpoint::Completions => "completions",
+        }
+    );
+    let progress = Arc::new(progress);
+    // Warm-up at the run's concurrency, excluded from the statistics.
+    if p.warmup > 0 {
+        let sem = Arc::new(tokio::sync::Semaphore::new(slots));
+        let mut handles = Vec::new();
+        for i in 0..p.warmup {
+            let (client, url, body, sem) = (client.clone(), url.clone(), body(p, usize::MAX - i), sem.clone());
+            handles.push(tokio::spawn(async move {
+                let _permit = sem.acquire_owned().await;
+                one(&client, &url, &body).await
+            }));
+        }
+        for (k, h) in handles.into_iter().enumerate() {
+            let _ = h.await;
+            progress(BenchProgress {
+                done: k + 1,
+                failed: 0,
+                total: p.warmup,
+                warmup: true,
+            });
+        }
+    }
+    let arrivals = schedule(p.requests, p.rate, p.burstiness, p.seed);
+    let sem = Arc::new(tokio::sync::Semaphore::new(slots));
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let failed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let t0 = Instant::now();
+    let mut handles = Vec::with_capacity(p.requests);
+    for (i, at) in arrivals.iter().enumerate() {
+        let due = t0 + Duration::from_secs_f64(*at);
+        tokio::time::sleep_until(due.into()).await;
+        let lag = Instant::now().saturating_duration_since(due).as_secs_f64();
+        let (client, url, body, sem) = (client.clone(), url.clone(), body(p, i), sem.clone());
+        let (done, failed, progress, total) = (done.clone(), failed.clone(), progress.clone(), p.requests);
+        handles.push(tokio::spawn(async move {
+            let queued = Instant::now();
+            let _permit = sem.acquire_owned().await;
+            let client_queue = queued.elapsed().as_secs_f64();
+            let sent_at = t0.elapsed().as_secs_f64();
+            let mut r = one(&client, &url, &body).await;
+            r.sent_at = sent_at;
+            r.dispatch_lag = lag;
+            r.client_queue = client_queue;
+            let d = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let f = failed.load(std::sync::atomic::Ordering::SeqCst) + usize::from(!r.ok);
+            if !r.ok {
+                failed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            progress(BenchProgress {
+                done: d,
+                failed: f,
+                total,
+                warmup: false,
+            });
+            r
+        }));
+    }
+    let mut records = Vec::with_capacity(handles.len());
+    for h in handles {
+        if let Ok(r) = h.await {
+            records.push(r);
+        }
+    }
+    let duration = t0.elapsed().as_secs_f64();
+    Ok((summarize(&records, duration, p.goodput.as_ref()), records))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_are_sized_and_distinct() {
+        let a = prompt(100, 1, 0);
+        let b = prompt(100, 1, 1);
+        assert_ne!(a, b);
+        assert!((400..420).contains(&a.len()), "{}", a.len());
+        assert_eq!(a, prompt(100, 1, 0));
+    }
+}

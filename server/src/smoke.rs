@@ -1,0 +1,385 @@
+//! `roofline smoke-toolcall`: tool calling end to end through the engine's parser and chat
+//! template (or a proxy in front of it), case by case as in the runbook's gate step.
+//! The checks themselves are pure (`app::domain::toolcall`); this module sends the requests.
+
+use app::domain::toolcall::{check, from_json, from_sse, parsed_args, Answer, Expect, Failure};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// How many times the streamed auto case is repeated (stream-only corruption shows at a few
+/// percent, sglang PR#36339).
+pub const REPEATS: usize = 5;
+
+/// One case's verdict, with the raw answers kept for the report.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CaseResult {
+    pub case: String,
+    pub pass: bool,
+    pub skipped: bool,
+    pub failures: Vec<Failure>,
+    pub raw: Vec<String>,
+}
+
+/// The whole run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SmokeReport {
+    pub url: String,
+    pub model: String,
+    pub cases: Vec<CaseResult>,
+}
+
+impl SmokeReport {
+    pub fn passed(&self) -> bool {
+        self.cases.iter().all(|c| c.pass || c.skipped)
+    }
+}
+
+/// What the launch flags say about tool calling (from the profile), for the preflight case.
+#[derive(Clone, Debug)]
+pub struct Preflight {
+    pub failures: Vec<Failure>,
+    pub detail: String,
+}
+
+fn weather_tool() -> Value {
+    json!({"type": "function", "function": {"name": "get_current_weather",
+        "description": "Get the current weather in a given location",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "The city to find the weather for, e.g. 'San Francisco'"},
+            "state": {"type": "string", "description": "The two-letter abbreviation for the state, e.g. 'CA'"},
+            "unit": {"type": "string", "description": "The unit to fetch the temperature in", "enum": ["celsius", "fahrenheit"]}},
+            "required": ["city", "state", "unit"]}}})
+}
+
+fn search_tool() -> Value {
+    json!({"type": "function", "function": {"name": "web_search", "description": "Search the internet",
+        "parameters": {"type": "object", "properties": {"search_term": {"type": "string", "description": "The term to search for"}}, "required": ["search_term"]}}})
+}
+
+fn time_tool() -> Value {
+    json!({"type": "function", "function": {"name": "get_time", "description": "The current time; takes no arguments", "parameters": {"type": "object", "properties": {}}}})
+}
+
+const WEATHER_Q: &str = "What is the weather in Dallas, TX in Fahrenheit?";
+
+fn expected_dallas() -> Value {
+    json!({"city": "Dallas", "state": "TX", "unit": "fahrenheit"})
+}
+
+struct Client {
+    http: reqwest::Client,
+    url: String,
+    model: String,
+}
+
+impl Client {
+    async fn send(&self, mut body: Value, stream: bool) -> (Result<Answer, Failure>, String) {
+        body["model"] = json!(self.model);
+        body["temperature"] = json!(0);
+        body["max_tokens"] = json!(256);
+        if stream {
+            body["stream"] = json!(true);
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        let resp = match self
+            .http
+            .post(format!("{}/v1/chat/completions", self.url))
+            .json(&body)
+            .send()
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                return (
+                    Err(Failure {
+                        check: "request".into(),
+                        detail: e.to_string(),
+                    }),
+                    String::new(),
+                )
+            }
+        };
+        let status = resp.status();
+        let text = resp.text().await.unwrap_or_default();
+        if !status.is_success() {
+            return (
+                Err(Failure {
+                    check: "http-status".into(),
+                    detail: format!(
+                        "HTTP {}: {}",
+                        status.as_u16(),
+                        text.chars().take(300).collect::<String>()
+                    ),
+                }),
+                text,
+            );
+        }
+        let answer = if stream {
+            from_sse(&text)
+        } else {
+            serde_json::from_str::<Value>(&text)
+                .map_err(|e| Failure {
+                    check: "bad-json".into(),
+                    detail: e.to_string(),
+                })
+                .and_then(|v| from_json(&v))
+        };
+        (answer, text)
+    }
+}
+
+fn result(case: &str, failures: Vec<Failure>, raw: Vec<String>) -> CaseResult {
+    CaseResult {
+        case: case.into(),
+        pass: failures.is_empty(),
+        skipped: false,
+        failures,
+        raw,
+    }
+}
+
+/// Runs every case against `url` (an engine or a proxy) for `model`.
+pub async fn run(
+    url: &str,
+    model: &str,
+    preflight: Option<Preflight>,
+    mut progress: impl FnMut(&CaseResult),
+) -> SmokeReport {
+    let c = Client {
+        http: reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(120))
+            .build()
+            .expect("static client"),
+        url: url.trim_end_matches('/').to_string(),
+        model: model.to_string(),
+    };
+    let mut cases = Vec::new();
+    let mut push = |r: CaseResult, cases: &mut Vec<CaseResult>| {
+        progress(&r);
+        cases.push(r);
+    };
+    match preflight {
+        Some(p) => push(
+            CaseResult {
+                case: "preflight".into(),
+                pass: p.failures.is_empty(),
+                skipped: false,
+                failures: p.failures,
+                raw: vec![p.detail],
+            },
+            &mut cases,
+        ),
+        None => push(
+            CaseResult {
+                case: "preflight".into(),
+                pass: true,
+                skipped: true,
+                failures: vec![],
+                raw: vec!["no profile: launch flags not checked".into()],
+            },
+            &mut cases,
+        ),
+    }
+    let tools = vec![weather_tool(), search_tool()];
+    let auto = json!({"messages": [{"role": "user", "content": WEATHER_Q}], "tools": tools, "tool_choice": "auto"});
+    let expect_auto = Expect {
+        calls: Some(1),
+        tool: Some("get_current_weather".into()),
+        args: vec![expected_dallas()],
+        finish: vec!["tool_calls".into()],
+        ..Default::default()
+    };
+
+    // 1. auto, non-stream.
+    let (answer, raw) = c.send(auto.clone(), false).await;
+    let reference = answer.as_ref().ok().map(parsed_args);
+    push(
+        result("auto-nonstream", outcome(&answer, &tools, &expect_auto), vec![raw]),
+        &mut cases,
+    );
+
+    // 2. auto, stream: the same, and equal to the non-stream arguments.
+    let (answer, raw) = c.send(auto.clone(), true).await;
+    let mut failures = outcome(&answer, &tools, &expect_auto);
+    failures.extend(compare(&answer, reference.as_ref()));
+    push(result("auto-stream", failures, vec![raw]), &mut cases);
+
+    // 3. required and named choice.
+    let mut required = auto.clone();
+    required["tool_choice"] = json!("required");
+    let (answer, raw) = c.send(required, false).await;
+    let expect = Expect {
+        at_least_one_call: true,
+        finish: vec!["tool_calls".into()],
+        ..Default::default()
+    };
+    push(
+        result("required", outcome(&answer, &tools, &expect), vec![raw]),
+        &mut cases,
+    );
+    let mut named = auto.clone();
+    named["tool_choice"] = json!({"type": "function", "function": {"name": "get_current_weather"}});
+    let (answer, raw) = c.send(named, true).await;
+    let expect = Expect {
+        at_least_one_call: true,
+        tool: Some("get_current_weather".into()),
+        finish: vec!["stop".into(), "tool_calls".into()],
+        ..Default::default()
+    };
+    push(
+        result("named", outcome(&answer, &tools, &expect), vec![raw]),
+        &mut cases,
+    );
+
+    // 4. none: no calls and no leaked markup.
+    let none = json!({"messages": [{"role": "user", "content": "Tell me a short joke about GPUs."}], "tools": tools, "tool_choice": "none"});
+    let expect = Expect {
+        calls: Some(0),
+        finish: vec!["stop".into(), "length".into()],
+        ..Default::default()
+    };
+    let (answer, raw) = c.send(none, false).await;
+    push(result("none", outcome(&answer, &tools, &expect), vec![raw]), &mut cases);
+
+    // 5. second turn with the tool result, stream and whole alike.
+    let second = json!({"tools": tools, "messages": [
+        {"role": "user", "content": WEATHER_Q},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "chatcmpl-tool-dallas01", "type": "function", "function": {"name": "get_current_weather", "arguments": expected_dallas().to_string()}}]},
+        {"role": "tool", "tool_call_id": "chatcmpl-tool-dallas01", "content": "98 degrees"}]});
+    let expect = Expect {
+        calls: Some(0),
+        content_contains: Some("98".into()),
+        finish: vec!["stop".into()],
+        ..Default::default()
+    };
+    let (whole, raw1) = c.send(second.clone(), false).await;
+    let (streamed, raw2) = c.send(second, true).await;
+    let mut failures = outcome(&whole, &tools, &expect);
+    failures.extend(outcome(&streamed, &tools, &expect));
+    if let (Ok(a), Ok(b)) = (&whole, &streamed) {
+        if a.content != b.content {
+            failures.push(Failure {
+                check: "stream-differs".into(),
+                detail: format!("{:?} vs {:?}", a.content, b.content),
+            });
+        }
+    }
+    push(result("second-turn", failures, vec![raw1, raw2]), &mut cases);
+
+    // 6. parallel calls.
+    let parallel = json!({"messages": [{"role": "user", "content": "What is the weather in Dallas, TX and in Orlando, FL in Fahrenheit?"}], "tools": tools, "parallel_tool_calls": true});
+    let expect = Expect {
+        calls: Some(2),
+        tool: Some("get_current_weather".into()),
+        finish: vec!["tool_calls".into()],
+        ..Default::default()
+    };
+    let (answer, raw) = c.send(parallel, true).await;
+    push(
+        result("parallel", outcome(&answer, &tools, &expect), vec![raw]),
+        &mut cases,
+    );
+
+    // 7. a zero-argument tool: `{}` must survive streaming.
+    let zero_tools = vec![time_tool()];
+    let zero = json!({"messages": [{"role": "user", "content": "What time is it? Use the get_time tool."}], "tools": zero_tools});
+    let expect = Expect {
+        calls: Some(1),
+        tool: Some("get_time".into()),
+        args: vec![json!({})],
+        finish: vec!["tool_calls".into()],
+        ..Default::default()
+    };
+    let (answer, raw) = c.send(zero, true).await;
+    push(
+        result("zero-arguments", outcome(&answer, &zero_tools, &expect), vec![raw]),
+        &mut cases,
+    );
+
+    // 8. repeated streams.
+    let mut failures = Vec::new();
+    let mut raws = Vec::new();
+    for k in 0..REPEATS {
+        let (answer, raw) = c.send(auto.clone(), true).await;
+        for mut f in outcome(&answer, &tools, &expect_auto)
+            .into_iter()
+            .chain(compare(&answer, reference.as_ref()))
+        {
+            f.detail = format!("repeat {}: {}", k + 1, f.detail);
+            failures.push(f);
+        }
+        raws.push(raw);
+    }
+    push(result("repeated-streams", failures, raws), &mut cases);
+    SmokeReport {
+        url: c.url,
+        model: c.model,
+        cases,
+    }
+}
+
+fn outcome(answer: &Result<Answer, Failure>, tools: &[Value], expect: &Expect) -> Vec<Failure> {
+    match answer {
+        Ok(a) => check(a, tools, expect),
+        Err(f) => vec![f.clone()],
+    }
+}
+
+fn compare(answer: &Result<Answer, Failure>, reference: Option<&Vec<Value>>) -> Vec<Failure> {
+    match (answer, reference) {
+        (Ok(a), Some(r)) if &parsed_args(a) != r => {
+            vec![Failure {
+                check: "stream-differs".into(),
+                detail: format!("stream args {:?} vs non-stream {:?}", parsed_args(a), r),
+            }]
+        }
+        _ => vec![],
+    }
+}
+
+/// The preflight case from the launch flags: auto tool choice enabled (vLLM), a tool-call
+/// parser set, and parser names the installed engine lists.
+pub fn preflight(
+    kind: app::domain::engine::EngineKind,
+    argv: &[String],
+    installed: Option<&app::domain::help_flags::FlagSet>,
+) -> Preflight {
+    use app::domain::engine::EngineKind;
+    let mut failures = Vec::new();
+    let has = |f: &str| argv.iter().any(|a| a == f || a.starts_with(&format!("{f}=")));
+    if !has("--tool-call-parser") {
+        failures.push(Failure {
+            check: "no-parser".into(),
+            detail: "the profile sets no TOOL_CALL_PARSER".into(),
+        });
+    }
+    if kind == EngineKind::Vllm && !has("--enable-auto-tool-choice") {
+        failures.push(Failure {
+            check: "no-auto-tool-choice".into(),
+            detail: "vLLM needs --enable-auto-tool-choice for tool_choice \"auto\"".into(),
+        });
+    }
+    if let Some(set) = installed {
+        for bad in set.bad_values(argv).into_iter().filter(|b| b.flag.ends_with("-parser")) {
+            failures.push(Failure {
+                check: "parser-unknown".into(),
+                detail: format!(
+                    "{} {} is not a {} parser name{}",
+                    bad.flag,
+                    bad.value,
+                    kind.as_str(),
+                    bad.suggestion.map(|s| format!(" (closest: {s})")).unwrap_or_default()
+                ),
+            });
+        }
+    }
+    let detail = argv
+        .iter()
+        .skip_while(|a| !a.starts_with("--"))
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
+    Preflight { failures, detail }
+}
