@@ -5,8 +5,10 @@
 //! `server`. Plain JSON routes and the SSE streams live in `server` and reuse these shapes.
 
 use crate::domain::{
+    bench::{BenchParams, BenchProgress, BenchSummary},
     engine::{EngineKind, EngineStatus},
     profile::{Issue, Profile},
+    toolcall::SmokeReport,
 };
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -54,13 +56,66 @@ impl leptos::server_fn::error::FromServerFnError for ApiError {
     }
 }
 
-/// The engine page's data: status, the exact command line, and the recent log.
+/// The engine page's data: status, the exact command line, the recent log, and the gate
+/// steps (smoke-toolcall, bench) in progress or last run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EngineDetail {
     pub status: EngineStatus,
     pub argv: Vec<String>,
     pub log_tail: Vec<String>,
     pub log_path: String,
+    pub gate: Option<GateStatus>,
+    pub last_smoke: Option<SmokeRun>,
+}
+
+/// Which gate step runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GateKind {
+    Smoke,
+    Bench,
+}
+
+/// A gate step started from the console, while it runs and after.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GateStatus {
+    pub kind: GateKind,
+    pub running: bool,
+    pub progress: BenchProgress,
+    pub error: Option<String>,
+    /// The stored run, once finished.
+    pub result_id: Option<i64>,
+    pub passed: Option<bool>,
+}
+
+/// What the engine page's bench form asks for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchRequest {
+    pub requests: usize,
+    pub concurrency: usize,
+    pub input_len: usize,
+    pub output_len: u32,
+}
+
+/// A stored bench run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchRun {
+    pub id: i64,
+    pub profile: Option<String>,
+    pub model: String,
+    pub engine_version: Option<String>,
+    pub created_at: String,
+    pub params: BenchParams,
+    pub summary: BenchSummary,
+}
+
+/// A stored smoke-toolcall run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SmokeRun {
+    pub id: i64,
+    pub created_at: String,
+    pub passed: bool,
+    pub report: SmokeReport,
 }
 
 /// One push on an engine page's event stream.
@@ -71,6 +126,7 @@ pub struct EngineEvent {
     pub lines: Vec<String>,
     /// True when the log was truncated or rotated and the client should replace its tail.
     pub reset: bool,
+    pub gate: Option<GateStatus>,
 }
 
 /// A row of the profile list.
@@ -116,6 +172,9 @@ pub mod service {
         fn act(&self, profile: String, action: EngineAction) -> BoxFut<'_, Result<(), ApiError>>;
         fn profiles(&self) -> BoxFut<'_, Result<Vec<ProfileSummary>, ApiError>>;
         fn profile(&self, name: String) -> BoxFut<'_, Result<ProfileView, ApiError>>;
+        /// Starts smoke-toolcall (no bench request) or bench against a running profile.
+        fn gate_start(&self, profile: String, bench: Option<BenchRequest>) -> BoxFut<'_, Result<(), ApiError>>;
+        fn bench_runs(&self, profile: Option<String>, ids: Vec<i64>) -> BoxFut<'_, Result<Vec<BenchRun>, ApiError>>;
     }
 
     /// The handle server functions find in leptos context.
@@ -155,4 +214,22 @@ pub async fn list_profiles() -> Result<Vec<ProfileSummary>, ApiError> {
 #[server(prefix = "/api/fn")]
 pub async fn get_profile(name: String) -> Result<ProfileView, ApiError> {
     service::services()?.0.profile(name).await
+}
+
+/// Starts smoke-toolcall against a running engine.
+#[server(prefix = "/api/fn")]
+pub async fn start_smoke(profile: String) -> Result<(), ApiError> {
+    service::services()?.0.gate_start(profile, None).await
+}
+
+/// Starts a bench run against a running engine.
+#[server(prefix = "/api/fn")]
+pub async fn start_bench(profile: String, request: BenchRequest) -> Result<(), ApiError> {
+    service::services()?.0.gate_start(profile, Some(request)).await
+}
+
+/// Stored bench runs, newest first: of one profile, or the given ids (for comparison).
+#[server(prefix = "/api/fn")]
+pub async fn list_bench_runs(profile: Option<String>, ids: Vec<i64>) -> Result<Vec<BenchRun>, ApiError> {
+    service::services()?.0.bench_runs(profile, ids).await
 }

@@ -277,6 +277,15 @@ mod tests {
                 keys.push(format!("startup-failure-{}-{part}", row.id()));
             }
         }
+        for case in crate::domain::toolcall::CASES {
+            keys.push(format!("smoke-case-{case}"));
+        }
+        for check in crate::domain::toolcall::CHECKS {
+            keys.push(format!("smoke-check-{check}"));
+        }
+        for verdict in ["pass", "fail", "skip"] {
+            keys.push(format!("smoke-{verdict}"));
+        }
         let v = || "x".to_string();
         for kind in [
             IssueKind::Syntax { detail: v() },

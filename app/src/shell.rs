@@ -2,6 +2,7 @@
 
 use crate::components::{provide_i18n, LangSwitch};
 use crate::pages::{
+    bench::{BenchComparePage, BenchListPage},
     engine::EnginePage,
     fleet::FleetPage,
     not_found::NotFound,
@@ -56,6 +57,7 @@ pub fn App() -> impl IntoView {
                 <nav aria-label=move || i18n.t("nav-label")>
                     <A href="/">{move || i18n.t("nav-fleet")}</A>
                     <A href="/profiles">{move || i18n.t("nav-profiles")}</A>
+                    <A href="/bench">{move || i18n.t("nav-bench")}</A>
                 </nav>
                 <LangSwitch/>
             </header>
@@ -65,6 +67,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/engines/:profile") view=EnginePage/>
                     <Route path=path!("/profiles") view=ProfileListPage/>
                     <Route path=path!("/profiles/:name") view=ProfilePage/>
+                    <Route path=path!("/bench") view=BenchListPage/>
+                    <Route path=path!("/bench/compare") view=BenchComparePage/>
                 </Routes>
             </main>
         </Router>

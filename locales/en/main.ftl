@@ -123,3 +123,92 @@ error-generic = { $detail }
 duration-hm = { $h } h { $m } min
 duration-ms = { $m } min { $s } s
 duration-s = { $s } s
+
+## Navigation (gate steps)
+nav-bench = Benchmarks
+
+## Gate steps on the engine page
+gate-title = Gate: smoke-toolcall and bench
+gate-hint = The runbook's gate after health: tool calling through the parser and chat template, then latency and throughput with vllm bench serve's definitions.
+gate-run-smoke = Run smoke-toolcall
+gate-run-bench = Run bench
+gate-smoke = smoke-toolcall
+gate-bench = bench
+gate-running = running
+gate-error = error
+gate-passed = passed
+gate-failed = failed
+gate-done-of = { $done } of { $total } done, { $failed } failed
+gate-open-result = Open the result
+bench-requests = Requests
+bench-concurrency = Concurrency
+bench-input-len = Input tokens
+bench-output-len = Output tokens
+
+## smoke-toolcall
+smoke-title = Last smoke-toolcall
+smoke-case = Case
+smoke-verdict = Verdict
+smoke-checks = Failed checks
+smoke-raw = Raw answers
+smoke-pass = PASS
+smoke-fail = FAIL
+smoke-skip = SKIP
+smoke-case-preflight = Preflight: launch flags and parser names
+smoke-case-auto-nonstream = auto, non-stream
+smoke-case-auto-stream = auto, stream (equal to non-stream)
+smoke-case-required = tool_choice required
+smoke-case-named = tool_choice named
+smoke-case-none = tool_choice none
+smoke-case-second-turn = Second turn with the tool result
+smoke-case-parallel = Parallel calls
+smoke-case-zero-arguments = Zero-argument tool
+smoke-case-repeated-streams = Repeated streams
+smoke-check-no-choices = no choices in the answer
+smoke-check-args-not-string = arguments are not a string
+smoke-check-bad-chunk = a stream chunk is not JSON
+smoke-check-no-done = the stream never ended
+smoke-check-role-deltas = wrong number of role deltas
+smoke-check-finish-count = wrong number of finish reasons
+smoke-check-finish-reason = unexpected finish_reason
+smoke-check-markup-leak = tool markup leaked into the text
+smoke-check-call-count = wrong number of tool calls
+smoke-check-content-with-calls = text beside the tool calls
+smoke-check-duplicate-id = two calls share an id
+smoke-check-missing-id = a call has no id
+smoke-check-fragments = id or name streamed more than once
+smoke-check-wrong-name = wrong tool called
+smoke-check-unknown-tool = a tool that was not offered
+smoke-check-args-not-json = arguments are not JSON
+smoke-check-args-schema = arguments do not match the schema
+smoke-check-args-value = unexpected argument values
+smoke-check-content-missing = the answer lacks the tool result
+smoke-check-request = the request failed
+smoke-check-http-status = the server answered with an error
+smoke-check-bad-json = the answer is not JSON
+smoke-check-stream-differs = stream and non-stream differ
+smoke-check-no-parser = no tool-call parser configured
+smoke-check-no-auto-tool-choice = auto tool choice not enabled
+smoke-check-parser-unknown = parser name unknown to the installed engine
+
+## Benchmarks
+bench-title = Benchmarks
+bench-hint = Every bench run is kept with its profile, engine version and parameters. Tick two or more to compare them.
+bench-empty = No bench runs yet: run one from an engine page or with `roofline bench`.
+bench-compare = { $count ->
+    [one] Compare { $count } run
+   *[other] Compare { $count } runs
+}
+bench-compare-title = Bench runs side by side
+bench-version = Engine version
+bench-load = Load
+bench-req-s = Requests/s
+bench-tok-s = Output tokens/s
+bench-ttft-p50 = TTFT p50 (ms)
+bench-ttft-p95 = TTFT p95 (ms)
+bench-ttft-p99 = TTFT p99 (ms)
+bench-tpot-p50 = TPOT p50 (ms)
+bench-tpot-p95 = TPOT p95 (ms)
+bench-itl-p95 = ITL p95 (ms)
+bench-e2el-p95 = E2E latency p95 (ms)
+bench-failed = Failed requests

@@ -125,3 +125,93 @@ error-generic = { $detail }
 duration-hm = { $h } ч { $m } мин
 duration-ms = { $m } мин { $s } с
 duration-s = { $s } с
+
+## Navigation (gate steps)
+nav-bench = Бенчмарки
+
+## Gate steps on the engine page
+gate-title = Gate: smoke-toolcall и bench
+gate-hint = Gate из runbook после health: вызов инструментов через парсер и шаблон чата, затем задержки и пропускная способность по определениям vllm bench serve.
+gate-run-smoke = Запустить smoke-toolcall
+gate-run-bench = Запустить bench
+gate-smoke = smoke-toolcall
+gate-bench = bench
+gate-running = выполняется
+gate-error = ошибка
+gate-passed = пройден
+gate-failed = не пройден
+gate-done-of = готово { $done } из { $total }, ошибок { $failed }
+gate-open-result = Открыть результат
+bench-requests = Запросов
+bench-concurrency = Параллельно
+bench-input-len = Входных токенов
+bench-output-len = Выходных токенов
+
+## smoke-toolcall
+smoke-title = Последний smoke-toolcall
+smoke-case = Случай
+smoke-verdict = Итог
+smoke-checks = Непройденные проверки
+smoke-raw = Сырые ответы
+smoke-pass = PASS
+smoke-fail = FAIL
+smoke-skip = ПРОПУСК
+smoke-case-preflight = Preflight: флаги запуска и имена парсеров
+smoke-case-auto-nonstream = auto, без потока
+smoke-case-auto-stream = auto, поток (равен ответу без потока)
+smoke-case-required = tool_choice required
+smoke-case-named = tool_choice с именем
+smoke-case-none = tool_choice none
+smoke-case-second-turn = Второй ход с результатом инструмента
+smoke-case-parallel = Параллельные вызовы
+smoke-case-zero-arguments = Инструмент без аргументов
+smoke-case-repeated-streams = Повторные потоки
+smoke-check-no-choices = в ответе нет choices
+smoke-check-args-not-string = arguments не строка
+smoke-check-bad-chunk = кусок потока не JSON
+smoke-check-no-done = поток не завершился
+smoke-check-role-deltas = неверное число role-дельт
+smoke-check-finish-count = неверное число finish_reason
+smoke-check-finish-reason = неожиданный finish_reason
+smoke-check-markup-leak = разметка вызова утекла в текст
+smoke-check-call-count = неверное число вызовов
+smoke-check-content-with-calls = текст рядом с вызовами
+smoke-check-duplicate-id = у двух вызовов один id
+smoke-check-missing-id = у вызова нет id
+smoke-check-fragments = id или имя пришли больше одного раза
+smoke-check-wrong-name = вызван не тот инструмент
+smoke-check-unknown-tool = инструмент, которого не предлагали
+smoke-check-args-not-json = arguments не JSON
+smoke-check-args-schema = arguments не по схеме
+smoke-check-args-value = неожиданные значения аргументов
+smoke-check-content-missing = в ответе нет результата инструмента
+smoke-check-request = запрос не удался
+smoke-check-http-status = сервер ответил ошибкой
+smoke-check-bad-json = ответ не JSON
+smoke-check-stream-differs = поток и ответ без потока различаются
+smoke-check-no-parser = парсер вызовов не задан
+smoke-check-no-auto-tool-choice = auto tool choice не включён
+smoke-check-parser-unknown = установленный движок не знает такой парсер
+
+## Benchmarks
+bench-title = Бенчмарки
+bench-hint = Каждый прогон bench хранится с профилем, версией движка и параметрами. Отметьте два и больше, чтобы сравнить.
+bench-empty = Прогонов bench пока нет: запустите со страницы движка или командой `roofline bench`.
+bench-compare = { $count ->
+    [one] Сравнить { $count } прогон
+    [few] Сравнить { $count } прогона
+   *[many] Сравнить { $count } прогонов
+}
+bench-compare-title = Прогоны bench рядом
+bench-version = Версия движка
+bench-load = Нагрузка
+bench-req-s = Запросов/с
+bench-tok-s = Выходных токенов/с
+bench-ttft-p50 = TTFT p50 (мс)
+bench-ttft-p95 = TTFT p95 (мс)
+bench-ttft-p99 = TTFT p99 (мс)
+bench-tpot-p50 = TPOT p50 (мс)
+bench-tpot-p95 = TPOT p95 (мс)
+bench-itl-p95 = ITL p95 (мс)
+bench-e2el-p95 = Сквозная задержка p95 (мс)
+bench-failed = Неудачных запросов

@@ -3,46 +3,12 @@
 //! timestamps from the monotonic clock at the moment bytes arrive. The client measures its
 //! own dispatch lag so a run it could not drive is flagged, not blamed on the engine.
 
-use app::domain::bench::{schedule, summarize, BenchSummary, RequestRecord, Slo, SplitMix};
+use app::domain::bench::{
+    schedule, summarize, BenchParams, BenchProgress, BenchSummary, Endpoint, RequestRecord, SplitMix,
+};
 use futures::StreamExt;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Which OpenAI endpoint to load.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Endpoint {
-    Chat,
-    Completions,
-}
-
-/// A run's parameters (stored with its result).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BenchParams {
-    pub url: String,
-    pub model: String,
-    pub endpoint: Endpoint,
-    pub requests: usize,
-    pub concurrency: Option<usize>,
-    /// Requests per second; infinite sends everything at once.
-    pub rate: f64,
-    pub burstiness: f64,
-    pub input_len: usize,
-    pub output_len: u32,
-    pub warmup: usize,
-    pub seed: u64,
-    pub goodput: Option<Slo>,
-}
-
-/// Live progress, for the CLI's bar and the engine page.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct BenchProgress {
-    pub done: usize,
-    pub failed: usize,
-    pub total: usize,
-    pub warmup: bool,
-}
 
 /// A prompt of about `tokens` tokens: seeded words, distinct per request so the prefix cache
 /// does not flatter the engine (like vLLM's random dataset).

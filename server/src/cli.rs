@@ -80,8 +80,9 @@ enum Command {
         /// Model name (default: the profile's served name, or the server's first model).
         #[arg(long)]
         model: Option<String>,
-        #[arg(long, value_enum, default_value = "completions")]
-        endpoint: crate::bench::Endpoint,
+        /// chat or completions.
+        #[arg(long, default_value = "completions")]
+        endpoint: app::domain::bench::Endpoint,
         /// Maximum requests in flight.
         #[arg(long)]
         concurrency: Option<usize>,
@@ -285,7 +286,7 @@ async fn run(cli: Cli) -> i32 {
                     }
                 },
             };
-            let params = crate::bench::BenchParams {
+            let params = app::domain::bench::BenchParams {
                 url: t.base.clone(),
                 model,
                 endpoint,
@@ -566,7 +567,7 @@ async fn served_model(base: &str) -> Option<String> {
 }
 
 /// The engine's version: vLLM's `/version`, SGLang's `/server_info`.
-async fn engine_version(base: &str) -> Option<String> {
+pub async fn engine_version(base: &str) -> Option<String> {
     let client = reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(5))
@@ -646,13 +647,13 @@ async fn health(control: &EngineControl, url: Option<String>, profile: Option<St
     }
 }
 
-async fn bench(control: &EngineControl, t: &Target, params: crate::bench::BenchParams, json: bool) -> i32 {
+async fn bench(control: &EngineControl, t: &Target, params: app::domain::bench::BenchParams, json: bool) -> i32 {
     use std::io::IsTerminal;
     let tty = std::io::stderr().is_terminal() && !json;
     let total = params.requests;
-    let progress = move |p: crate::bench::BenchProgress| {
+    let progress = move |p: app::domain::bench::BenchProgress| {
         let step = (p.total / 10).max(1);
-        if tty || p.done % step == 0 || p.done == p.total {
+        if tty || p.done.is_multiple_of(step) || p.done == p.total {
             let width = 30;
             let filled = p.done * width / p.total.max(1);
             let label = if p.warmup { "warm-up" } else { "bench" };

@@ -2,7 +2,7 @@
 //! simulator in one executable, with the toolbox's task names.
 
 mod bench;
-mod cli;
+pub mod cli;
 mod config;
 mod control;
 mod db;

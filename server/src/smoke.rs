@@ -2,38 +2,15 @@
 //! template (or a proxy in front of it), case by case as in the runbook's gate step.
 //! The checks themselves are pure (`app::domain::toolcall`); this module sends the requests.
 
-use app::domain::toolcall::{check, from_json, from_sse, parsed_args, Answer, Expect, Failure};
-use serde::{Deserialize, Serialize};
+use app::domain::toolcall::{
+    check, from_json, from_sse, parsed_args, Answer, CaseResult, Expect, Failure, SmokeReport,
+};
 use serde_json::{json, Value};
 use std::time::Duration;
 
 /// How many times the streamed auto case is repeated (stream-only corruption shows at a few
 /// percent, sglang PR#36339).
 pub const REPEATS: usize = 5;
-
-/// One case's verdict, with the raw answers kept for the report.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CaseResult {
-    pub case: String,
-    pub pass: bool,
-    pub skipped: bool,
-    pub failures: Vec<Failure>,
-    pub raw: Vec<String>,
-}
-
-/// The whole run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SmokeReport {
-    pub url: String,
-    pub model: String,
-    pub cases: Vec<CaseResult>,
-}
-
-impl SmokeReport {
-    pub fn passed(&self) -> bool {
-        self.cases.iter().all(|c| c.pass || c.skipped)
-    }
-}
 
 /// What the launch flags say about tool calling (from the profile), for the preflight case.
 #[derive(Clone, Debug)]

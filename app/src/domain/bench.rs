@@ -6,6 +6,52 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Which OpenAI endpoint to load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Endpoint {
+    Chat,
+    Completions,
+}
+
+/// A run's parameters (stored with its result).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchParams {
+    pub url: String,
+    pub model: String,
+    pub endpoint: Endpoint,
+    pub requests: usize,
+    pub concurrency: Option<usize>,
+    /// Requests per second; infinite sends everything at once.
+    pub rate: f64,
+    pub burstiness: f64,
+    pub input_len: usize,
+    pub output_len: u32,
+    pub warmup: usize,
+    pub seed: u64,
+    pub goodput: Option<Slo>,
+}
+
+/// Live progress, for the CLI's bar and the engine page.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct BenchProgress {
+    pub done: usize,
+    pub failed: usize,
+    pub total: usize,
+    pub warmup: bool,
+}
+
+impl std::str::FromStr for Endpoint {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "chat" => Ok(Self::Chat),
+            "completions" => Ok(Self::Completions),
+            other => Err(format!("unknown endpoint `{other}` (chat, completions)")),
+        }
+    }
+}
+
 /// One request as the client saw it. Times are seconds on a monotonic clock.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {

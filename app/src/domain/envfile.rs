@@ -30,6 +30,26 @@ pub enum EnvFileError {
 }
 
 impl EnvFileError {
+    /// The key the line assigns, when the line got that far.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Self::NotAnAssignment { .. } => None,
+            Self::BadKey { key, .. }
+            | Self::UnterminatedQuote { key, .. }
+            | Self::TrailingText { key, .. }
+            | Self::Duplicate { key, .. } => Some(key),
+        }
+    }
+
+    /// The message without its `line N:` prefix (for reports that show the line already).
+    pub fn message(&self) -> String {
+        let text = self.to_string();
+        match text.split_once(": ") {
+            Some((prefix, rest)) if prefix.starts_with("line ") => rest.to_string(),
+            _ => text,
+        }
+    }
+
     /// The 1-based line the error is on.
     pub fn line(&self) -> usize {
         match self {

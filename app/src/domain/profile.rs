@@ -5,7 +5,7 @@
 //! reports every problem at once, each naming its field and line, and separates errors (the
 //! profile cannot be saved or served) from warnings (it can, but the runbook advises against it).
 
-use super::envfile::{self, Assignment, EnvFileError};
+use super::envfile::{self, Assignment};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -298,11 +298,9 @@ impl Profile {
     pub fn from_env(name: &str, text: &str) -> Result<(Profile, Vec<Issue>), Vec<Issue>> {
         let assignments = envfile::parse(text).map_err(|e| {
             vec![Issue::error(
-                &format!("line {}", e.line()),
+                e.key().unwrap_or("FILE"),
                 Some(e.line()),
-                IssueKind::Syntax {
-                    detail: syntax_detail(&e),
-                },
+                IssueKind::Syntax { detail: e.message() },
             )]
         })?;
         Self::from_assignments(name, &assignments)
@@ -579,10 +577,6 @@ impl Profile {
         }
         out
     }
-}
-
-fn syntax_detail(e: &EnvFileError) -> String {
-    e.to_string()
 }
 
 #[cfg(test)]

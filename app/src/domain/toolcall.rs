@@ -6,6 +6,50 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The smoke-toolcall cases, in the order they run (`smoke-case-<id>` in Fluent).
+pub const CASES: &[&str] = &[
+    "preflight",
+    "auto-nonstream",
+    "auto-stream",
+    "required",
+    "named",
+    "none",
+    "second-turn",
+    "parallel",
+    "zero-arguments",
+    "repeated-streams",
+];
+
+/// Every check code a failure can carry (`smoke-check-<code>` in Fluent).
+pub const CHECKS: &[&str] = &[
+    "no-choices",
+    "args-not-string",
+    "bad-chunk",
+    "no-done",
+    "role-deltas",
+    "finish-count",
+    "finish-reason",
+    "markup-leak",
+    "call-count",
+    "content-with-calls",
+    "duplicate-id",
+    "missing-id",
+    "fragments",
+    "wrong-name",
+    "unknown-tool",
+    "args-not-json",
+    "args-schema",
+    "args-value",
+    "content-missing",
+    "request",
+    "http-status",
+    "bad-json",
+    "stream-differs",
+    "no-parser",
+    "no-auto-tool-choice",
+    "parser-unknown",
+];
+
 /// Tool markup that must never reach `content` or the reasoning fields.
 pub const MARKUP: &[&str] = &[
     "<tool_call>",
@@ -170,6 +214,30 @@ pub fn from_sse(text: &str) -> Result<Answer, Failure> {
     }
     a.calls.sort_by_key(|c| c.index);
     Ok(a)
+}
+
+/// One case's verdict, with the raw answers kept for the report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaseResult {
+    pub case: String,
+    pub pass: bool,
+    pub skipped: bool,
+    pub failures: Vec<Failure>,
+    pub raw: Vec<String>,
+}
+
+/// The whole run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SmokeReport {
+    pub url: String,
+    pub model: String,
+    pub cases: Vec<CaseResult>,
+}
+
+impl SmokeReport {
+    pub fn passed(&self) -> bool {
+        self.cases.iter().all(|c| c.pass || c.skipped)
+    }
 }
 
 /// What a case expects of an answer.

@@ -6,6 +6,7 @@ use crate::components::{use_event_stream, use_i18n, ConfirmDialog, PhaseSteps, S
 use crate::domain::engine::{EngineState, EngineStatus};
 use crate::domain::flagmap::display_argv;
 use crate::i18n::duration;
+use crate::pages::gate::{GatePanel, SmokeResult};
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -39,11 +40,13 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     let profile = detail.status.profile.clone();
     let status = RwSignal::new(detail.status.clone());
     let log = RwSignal::new(detail.log_tail.clone());
+    let gate = RwSignal::new(detail.gate.clone());
     let stream_url = format!("/api/events/engines/{profile}");
     use_event_stream(
         move || stream_url.clone(),
         move |ev: EngineEvent| {
             status.set(ev.status);
+            gate.set(ev.gate);
             log.update(|lines| {
                 if ev.reset {
                     lines.clear();
@@ -127,6 +130,8 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
                 <PhaseSteps phase=Signal::derive(move || status.read().phase)/>
             </Show>
             <FailurePanel status/>
+            <GatePanel profile=profile.clone() gate running=Signal::derive(move || status.read().state == EngineState::Healthy)/>
+            {detail.last_smoke.clone().map(|run| view! { <SmokeResult run/> })}
             <h2>{move || i18n.t("engine-command")}</h2>
             <pre class="argv" data-testid="argv">{argv_text}</pre>
             <h2>{move || i18n.t("engine-log")}</h2>

@@ -1,7 +1,9 @@
 //! One module per page, named after what the operator opens.
 
+pub mod bench;
 pub mod engine;
 pub mod fleet;
+pub mod gate;
 pub mod not_found;
 pub mod profiles;
 

@@ -22,7 +22,7 @@ use metrics::{Gauges, Metrics, Template};
 use sched::Sched;
 use startup::{Logger, ModelFacts};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Shared state of a running simulator.
 pub struct Sim {
@@ -35,6 +35,34 @@ pub struct Sim {
     pub log: Logger,
     /// Set once the engine is dead; `/health` answers 503 until the process exits.
     pub dead: std::sync::atomic::AtomicBool,
+    /// Instant mode (`ROOFLINE_SIM_INSTANT=1`): fixed latencies instead of the load model.
+    pub instant: Option<Instant>,
+}
+
+/// Fixed latencies of instant mode, from `ROOFLINE_SIM_TTFT_MS` and `ROOFLINE_SIM_ITL_MS`.
+#[derive(Clone, Copy, Debug)]
+pub struct Instant {
+    pub ttft: Duration,
+    pub itl: Duration,
+}
+
+impl Instant {
+    fn from_env() -> Option<Self> {
+        if std::env::var("ROOFLINE_SIM_INSTANT").ok().as_deref() != Some("1") {
+            return None;
+        }
+        let ms = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+                .max(0.0)
+        };
+        Some(Self {
+            ttft: Duration::from_secs_f64(ms("ROOFLINE_SIM_TTFT_MS") / 1000.0),
+            itl: Duration::from_secs_f64(ms("ROOFLINE_SIM_ITL_MS") / 1000.0),
+        })
+    }
 }
 
 impl Sim {
@@ -288,6 +316,7 @@ async fn run(args: SimArgs) -> i32 {
         started_unix,
         log,
         dead: std::sync::atomic::AtomicBool::new(false),
+        instant: Instant::from_env(),
     });
 
     sleep_s(delay * 0.2).await;
@@ -526,12 +555,12 @@ fn print_crash(sim: &Sim, reason: &str) {
 
 /// Runs engine steps in real time and prints the periodic stats lines.
 async fn engine_loop(sim: Arc<Sim>) {
-    let mut last = Instant::now();
-    let mut last_stats = Instant::now();
+    let mut last = std::time::Instant::now();
+    let mut last_stats = std::time::Instant::now();
     loop {
         let step = sim.lock().step_duration();
         tokio::time::sleep(step).await;
-        let now = Instant::now();
+        let now = std::time::Instant::now();
         let elapsed = now.duration_since(last);
         last = now;
         sim.lock().step(now, elapsed);

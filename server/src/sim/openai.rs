@@ -337,13 +337,31 @@ fn parse_request(sim: &Sim, bytes: &[u8], chat: bool) -> Result<Parsed, OaiError
 /// Queues a request and returns its token stream; the client's disconnect drops the request.
 fn submit(sim: &Sim, p: &Parsed, max_tokens: u32) -> mpsc::UnboundedReceiver<TokenEvent> {
     let (tx, rx) = mpsc::unbounded_channel();
-    sim.lock().submit(
-        estimate_tokens(&p.prompt_text),
-        max_tokens,
-        prefix_key(&p.prompt_text),
-        p.stream,
-        tx,
-    );
+    let prompt_tokens = estimate_tokens(&p.prompt_text);
+    if let Some(instant) = sim.instant {
+        // Benchmark-client calibration: a fixed TTFT and ITL, no scheduler in the way.
+        tokio::spawn(async move {
+            tokio::time::sleep(instant.ttft).await;
+            for k in 0..max_tokens.max(1) {
+                if k > 0 && !instant.itl.is_zero() {
+                    tokio::time::sleep(instant.itl).await;
+                }
+                if tx.send(TokenEvent::Token(String::new())).is_err() {
+                    return;
+                }
+            }
+            let done = Finished {
+                finish_reason: "length",
+                prompt_tokens,
+                completion_tokens: max_tokens.max(1),
+                cached_tokens: 0,
+            };
+            let _ = tx.send(TokenEvent::Done(done));
+        });
+        return rx;
+    }
+    sim.lock()
+        .submit(prompt_tokens, max_tokens, prefix_key(&p.prompt_text), p.stream, tx);
     rx
 }
 

@@ -42,10 +42,12 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
     }
     let log_path = s.control.log_path(&profile);
     let mut fleet = s.fleet.clone();
+    let gates = s.gates.clone();
     let stream = async_stream(move |tx| async move {
         // Start at the end: the page rendered the tail already.
         let mut offset = std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0);
         let mut last_status = None;
+        let mut last_gate = None;
         loop {
             let status = fleet.borrow_and_update().iter().find(|e| e.profile == profile).cloned();
             let Some(status) = status else { return };
@@ -56,9 +58,16 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
                 (lines, reset)
             };
             offset = next;
-            if !lines.is_empty() || reset || last_status.as_ref() != Some(&status) {
+            let gate = gates.lock().ok().and_then(|g| g.get(&profile).cloned());
+            if !lines.is_empty() || reset || last_status.as_ref() != Some(&status) || last_gate != gate {
                 last_status = Some(status.clone());
-                let ev = EngineEvent { status, lines, reset };
+                last_gate = gate.clone();
+                let ev = EngineEvent {
+                    status,
+                    lines,
+                    reset,
+                    gate,
+                };
                 let data = serde_json::to_string(&ev).unwrap_or_default();
                 if tx.send(Event::default().data(data)).await.is_err() {
                     return;

@@ -16,12 +16,16 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Gate steps (smoke-toolcall, bench) started from the console, by profile.
+pub type Gates = Arc<std::sync::Mutex<std::collections::HashMap<String, app::api::GateStatus>>>;
+
 /// Shared state of the HTTP handlers.
 #[derive(Clone)]
 pub struct WebState {
     pub leptos: LeptosOptions,
     pub control: EngineControl,
     pub fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>,
+    pub gates: Gates,
 }
 
 impl axum::extract::FromRef<WebState> for LeptosOptions {
@@ -60,14 +64,17 @@ pub fn router(
         .site_pkg_dir("pkg")
         .site_addr(addr)
         .build();
+    let gates: Gates = Default::default();
     let services = Services(Arc::new(service::ConsoleServiceImpl::new(
         control.clone(),
         fleet.clone(),
+        gates.clone(),
     )));
     let state = WebState {
         leptos: leptos.clone(),
         control,
         fleet,
+        gates,
     };
     let routes = generate_route_list(app::App);
     Router::new()

@@ -2,7 +2,11 @@
 
 use crate::control::{logs, ControlError, EngineControl};
 use app::api::service::{BoxFut, ConsoleService};
-use app::api::{ApiError, EngineAction, EngineDetail, ProfileSummary, ProfileView};
+use app::api::{
+    ApiError, BenchRequest, BenchRun, EngineAction, EngineDetail, GateKind, GateStatus, ProfileSummary, ProfileView,
+    SmokeRun,
+};
+use app::domain::bench::{BenchParams, BenchProgress, Endpoint};
 use app::domain::engine::EngineKind;
 use app::domain::engine::EngineStatus;
 use app::domain::flagmap::{render_argv, untranslatable_speculative_keys};
@@ -11,12 +15,37 @@ use tokio::sync::watch;
 pub struct ConsoleServiceImpl {
     control: EngineControl,
     fleet: watch::Receiver<Vec<EngineStatus>>,
+    gates: super::Gates,
 }
 
 impl ConsoleServiceImpl {
-    pub fn new(control: EngineControl, fleet: watch::Receiver<Vec<EngineStatus>>) -> Self {
-        Self { control, fleet }
+    pub fn new(control: EngineControl, fleet: watch::Receiver<Vec<EngineStatus>>, gates: super::Gates) -> Self {
+        Self { control, fleet, gates }
     }
+
+    fn runs(&self) -> crate::db::RunStore {
+        crate::db::RunStore::new(self.control.store.pool())
+    }
+
+    fn set_gate(gates: &super::Gates, profile: &str, f: impl FnOnce(&mut GateStatus)) {
+        if let Ok(mut g) = gates.lock() {
+            if let Some(status) = g.get_mut(profile) {
+                f(status);
+            }
+        }
+    }
+}
+
+fn bench_run(row: crate::db::BenchRow) -> Option<BenchRun> {
+    Some(BenchRun {
+        id: row.id,
+        profile: row.profile,
+        model: row.model,
+        engine_version: row.engine_version,
+        created_at: row.created_at,
+        params: serde_json::from_value(row.params).ok()?,
+        summary: serde_json::from_value(row.summary).ok()?,
+    })
 }
 
 /// Maps engine-control errors to what the UI can explain.
@@ -41,11 +70,25 @@ impl ConsoleService for ConsoleServiceImpl {
             let status = self.control.status(&p).await;
             let log_path = self.control.log_path(&profile);
             let log_tail = logs::tail(&log_path, 200).unwrap_or_default();
+            let gate = self.gates.lock().ok().and_then(|g| g.get(&profile).cloned());
+            let last_smoke = match self.runs().last_smoke(&profile).await {
+                Ok(Some((id, passed, report, created_at))) => {
+                    serde_json::from_value(report).ok().map(|report| SmokeRun {
+                        id,
+                        created_at,
+                        passed,
+                        report,
+                    })
+                }
+                _ => None,
+            };
             Ok(EngineDetail {
                 status,
                 argv,
                 log_tail,
                 log_path: log_path.display().to_string(),
+                gate,
+                last_smoke,
             })
         })
     }
@@ -162,6 +205,170 @@ impl ConsoleService for ConsoleServiceImpl {
                 updated_at: stored.updated_at,
                 profile: p,
             })
+        })
+    }
+
+    fn gate_start(&self, profile: String, bench: Option<BenchRequest>) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            let (p, kind, _, argv) = self.control.resolve(&profile).await.map_err(api_error)?;
+            if !matches!(self.control.running(&profile), Some(Ok(_))) {
+                return Err(ApiError::Invalid(format!("{profile} is not running; serve it first")));
+            }
+            if let Some(b) = &bench {
+                if b.requests == 0 || b.concurrency == 0 || b.requests > 100_000 || b.output_len == 0 {
+                    return Err(ApiError::Invalid(
+                        "bench: requests, concurrency and output length must be positive".into(),
+                    ));
+                }
+            }
+            let kind_of_gate = if bench.is_some() {
+                GateKind::Bench
+            } else {
+                GateKind::Smoke
+            };
+            {
+                let mut gates = self
+                    .gates
+                    .lock()
+                    .map_err(|_| ApiError::Internal("gate registry poisoned".into()))?;
+                if gates.get(&profile).is_some_and(|g| g.running) {
+                    return Err(ApiError::Invalid(format!(
+                        "a gate step is already running on {profile}"
+                    )));
+                }
+                let total = bench.as_ref().map(|b| b.requests).unwrap_or(10);
+                gates.insert(
+                    profile.clone(),
+                    GateStatus {
+                        kind: kind_of_gate,
+                        running: true,
+                        progress: BenchProgress {
+                            total,
+                            ..Default::default()
+                        },
+                        error: None,
+                        result_id: None,
+                        passed: None,
+                    },
+                );
+            }
+            let host = if p.host == "0.0.0.0" {
+                "127.0.0.1".to_string()
+            } else {
+                p.host.clone()
+            };
+            let base = format!(
+                "http://{}",
+                crate::control::fmt_host_port(&host, p.port.unwrap_or(kind.default_port()))
+            );
+            let model = p.model_name().to_string();
+            let (control, gates, runs) = (self.control.clone(), self.gates.clone(), self.runs());
+            tokio::spawn(async move {
+                match bench {
+                    None => {
+                        let installed = match control.data.engine(&p.engine) {
+                            Some(i) => control.installed_flags(&p.engine, i).await.ok().map(|f| f.flags),
+                            None => None,
+                        };
+                        let preflight = crate::smoke::preflight(kind, &argv, installed.as_ref());
+                        let g = gates.clone();
+                        let pr = profile.clone();
+                        let report = crate::smoke::run(&base, &model, Some(preflight), move |c| {
+                            Self::set_gate(&g, &pr, |s| {
+                                s.progress.done += 1;
+                                s.progress.failed += usize::from(!c.pass && !c.skipped);
+                            })
+                        })
+                        .await;
+                        let passed = report.passed();
+                        let id = runs
+                            .add_smoke(
+                                Some(&profile),
+                                &base,
+                                &model,
+                                passed,
+                                &serde_json::to_value(&report).unwrap_or_default(),
+                            )
+                            .await;
+                        Self::set_gate(&gates, &profile, |s| {
+                            s.running = false;
+                            s.passed = Some(passed);
+                            match id {
+                                Ok(id) => s.result_id = Some(id),
+                                Err(e) => s.error = Some(e.to_string()),
+                            }
+                        });
+                    }
+                    Some(b) => {
+                        let params = BenchParams {
+                            url: base.clone(),
+                            model: model.clone(),
+                            endpoint: Endpoint::Completions,
+                            requests: b.requests,
+                            concurrency: Some(b.concurrency),
+                            rate: f64::INFINITY,
+                            burstiness: 1.0,
+                            input_len: b.input_len,
+                            output_len: b.output_len,
+                            warmup: 0,
+                            seed: 0,
+                            goodput: None,
+                        };
+                        let version = crate::cli::engine_version(&base).await;
+                        let g = gates.clone();
+                        let pr = profile.clone();
+                        let result =
+                            crate::bench::run(&params, move |prog| Self::set_gate(&g, &pr, |s| s.progress = prog))
+                                .await;
+                        let outcome = match result {
+                            Ok((summary, _)) => runs
+                                .add_bench(
+                                    Some(&profile),
+                                    &base,
+                                    &model,
+                                    version.as_deref(),
+                                    &serde_json::to_value(&params).unwrap_or_default(),
+                                    &serde_json::to_value(&summary).unwrap_or_default(),
+                                )
+                                .await
+                                .map(|id| (id, summary.failed == 0 && !summary.client_overloaded))
+                                .map_err(|e| e.to_string()),
+                            Err(e) => Err(e.to_string()),
+                        };
+                        Self::set_gate(&gates, &profile, |s| {
+                            s.running = false;
+                            match outcome {
+                                Ok((id, ok)) => {
+                                    s.result_id = Some(id);
+                                    s.passed = Some(ok);
+                                }
+                                Err(e) => s.error = Some(e),
+                            }
+                        });
+                    }
+                }
+            });
+            Ok(())
+        })
+    }
+
+    fn bench_runs(&self, profile: Option<String>, ids: Vec<i64>) -> BoxFut<'_, Result<Vec<BenchRun>, ApiError>> {
+        Box::pin(async move {
+            let runs = self.runs();
+            let rows = if ids.is_empty() {
+                runs.benches(profile.as_deref(), 200)
+                    .await
+                    .map_err(|e| ApiError::Internal(e.to_string()))?
+            } else {
+                let mut rows = Vec::new();
+                for id in ids.iter().take(8) {
+                    if let Some(r) = runs.bench(*id).await.map_err(|e| ApiError::Internal(e.to_string()))? {
+                        rows.push(r);
+                    }
+                }
+                rows
+            };
+            Ok(rows.into_iter().filter_map(bench_run).collect())
         })
     }
 }

@@ -1,0 +1,147 @@
+//! The gate steps on an engine page: run smoke-toolcall or a bench against the engine, watch
+//! progress, and read the last smoke result case by case.
+
+use crate::api::{BenchRequest, GateKind, GateStatus, SmokeRun, StartBench, StartSmoke};
+use crate::components::use_i18n;
+use crate::pages::ErrorNote;
+use leptos::prelude::*;
+
+/// Buttons, a small bench form, live progress and the outcome of the last step.
+#[component]
+pub fn GatePanel(
+    profile: String,
+    #[prop(into)] gate: Signal<Option<GateStatus>>,
+    #[prop(into)] running: Signal<bool>,
+) -> impl IntoView {
+    let i18n = use_i18n();
+    let smoke = ServerAction::<StartSmoke>::new();
+    let bench = ServerAction::<StartBench>::new();
+    let requests = RwSignal::new(100usize);
+    let concurrency = RwSignal::new(8usize);
+    let input_len = RwSignal::new(512usize);
+    let output_len = RwSignal::new(128u32);
+    let busy = move || gate.get().is_some_and(|g| g.running) || smoke.pending().get() || bench.pending().get();
+    let p_smoke = profile.clone();
+    let p_bench = profile.clone();
+    let num = |sig: RwSignal<usize>| {
+        move |ev: leptos::ev::Event| {
+            if let Ok(v) = event_target_value(&ev).parse::<usize>() {
+                sig.set(v);
+            }
+        }
+    };
+    view! {
+        <section class="gate" data-testid="gate">
+            <h2>{move || i18n.t("gate-title")}</h2>
+            <p class="muted">{move || i18n.t("gate-hint")}</p>
+            <div class="actions">
+                <button type="button" data-testid="run-smoke" disabled=move || busy() || !running.get()
+                    on:click=move |_| { smoke.dispatch(StartSmoke { profile: p_smoke.clone() }); }>
+                    {move || i18n.t("gate-run-smoke")}
+                </button>
+            </div>
+            <form class="bench-form" on:submit=move |ev| {
+                ev.prevent_default();
+                bench.dispatch(StartBench { profile: p_bench.clone(), request: BenchRequest {
+                    requests: requests.get_untracked(), concurrency: concurrency.get_untracked(),
+                    input_len: input_len.get_untracked(), output_len: output_len.get_untracked() } });
+            }>
+                <label>{move || i18n.t("bench-requests")}
+                    <input type="number" min="1" max="100000" data-testid="bench-requests" prop:value=move || requests.get().to_string() on:change=num(requests)/></label>
+                <label>{move || i18n.t("bench-concurrency")}
+                    <input type="number" min="1" max="4096" prop:value=move || concurrency.get().to_string() on:change=num(concurrency)/></label>
+                <label>{move || i18n.t("bench-input-len")}
+                    <input type="number" min="1" prop:value=move || input_len.get().to_string() on:change=num(input_len)/></label>
+                <label>{move || i18n.t("bench-output-len")}
+                    <input type="number" min="1" prop:value=move || output_len.get().to_string()
+                        on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<u32>() { output_len.set(v) } }/></label>
+                <button type="submit" data-testid="run-bench" disabled=move || busy() || !running.get()>{move || i18n.t("gate-run-bench")}</button>
+            </form>
+            {move || match (smoke.value().get(), bench.value().get()) {
+                (Some(Err(e)), _) | (_, Some(Err(e))) => Some(view! { <ErrorNote error=e/> }),
+                _ => None,
+            }}
+            {move || gate.get().map(|g| view! { <GateProgress g/> })}
+        </section>
+    }
+}
+
+#[component]
+fn GateProgress(g: GateStatus) -> impl IntoView {
+    let i18n = use_i18n();
+    let what = match g.kind {
+        GateKind::Smoke => "gate-smoke",
+        GateKind::Bench => "gate-bench",
+    };
+    let total = g.progress.total.max(1);
+    let pct = (g.progress.done * 100 / total).min(100);
+    let verdict = match (g.running, g.passed, &g.error) {
+        (true, _, _) => "gate-running",
+        (false, _, Some(_)) => "gate-error",
+        (false, Some(true), _) => "gate-passed",
+        _ => "gate-failed",
+    };
+    let link = match (g.kind, g.result_id) {
+        (GateKind::Bench, Some(id)) => Some(format!("/bench/compare?ids={id}")),
+        _ => None,
+    };
+    view! {
+        <div class="gate-progress" data-testid="gate-progress" data-state=verdict>
+            <strong>{move || i18n.t(what)}</strong> " · " <span>{move || i18n.t(verdict)}</span>
+            <progress max="100" value=pct.to_string()></progress>
+            <span class="muted">{move || i18n.ta("gate-done-of", &[("done", g.progress.done.into()), ("total", g.progress.total.into()), ("failed", g.progress.failed.into())])}</span>
+            {g.error.clone().map(|e| view! { <p class="error">{e}</p> })}
+            {link.map(|href| view! { <a href=href data-testid="bench-result-link">{move || i18n.t("gate-open-result")}</a> })}
+        </div>
+    }
+}
+
+/// The last smoke-toolcall run: each case PASS / FAIL with the failed checks, raw answers
+/// behind a disclosure.
+#[component]
+pub fn SmokeResult(run: SmokeRun) -> impl IntoView {
+    let i18n = use_i18n();
+    let passed = run.passed;
+    view! {
+        <section class="smoke" data-testid="smoke-result" data-passed=passed.to_string()>
+            <h2>{move || i18n.t("smoke-title")} " "
+                <span class=if passed { "badge state-healthy" } else { "badge state-dead" }>
+                    {move || i18n.t(if passed { "gate-passed" } else { "gate-failed" })}
+                </span>
+            </h2>
+            <p class="muted">{format!("#{} · {} · {}", run.id, run.created_at, run.report.model)}</p>
+            <table class="grid">
+                <thead><tr>
+                    <th scope="col">{move || i18n.t("smoke-case")}</th>
+                    <th scope="col">{move || i18n.t("smoke-verdict")}</th>
+                    <th scope="col">{move || i18n.t("smoke-checks")}</th>
+                </tr></thead>
+                <tbody>
+                    {run.report.cases.into_iter().map(|c| {
+                        let verdict = if c.skipped { "skip" } else if c.pass { "pass" } else { "fail" };
+                        let case_key = format!("smoke-case-{}", c.case);
+                        view! {
+                            <tr data-testid="smoke-case" data-case=c.case.clone() data-verdict=verdict>
+                                <td>{move || i18n.t(&case_key)}</td>
+                                <td><span class=format!("verdict {verdict}")>{move || i18n.t(&format!("smoke-{verdict}"))}</span></td>
+                                <td>
+                                    <ul class="checks">
+                                        {c.failures.into_iter().map(|f| {
+                                            let key = format!("smoke-check-{}", f.check);
+                                            let known = crate::i18n::has(crate::i18n::Lang::En, &key);
+                                            view! { <li><code>{f.check.clone()}</code> " " {move || if known { i18n.t(&key) } else { String::new() }} ": " {f.detail}</li> }
+                                        }).collect_view()}
+                                    </ul>
+                                    {(!c.raw.is_empty()).then(|| view! {
+                                        <details><summary>{move || i18n.t("smoke-raw")}</summary>
+                                            <pre class="log">{c.raw.join("\n\n")}</pre></details>
+                                    })}
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}
