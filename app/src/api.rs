@@ -65,7 +65,6 @@ pub struct EngineDetail {
     pub log_tail: Vec<String>,
     pub log_path: String,
     pub gate: Option<GateStatus>,
-    pub last_smoke: Option<SmokeRun>,
 }
 
 /// Which gate step runs.
@@ -175,6 +174,7 @@ pub mod service {
         /// Starts smoke-toolcall (no bench request) or bench against a running profile.
         fn gate_start(&self, profile: String, bench: Option<BenchRequest>) -> BoxFut<'_, Result<(), ApiError>>;
         fn bench_runs(&self, profile: Option<String>, ids: Vec<i64>) -> BoxFut<'_, Result<Vec<BenchRun>, ApiError>>;
+        fn last_smoke(&self, profile: String) -> BoxFut<'_, Result<Option<SmokeRun>, ApiError>>;
     }
 
     /// The handle server functions find in leptos context.
@@ -232,4 +232,10 @@ pub async fn start_bench(profile: String, request: BenchRequest) -> Result<(), A
 #[server(prefix = "/api/fn")]
 pub async fn list_bench_runs(profile: Option<String>, ids: Vec<i64>) -> Result<Vec<BenchRun>, ApiError> {
     service::services()?.0.bench_runs(profile, ids).await
+}
+
+/// The newest smoke-toolcall run of a profile, with every case and raw answer.
+#[server(prefix = "/api/fn")]
+pub async fn get_last_smoke(profile: String) -> Result<Option<SmokeRun>, ApiError> {
+    service::services()?.0.last_smoke(profile).await
 }

@@ -22,7 +22,8 @@ pub struct BenchParams {
     pub endpoint: Endpoint,
     pub requests: usize,
     pub concurrency: Option<usize>,
-    /// Requests per second; infinite sends everything at once.
+    /// Requests per second; infinite sends everything at once (stored as `null`).
+    #[serde(with = "infinite_as_null")]
     pub rate: f64,
     pub burstiness: f64,
     pub input_len: usize,
@@ -49,6 +50,23 @@ impl std::str::FromStr for Endpoint {
             "completions" => Ok(Self::Completions),
             other => Err(format!("unknown endpoint `{other}` (chat, completions)")),
         }
+    }
+}
+
+/// JSON has no infinity: an unlimited rate is written as `null` and read back as infinite.
+mod infinite_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_some(v)
+        } else {
+            s.serialize_none()
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
     }
 }
 
@@ -485,6 +503,33 @@ mod tests {
             let mean = (0..n).map(|_| r.gamma(shape, 2.0)).sum::<f64>() / n as f64;
             assert!((mean - shape * 2.0).abs() < 0.1 * shape * 2.0, "shape {shape}: {mean}");
         }
+    }
+
+    #[test]
+    fn params_with_an_unlimited_rate_survive_json() {
+        let p = BenchParams {
+            url: "http://x".into(),
+            model: "m".into(),
+            endpoint: Endpoint::Chat,
+            requests: 1,
+            concurrency: None,
+            rate: f64::INFINITY,
+            burstiness: 1.0,
+            input_len: 1,
+            output_len: 1,
+            warmup: 0,
+            seed: 0,
+            goodput: None,
+        };
+        let back: BenchParams = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+        assert_eq!(back, p);
+        let finite = BenchParams { rate: 2.5, ..p };
+        assert_eq!(
+            serde_json::from_value::<BenchParams>(serde_json::to_value(&finite).unwrap())
+                .unwrap()
+                .rate,
+            2.5
+        );
     }
 
     #[test]

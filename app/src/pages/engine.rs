@@ -1,7 +1,7 @@
 //! The engine page: serve / stop / restart with confirmation, startup progress, the failure
 //! diagnosis from the runbook's table, and a live log tail.
 
-use crate::api::{get_engine, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
+use crate::api::{get_engine, get_last_smoke, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
 use crate::components::{use_event_stream, use_i18n, ConfirmDialog, PhaseSteps, SimulatedBadge, StateBadge};
 use crate::domain::engine::{EngineState, EngineStatus};
 use crate::domain::flagmap::display_argv;
@@ -41,6 +41,12 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     let status = RwSignal::new(detail.status.clone());
     let log = RwSignal::new(detail.log_tail.clone());
     let gate = RwSignal::new(detail.gate.clone());
+    // The last smoke result, fetched again whenever a run started here finishes.
+    let smoke_profile = profile.clone();
+    let smoke = Resource::new(
+        move || gate.get().and_then(|g| g.result_id),
+        move |_| get_last_smoke(smoke_profile.clone()),
+    );
     let stream_url = format!("/api/events/engines/{profile}");
     use_event_stream(
         move || stream_url.clone(),
@@ -131,7 +137,9 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
             </Show>
             <FailurePanel status/>
             <GatePanel profile=profile.clone() gate running=Signal::derive(move || status.read().state == EngineState::Healthy)/>
-            {detail.last_smoke.clone().map(|run| view! { <SmokeResult run/> })}
+            <Transition fallback=|| ()>
+                {move || smoke.get().and_then(|r| r.ok()).flatten().map(|run| view! { <SmokeResult run/> })}
+            </Transition>
             <h2>{move || i18n.t("engine-command")}</h2>
             <pre class="argv" data-testid="argv">{argv_text}</pre>
             <h2>{move || i18n.t("engine-log")}</h2>

@@ -71,24 +71,12 @@ impl ConsoleService for ConsoleServiceImpl {
             let log_path = self.control.log_path(&profile);
             let log_tail = logs::tail(&log_path, 200).unwrap_or_default();
             let gate = self.gates.lock().ok().and_then(|g| g.get(&profile).cloned());
-            let last_smoke = match self.runs().last_smoke(&profile).await {
-                Ok(Some((id, passed, report, created_at))) => {
-                    serde_json::from_value(report).ok().map(|report| SmokeRun {
-                        id,
-                        created_at,
-                        passed,
-                        report,
-                    })
-                }
-                _ => None,
-            };
             Ok(EngineDetail {
                 status,
                 argv,
                 log_tail,
                 log_path: log_path.display().to_string(),
                 gate,
-                last_smoke,
             })
         })
     }
@@ -369,6 +357,27 @@ impl ConsoleService for ConsoleServiceImpl {
                 rows
             };
             Ok(rows.into_iter().filter_map(bench_run).collect())
+        })
+    }
+
+    fn last_smoke(&self, profile: String) -> BoxFut<'_, Result<Option<SmokeRun>, ApiError>> {
+        Box::pin(async move {
+            match self
+                .runs()
+                .last_smoke(&profile)
+                .await
+                .map_err(|e| ApiError::Internal(e.to_string()))?
+            {
+                Some((id, passed, report, created_at)) => {
+                    Ok(serde_json::from_value(report).ok().map(|report| SmokeRun {
+                        id,
+                        created_at,
+                        passed,
+                        report,
+                    }))
+                }
+                None => Ok(None),
+            }
         })
     }
 }
