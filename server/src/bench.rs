@@ -198,7 +198,14 @@ pub async fn run(
     let mut handles = Vec::with_capacity(p.requests);
     for (i, at) in arrivals.iter().enumerate() {
         let due = t0 + Duration::from_secs_f64(*at);
-        tokio::time::sleep_until(due.into()).await;
+        // The timer wheel ticks in milliseconds: sleep to just before the due time, then
+        // yield until it, so requests leave within microseconds of their schedule.
+        if let Some(early) = due.checked_sub(Duration::from_millis(2)) {
+            tokio::time::sleep_until(early.into()).await;
+        }
+        while Instant::now() < due {
+            tokio::task::yield_now().await;
+        }
         let lag = Instant::now().saturating_duration_since(due).as_secs_f64();
         let (client, url, body, sem) = (client.clone(), url.clone(), body(p, i), sem.clone());
         let (done, failed, progress, total) = (done.clone(), failed.clone(), progress.clone(), p.requests);

@@ -340,10 +340,12 @@ async fn run(args: SimArgs) -> i32 {
         }
     };
     let app = openai::router(sim.clone());
-    let server = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-    );
+    // uvicorn sets TCP_NODELAY; without it small SSE writes wait for delayed ACKs (~40 ms).
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let server = axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>());
     match kind {
         EngineKind::Vllm => {
             sim.log.vllm(

@@ -118,6 +118,10 @@ pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<(
         .with_context(|| format!("binding {addr}"))?;
     tracing::info!("Roofline console on http://{addr}");
     println!("Roofline console on http://{addr}");
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(async {
             let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
