@@ -272,19 +272,9 @@ async fn run(cli: Cli) -> i32 {
                     return USAGE;
                 }
             };
-            let t = match target(&control, "bench", url, profile).await {
-                Ok(t) => t,
+            let (t, model) = match target_with_model(&control, "bench", url, profile, model).await {
+                Ok(r) => r,
                 Err(code) => return code,
-            };
-            let model = match model.or(t.model.clone()) {
-                Some(m) => m,
-                None => match served_model(&t.base).await {
-                    Some(m) => m,
-                    None => {
-                        eprintln!("bench: {} lists no model; give --model", t.base);
-                        return PROBLEM;
-                    }
-                },
             };
             let params = app::domain::bench::BenchParams {
                 url: t.base.clone(),
@@ -548,6 +538,26 @@ async fn target(
     }
 }
 
+/// The target and the model name to ask for: `--model`, else the profile's served name, else
+/// the first model the server lists.
+async fn target_with_model(
+    control: &EngineControl,
+    cmd: &str,
+    url: Option<String>,
+    profile: Option<String>,
+    model: Option<String>,
+) -> Result<(Target, String), i32> {
+    let t = target(control, cmd, url, profile).await?;
+    let model = match model.or(t.model.clone()) {
+        Some(m) => m,
+        None => served_model(&t.base).await.ok_or_else(|| {
+            eprintln!("{cmd}: {} lists no model; give --model", t.base);
+            PROBLEM
+        })?,
+    };
+    Ok((t, model))
+}
+
 /// The first model the server lists, for `--url` targets without `--model`.
 async fn served_model(base: &str) -> Option<String> {
     let client = reqwest::Client::builder()
@@ -722,19 +732,9 @@ async fn smoke(
     model: Option<String>,
     json: bool,
 ) -> i32 {
-    let t = match target(control, "smoke-toolcall", url, profile).await {
-        Ok(t) => t,
+    let (t, model) = match target_with_model(control, "smoke-toolcall", url, profile, model).await {
+        Ok(r) => r,
         Err(code) => return code,
-    };
-    let model = match model.or(t.model.clone()) {
-        Some(m) => m,
-        None => match served_model(&t.base).await {
-            Some(m) => m,
-            None => {
-                eprintln!("smoke-toolcall: {} lists no model; give --model", t.base);
-                return PROBLEM;
-            }
-        },
     };
     let preflight = match &t.profile {
         Some(p) => {

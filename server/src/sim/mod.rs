@@ -345,7 +345,10 @@ async fn run(args: SimArgs) -> i32 {
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
-    let server = axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>());
+    let server = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    );
     match kind {
         EngineKind::Vllm => {
             sim.log.vllm(
