@@ -7,5 +7,6 @@ pub mod flagmap;
 pub mod help_flags;
 pub mod profile;
 pub mod prometheus;
+pub mod signals;
 pub mod startup_failure;
 pub mod toolcall;
