@@ -71,6 +71,17 @@ enum Command {
     },
     /// Every engine and its state.
     Status,
+    /// Queue, KV cache, preemptions, prefix-cache hit rate, throughput and latency
+    /// percentiles from two scrapes of `/metrics` a window apart.
+    Metrics {
+        #[arg(long, env = "INFER_URL", conflicts_with = "profile")]
+        url: Option<String>,
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: Option<String>,
+        /// Seconds between the two scrapes.
+        #[arg(long, default_value_t = 5.0)]
+        window: f64,
+    },
     /// Serving benchmark with `vllm bench serve`'s definitions; results kept for comparison.
     Bench {
         #[arg(long, env = "INFER_URL", conflicts_with = "profile")]
@@ -246,6 +257,7 @@ async fn run(cli: Cli) -> i32 {
         Command::Logs { profile, lines, follow } => logs(&control, &profile, lines, follow).await,
         Command::Health { url, profile } => health(&control, url, profile, json).await,
         Command::Status => status(&control, json).await,
+        Command::Metrics { url, profile, window } => metrics(&control, url, profile, window, json).await,
         Command::Bench {
             url,
             profile,
@@ -805,6 +817,83 @@ async fn smoke(
     } else {
         PROBLEM
     }
+}
+
+async fn metrics(
+    control: &EngineControl,
+    url: Option<String>,
+    profile: Option<String>,
+    window: f64,
+    json: bool,
+) -> i32 {
+    if !(window > 0.0 && window <= 600.0) {
+        eprintln!("metrics: --window must be in (0, 600] seconds");
+        return USAGE;
+    }
+    let t = match target(control, "metrics", url, profile).await {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let http = reqwest::Client::builder().no_proxy().build().expect("static client");
+    let first = crate::collect::scrape(&http, &t.base).await;
+    tokio::time::sleep(Duration::from_secs_f64(window)).await;
+    let second = crate::collect::scrape(&http, &t.base).await;
+    let ((a, _), (b, bad_lines)) = match (first, second) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("{e}");
+            return PROBLEM;
+        }
+    };
+    let live = app::domain::signals::live(&a, &b, window);
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"url": t.base, "live": live, "skipped_lines": bad_lines, "hung": live.looks_hung()})
+        );
+        return if live.looks_hung() { PROBLEM } else { OK };
+    }
+    let f = |v: Option<f64>, unit: &str| v.map(|v| format!("{v:.1}{unit}")).unwrap_or_else(|| "n/a".into());
+    let pct = |v: Option<f64>| v.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "n/a".into());
+    println!("{} over {window:.0} s", t.base);
+    println!(
+        "  running {}   waiting {}   KV cache {}",
+        f(live.running, ""),
+        f(live.waiting, ""),
+        pct(live.kv_usage)
+    );
+    println!(
+        "  preemptions {}   prefix-cache hit rate {}   prompt {}   generation {}",
+        f(live.rates.preemptions_per_s, "/s"),
+        pct(live.rates.prefix_hit_rate),
+        f(live.rates.prompt_tokens_per_s, " tok/s"),
+        f(live.rates.generation_tokens_per_s, " tok/s")
+    );
+    println!(
+        "  TTFT p50/p95/p99 {} / {} / {}",
+        f(live.ttft_p50_ms, " ms"),
+        f(live.ttft_p95_ms, " ms"),
+        f(live.ttft_p99_ms, " ms")
+    );
+    println!(
+        "  ITL  p50/p95/p99 {} / {} / {}",
+        f(live.itl_p50_ms, " ms"),
+        f(live.itl_p95_ms, " ms"),
+        f(live.itl_p99_ms, " ms")
+    );
+    println!(
+        "  E2E p95 {}   queue p95 {}",
+        f(live.e2e_p95_ms, " ms"),
+        f(live.queue_p95_ms, " ms")
+    );
+    if bad_lines > 0 {
+        println!("  ({bad_lines} unparseable lines skipped)");
+    }
+    if live.looks_hung() {
+        println!("  HUNG: requests queued but no tokens generated in the window");
+        return PROBLEM;
+    }
+    OK
 }
 
 async fn status(control: &EngineControl, json: bool) -> i32 {

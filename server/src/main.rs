@@ -3,6 +3,7 @@
 
 mod bench;
 pub mod cli;
+mod collect;
 mod config;
 mod control;
 mod db;

@@ -328,3 +328,55 @@ mod tests {
         assert_eq!(rates(&sg, &sg, 5.0).prefix_hit_rate, Some(0.7));
     }
 }
+
+/// What an operator watches, derived from two scrapes: gauges from the newer one, rates and
+/// percentiles over the window between them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Live {
+    pub window_s: f64,
+    pub running: Option<f64>,
+    pub waiting: Option<f64>,
+    pub kv_usage: Option<f64>,
+    pub rates: Rates,
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p95_ms: Option<f64>,
+    pub ttft_p99_ms: Option<f64>,
+    pub itl_p50_ms: Option<f64>,
+    pub itl_p95_ms: Option<f64>,
+    pub itl_p99_ms: Option<f64>,
+    pub e2e_p95_ms: Option<f64>,
+    pub queue_p95_ms: Option<f64>,
+}
+
+/// Derives the live view from an older and a newer scrape.
+pub fn live(prev: &Signals, cur: &Signals, window_s: f64) -> Live {
+    let q = |pick: fn(&Signals) -> Option<&Histogram>, p: f64| {
+        pick(cur)
+            .and_then(|c| quantile_between(pick(prev), c, p))
+            .map(|s| s * 1000.0)
+    };
+    Live {
+        window_s,
+        running: cur.running,
+        waiting: cur.waiting,
+        kv_usage: cur.kv_usage,
+        rates: rates(prev, cur, window_s),
+        ttft_p50_ms: q(|s| s.ttft.as_ref(), 0.5),
+        ttft_p95_ms: q(|s| s.ttft.as_ref(), 0.95),
+        ttft_p99_ms: q(|s| s.ttft.as_ref(), 0.99),
+        itl_p50_ms: q(|s| s.itl.as_ref(), 0.5),
+        itl_p95_ms: q(|s| s.itl.as_ref(), 0.95),
+        itl_p99_ms: q(|s| s.itl.as_ref(), 0.99),
+        e2e_p95_ms: q(|s| s.e2e.as_ref(), 0.95),
+        queue_p95_ms: q(|s| s.queue.as_ref(), 0.95),
+    }
+}
+
+impl Live {
+    /// A queue that does not move: requests present, no tokens generated over the window.
+    /// `/health` alone cannot see this (vLLM answers 200 while a collective is stuck).
+    pub fn looks_hung(&self) -> bool {
+        let queued = self.running.unwrap_or(0.0) + self.waiting.unwrap_or(0.0);
+        queued > 0.0 && self.rates.generation_tokens_per_s == Some(0.0) && self.window_s >= 5.0
+    }
+}
