@@ -212,3 +212,10 @@ bench-tpot-p95 = TPOT p95 (ms)
 bench-itl-p95 = ITL p95 (ms)
 bench-e2el-p95 = E2E latency p95 (ms)
 bench-failed = Failed requests
+
+## Live signals (fleet)
+state-hung = hung
+col-waiting = Waiting
+col-kv = KV cache
+col-ttft-p95 = TTFT p95
+col-itl-p95 = ITL p95

@@ -215,3 +215,10 @@ bench-tpot-p95 = TPOT p95 (мс)
 bench-itl-p95 = ITL p95 (мс)
 bench-e2el-p95 = Сквозная задержка p95 (мс)
 bench-failed = Неудачных запросов
+
+## Live signals (fleet)
+state-hung = завис
+col-waiting = В очереди
+col-kv = KV-кеш
+col-ttft-p95 = TTFT p95
+col-itl-p95 = ITL p95

@@ -88,3 +88,37 @@ fn the_console_refuses_to_listen_beyond_loopback() {
     assert_eq!(out.status.code(), Some(2));
     assert!(str(&out).1.contains("loopback"), "{:?}", str(&out));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_fleet_carries_live_signals_and_calls_a_hang_hung() {
+    let (env, port) = Env::serving_vllm("live", "");
+    let console = free_port();
+    let _console = Console::start(&env, console);
+    let c = client();
+    let fleet = async || -> Option<serde_json::Value> {
+        c.get(format!("http://127.0.0.1:{console}/api/engines"))
+            .send()
+            .await
+            .ok()?
+            .json::<serde_json::Value>()
+            .await
+            .ok()
+            .map(|v| v[0].clone())
+    };
+    let live = eventually(Duration::from_secs(20), async || {
+        fleet().await.filter(|e| e["live"]["waiting"].is_number())
+    })
+    .await;
+    let live = live.expect("live signals appear");
+    assert_eq!(live["state"], "healthy");
+    assert!(live["live"]["kv_usage"].is_number());
+
+    set_fault(port, "hang").await;
+    let _stuck = load(port, 2, 100, 10);
+    let hung = eventually(Duration::from_secs(40), async || {
+        fleet().await.filter(|e| e["state"] == "hung")
+    })
+    .await;
+    let hung = hung.expect("a hang is shown as hung");
+    assert!(hung["note"].as_str().unwrap().contains("no token generated"), "{hung}");
+}

@@ -60,6 +60,9 @@ pub enum EngineState {
     Unhealthy,
     /// The process went away without being stopped.
     Dead,
+    /// `/health` answers, but requests are queued and no token has been generated for a
+    /// while (a stuck collective, a wedged CUDA call).
+    Hung,
 }
 
 impl EngineState {
@@ -78,12 +81,13 @@ impl EngineState {
             Self::Healthy => "healthy",
             Self::Unhealthy => "unhealthy",
             Self::Dead => "dead",
+            Self::Hung => "hung",
         }
     }
 
     /// Whether a process is believed to run (serve is then idempotent, stop has work to do).
     pub fn is_running(self) -> bool {
-        matches!(self, Self::Starting | Self::Healthy | Self::Unhealthy)
+        matches!(self, Self::Starting | Self::Healthy | Self::Unhealthy | Self::Hung)
     }
 }
 
@@ -106,6 +110,12 @@ pub struct EngineStatus {
     pub failure: Option<crate::domain::startup_failure::FailureMatch>,
     /// The console's own note (a refused port, a stale pid file), already in English for logs.
     pub note: Option<String>,
+    /// Live signals from the engine's `/metrics`, when the console collects them.
+    #[serde(default)]
+    pub live: Option<crate::domain::signals::Live>,
+    /// Why there are no live signals (no `/metrics`, a failed scrape).
+    #[serde(default)]
+    pub metrics_note: Option<String>,
 }
 
 /// Coarse startup progress read from the engine's own log milestones.

@@ -64,6 +64,10 @@ fn FleetTable(rows: Vec<EngineStatus>) -> impl IntoView {
                             <th scope="col">{move || i18n.t("col-profile")}</th>
                             <th scope="col">{move || i18n.t("col-engine")}</th>
                             <th scope="col">{move || i18n.t("col-address")}</th>
+                            <th scope="col">{move || i18n.t("col-waiting")}</th>
+                            <th scope="col">{move || i18n.t("col-kv")}</th>
+                            <th scope="col">{move || i18n.t("col-ttft-p95")}</th>
+                            <th scope="col">{move || i18n.t("col-itl-p95")}</th>
                             <th scope="col">{move || i18n.t("col-uptime")}</th>
                             <th scope="col">{move || i18n.t("col-pid")}</th>
                         </tr>
@@ -94,8 +98,30 @@ fn FleetRow(row: EngineStatus) -> impl IntoView {
                 {row.simulated.then(|| view! { <SimulatedBadge/> })}
             </td>
             <td class="mono">{format!("{}:{}", row.host, row.port)}</td>
+            {live_cells(&row)}
             <td>{move || uptime.map(|s| duration(i18n.lang.get(), s)).unwrap_or_else(|| "—".into())}</td>
             <td class="mono">{row.pid.map(|p| p.to_string()).unwrap_or_else(|| "—".into())}</td>
         </tr>
+    }
+}
+
+/// Waiting, KV %, TTFT p95 and ITL p95 from the live signals; "—" with the reason as a tooltip
+/// when there are none.
+fn live_cells(row: &EngineStatus) -> impl IntoView {
+    let live = row.live.clone();
+    let why = row.metrics_note.clone().unwrap_or_default();
+    let cell = move |v: Option<String>, testid: &'static str| {
+        let why = why.clone();
+        match v {
+            Some(text) => view! { <td class="num" data-testid=testid>{text}</td> }.into_any(),
+            None => view! { <td class="num muted" data-testid=testid title=why>"—"</td> }.into_any(),
+        }
+    };
+    let l = live.as_ref();
+    view! {
+        {cell(l.and_then(|l| l.waiting).map(|v| format!("{v:.0}")), "waiting")}
+        {cell(l.and_then(|l| l.kv_usage).map(|v| format!("{:.0}%", v * 100.0)), "kv")}
+        {cell(l.and_then(|l| l.ttft_p95_ms).map(|v| format!("{v:.0} ms")), "ttft-p95")}
+        {cell(l.and_then(|l| l.itl_p95_ms).map(|v| format!("{v:.0} ms")), "itl-p95")}
     }
 }

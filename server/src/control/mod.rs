@@ -429,6 +429,8 @@ impl EngineControl {
             phase: None,
             failure: None,
             note: None,
+            live: None,
+            metrics_note: None,
         };
         if install.is_none() {
             status.note = Some(format!(
