@@ -34,6 +34,7 @@ cleanup() {
 }
 trap cleanup EXIT
 for _ in $(seq 1 120); do
+  kill -0 "$console" 2>/dev/null || { echo "the console exited"; cat "$log/console.txt"; exit 1; }
   healthy=$(target/debug/roofline --data "$data" status --json 2>/dev/null | grep -c '"state": "healthy"' || true)
   [ "$healthy" = "2" ] && break
   sleep 0.5

@@ -28,10 +28,25 @@ pub async fn open(path: &Path) -> anyhow::Result<SqlitePool> {
         .connect_with(opts)
         .await
         .with_context(|| format!("opening database {}", path.display()))?;
-    sqlx::migrate!("./migrations")
+    // The console and CLI commands may open a fresh database at the same moment; SQLite
+    // migrations are not safe to run twice concurrently, so they take a file lock.
+    let lock_path = path.with_extension("migrate.lock");
+    let guard = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)?;
+        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, e)| anyhow::anyhow!("locking {}: {e}", lock_path.display()))
+    })
+    .await??;
+    let migrated = sqlx::migrate!("./migrations")
         .run(&pool)
         .await
-        .context("running database migrations")?;
+        .context("running database migrations");
+    drop(guard);
+    migrated?;
     Ok(pool)
 }
 
@@ -241,6 +256,19 @@ fn decode((name, body, updated_at): (String, String, String)) -> Result<StoredPr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn concurrent_first_opens_migrate_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("race.db");
+        let opens = (0..6).map(|_| {
+            let path = path.clone();
+            tokio::spawn(async move { open(&path).await.map(|_| ()) })
+        });
+        for r in futures::future::join_all(opens).await {
+            r.unwrap().unwrap();
+        }
+    }
 
     #[tokio::test]
     async fn env_to_db_to_env_is_identical() {
