@@ -27,10 +27,37 @@ pub async fn snapshot(control: &EngineControl) -> Vec<EngineStatus> {
 /// How far back live rates and percentiles look.
 pub const WINDOW: Duration = Duration::from_secs(30);
 
-/// Recent scrapes per profile, for windows of live signals.
+/// How often a healthy engine gets a real one-token completion, and how long it may take.
+pub const PROBE_INTERVAL: Duration = Duration::from_secs(10);
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The outcome of the last completion probe of a profile.
+#[derive(Clone, Copy, Debug)]
+enum Probe {
+    Running,
+    Answered { at: std::time::Instant, ms: f64 },
+    NoAnswer { at: std::time::Instant },
+}
+
+/// Recent scrapes and completion probes per profile.
 #[derive(Default)]
 pub struct History {
     scrapes: std::collections::HashMap<String, std::collections::VecDeque<(std::time::Instant, Signals)>>,
+    probes: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Probe>>>,
+}
+
+/// One-token completion, as `roofline health` sends it.
+async fn probe_once(http: reqwest::Client, base: String, model: String) -> Option<f64> {
+    let t0 = std::time::Instant::now();
+    let body = serde_json::json!({"model": model, "prompt": "ping", "max_tokens": 1, "temperature": 0});
+    let resp = http
+        .post(format!("{base}/v1/completions"))
+        .timeout(PROBE_TIMEOUT)
+        .json(&body)
+        .send()
+        .await
+        .ok()?;
+    resp.status().is_success().then(|| t0.elapsed().as_secs_f64() * 1000.0)
 }
 
 impl History {
@@ -52,6 +79,7 @@ impl History {
         let scrapes =
             futures::future::join_all(targets.iter().map(|(_, base)| crate::collect::scrape(http, base))).await;
         let now = std::time::Instant::now();
+        self.start_probes(http, rows, &targets, now);
         let live_profiles: Vec<String> = targets.iter().map(|(i, _)| rows[*i].profile.clone()).collect();
         self.scrapes.retain(|p, _| live_profiles.contains(p));
         for ((i, _), result) in targets.into_iter().zip(scrapes) {
@@ -80,6 +108,66 @@ impl History {
                 }
                 Err(e) => row.metrics_note = Some(e.to_string()),
             }
+            // /health can answer while completions do not (vLLM's check only reads a flag).
+            let probe = self.probes.lock().ok().and_then(|p| p.get(&row.profile).copied());
+            match probe {
+                Some(Probe::Answered { ms, .. }) => row.probe_ms = Some(ms),
+                Some(Probe::NoAnswer { .. }) if row.state == EngineState::Healthy => {
+                    row.state = EngineState::Hung;
+                    row.note = Some(format!(
+                        "/health answers but a one-token completion got no answer in {} s",
+                        PROBE_TIMEOUT.as_secs()
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Starts a completion probe for every answering engine whose last probe is older than
+    /// the interval; results land in `probes` when they finish, never blocking the loop.
+    fn start_probes(
+        &self,
+        http: &reqwest::Client,
+        rows: &[EngineStatus],
+        targets: &[(usize, String)],
+        now: std::time::Instant,
+    ) {
+        let Ok(mut probes) = self.probes.lock() else { return };
+        probes.retain(|p, _| targets.iter().any(|(i, _)| rows[*i].profile == *p));
+        for (i, base) in targets {
+            let row = &rows[*i];
+            let due = match probes.get(&row.profile) {
+                None => true,
+                Some(Probe::Running) => false,
+                Some(Probe::Answered { at, .. }) | Some(Probe::NoAnswer { at }) => {
+                    now.duration_since(*at) >= PROBE_INTERVAL
+                }
+            };
+            if !due || row.model_name.is_empty() {
+                continue;
+            }
+            probes.insert(row.profile.clone(), Probe::Running);
+            let (http, base, model, profile, store) = (
+                http.clone(),
+                base.clone(),
+                row.model_name.clone(),
+                row.profile.clone(),
+                self.probes.clone(),
+            );
+            tokio::spawn(async move {
+                let result = probe_once(http, base, model).await;
+                let at = std::time::Instant::now();
+                if let Ok(mut p) = store.lock() {
+                    p.insert(
+                        profile,
+                        match result {
+                            Some(ms) => Probe::Answered { at, ms },
+                            None => Probe::NoAnswer { at },
+                        },
+                    );
+                }
+            });
         }
     }
 }

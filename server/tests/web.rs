@@ -120,5 +120,44 @@ async fn the_fleet_carries_live_signals_and_calls_a_hang_hung() {
     })
     .await;
     let hung = hung.expect("a hang is shown as hung");
-    assert!(hung["note"].as_str().unwrap().contains("no token generated"), "{hung}");
+    // Whichever notices first: the queue that does not move, or the console's own probe.
+    let note = hung["note"].as_str().unwrap();
+    assert!(
+        note.contains("no token generated") || note.contains("one-token completion"),
+        "{hung}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_completion_probe_that_gets_no_answer_marks_the_engine_hung() {
+    let (env, port) = Env::serving_vllm("probe", "");
+    let console = free_port();
+    let _console = Console::start(&env, console);
+    let c = client();
+    let fleet = async || -> Option<serde_json::Value> {
+        c.get(format!("http://127.0.0.1:{console}/api/engines"))
+            .send()
+            .await
+            .ok()?
+            .json::<serde_json::Value>()
+            .await
+            .ok()
+            .map(|v| v[0].clone())
+    };
+    let answered = eventually(Duration::from_secs(20), async || {
+        fleet().await.filter(|e| e["probe_ms"].is_number())
+    })
+    .await;
+    assert!(answered.is_some(), "the probe answers on a healthy engine");
+    // No client traffic at all: only the console's own probe can notice the hang.
+    set_fault(port, "hang").await;
+    let hung = eventually(Duration::from_secs(40), async || {
+        fleet().await.filter(|e| e["state"] == "hung")
+    })
+    .await
+    .expect("hung");
+    assert!(
+        hung["note"].as_str().unwrap().contains("one-token completion"),
+        "{hung}"
+    );
 }

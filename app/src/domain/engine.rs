@@ -116,6 +116,12 @@ pub struct EngineStatus {
     /// Why there are no live signals (no `/metrics`, a failed scrape).
     #[serde(default)]
     pub metrics_note: Option<String>,
+    /// The name clients address the model by (what the completion probe asks for).
+    #[serde(default)]
+    pub model_name: String,
+    /// The last one-token completion probe: latency in ms, or `None` while none finished.
+    #[serde(default)]
+    pub probe_ms: Option<f64>,
 }
 
 /// Coarse startup progress read from the engine's own log milestones.

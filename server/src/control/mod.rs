@@ -431,6 +431,8 @@ impl EngineControl {
             note: None,
             live: None,
             metrics_note: None,
+            model_name: profile.model_name().to_string(),
+            probe_ms: None,
         };
         if install.is_none() {
             status.note = Some(format!(

@@ -291,7 +291,6 @@ async fn run(args: SimArgs) -> i32 {
     let template = Template::for_engine(kind);
     let metrics = Metrics::for_engine(kind, &template);
     let mut sched = Sched::new(
-        kind,
         args.max_running,
         args.max_batched_tokens,
         budget.kv_tokens,

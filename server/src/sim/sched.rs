@@ -8,7 +8,6 @@
 
 use super::faults::Fault;
 use super::metrics::Metrics;
-use app::domain::engine::EngineKind;
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -80,14 +79,12 @@ const WORDS: &[&str] = &[
 
 impl Sched {
     pub fn new(
-        kind: EngineKind,
         max_running: u32,
         max_batched_tokens: u32,
         kv_capacity: u64,
         prefix_caching: bool,
         metrics: Metrics,
     ) -> Self {
-        let _ = kind;
         Self {
             max_running: max_running as usize,
             max_batched_tokens,
@@ -370,7 +367,7 @@ mod tests {
     use super::*;
 
     fn sched(max_running: u32, kv: u64) -> Sched {
-        Sched::new(EngineKind::Vllm, max_running, 8192, kv, true, Metrics::default())
+        Sched::new(max_running, 8192, kv, true, Metrics::default())
     }
 
     fn run(s: &mut Sched, steps: usize) {
