@@ -10,6 +10,9 @@ test("stop and start a simulated engine from its page, and read its log", async 
   await engine.expectState("healthy");
   await expect(page.getByTestId("argv")).toContainText("serve");
   await expect(page.getByTestId("argv")).toContainText("--served-model-name llama-3.1-8b");
+  // Live signals and the completion probe arrive over the page's event stream.
+  await expect(page.getByTestId("live-kv")).toContainText("%");
+  await expect(page.getByTestId("probe")).toContainText("ms");
 
   await engine.act("stop");
   await engine.expectState("stopped");

@@ -219,3 +219,5 @@ col-waiting = Waiting
 col-kv = KV cache
 col-ttft-p95 = TTFT p95
 col-itl-p95 = ITL p95
+col-running = Running
+col-probe = Completion probe

@@ -222,3 +222,5 @@ col-waiting = В очереди
 col-kv = KV-кеш
 col-ttft-p95 = TTFT p95
 col-itl-p95 = ITL p95
+col-running = Выполняется
+col-probe = Проба генерации

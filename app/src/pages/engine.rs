@@ -162,10 +162,23 @@ fn StatusFacts(status: RwSignal<EngineStatus>) -> impl IntoView {
             <dd class="mono">{move || { let s = status.read(); format!("{}:{}", s.host, s.port) }}</dd>
             <dt>{move || i18n.t("col-pid")}</dt>
             <dd class="mono" data-testid="pid">{move || status.read().pid.map(|p| p.to_string()).unwrap_or_else(|| "—".into())}</dd>
+            <dt>{move || i18n.t("col-running")}</dt>
+            <dd data-testid="live-running">{move || live_text(&status.read(), |l| l.running.map(|v| format!("{v:.0}")))}</dd>
+            <dt>{move || i18n.t("col-waiting")}</dt>
+            <dd data-testid="live-waiting">{move || live_text(&status.read(), |l| l.waiting.map(|v| format!("{v:.0}")))}</dd>
+            <dt>{move || i18n.t("col-kv")}</dt>
+            <dd data-testid="live-kv">{move || live_text(&status.read(), |l| l.kv_usage.map(|v| format!("{:.0}%", v * 100.0)))}</dd>
+            <dt>{move || i18n.t("col-ttft-p95")}</dt>
+            <dd>{move || live_text(&status.read(), |l| l.ttft_p95_ms.map(|v| format!("{v:.0} ms")))}</dd>
+            <dt>{move || i18n.t("col-itl-p95")}</dt>
+            <dd>{move || live_text(&status.read(), |l| l.itl_p95_ms.map(|v| format!("{v:.0} ms")))}</dd>
+            <dt>{move || i18n.t("col-probe")}</dt>
+            <dd data-testid="probe">{move || status.read().probe_ms.map(|v| format!("{v:.0} ms")).unwrap_or_else(|| "—".into())}</dd>
             <dt>{move || i18n.t("col-uptime")}</dt>
             <dd>{move || status.read().uptime_s.map(|s| duration(i18n.lang.get(), s)).unwrap_or_else(|| "—".into())}</dd>
         </dl>
         {move || status.read().note.clone().map(|n| view! { <p class="note" data-testid="note">{n}</p> })}
+        {move || status.read().metrics_note.clone().map(|n| view! { <p class="note" data-testid="metrics-note">{n}</p> })}
     }
 }
 
@@ -192,4 +205,9 @@ fn FailurePanel(status: RwSignal<EngineStatus>) -> impl IntoView {
             }
         })
     }
+}
+
+/// A live value, or "—" (with the collector's reason in the note below the facts).
+fn live_text(status: &EngineStatus, pick: impl Fn(&crate::domain::signals::Live) -> Option<String>) -> String {
+    status.live.as_ref().and_then(pick).unwrap_or_else(|| "—".into())
 }
