@@ -5,6 +5,7 @@ mod bench;
 pub mod cli;
 mod collect;
 mod config;
+mod console_metrics;
 mod control;
 mod db;
 mod demo;

@@ -40,8 +40,8 @@ enum Probe {
 }
 
 /// Recent scrapes and completion probes per profile.
-#[derive(Default)]
 pub struct History {
+    metrics: std::sync::Arc<crate::console_metrics::ConsoleMetrics>,
     scrapes: std::collections::HashMap<String, std::collections::VecDeque<(std::time::Instant, Signals)>>,
     probes: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Probe>>>,
 }
@@ -148,6 +148,7 @@ impl History {
                 continue;
             }
             probes.insert(row.profile.clone(), Probe::Running);
+            let counters = self.metrics.clone();
             let (http, base, model, profile, store) = (
                 http.clone(),
                 base.clone(),
@@ -157,6 +158,7 @@ impl History {
             );
             tokio::spawn(async move {
                 let result = probe_once(http, base, model).await;
+                counters.probed(result.is_some());
                 let at = std::time::Instant::now();
                 if let Ok(mut p) = store.lock() {
                     p.insert(
@@ -173,10 +175,17 @@ impl History {
 }
 
 /// Starts the refresh loop; the receiver always holds the latest snapshot.
-pub async fn start(control: EngineControl) -> watch::Receiver<Vec<EngineStatus>> {
+pub async fn start(
+    control: EngineControl,
+    metrics: std::sync::Arc<crate::console_metrics::ConsoleMetrics>,
+) -> watch::Receiver<Vec<EngineStatus>> {
     let (tx, rx) = watch::channel(snapshot(&control).await);
     let http = reqwest::Client::builder().no_proxy().build().expect("static client");
-    let mut history = History::default();
+    let mut history = History {
+        metrics,
+        scrapes: Default::default(),
+        probes: Default::default(),
+    };
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(INTERVAL).await;

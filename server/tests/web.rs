@@ -69,6 +69,28 @@ async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
     assert_eq!(evil.status(), 403);
     assert_eq!(env.status("web1")["state"], "stopped");
 
+    // The console's own /metrics, in Prometheus text format.
+    let own = c
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let parsed = app::domain::prometheus::parse(&own);
+    assert!(parsed.errors.is_empty(), "{own}");
+    let value = |name: &str, state: Option<&str>| {
+        parsed
+            .samples
+            .iter()
+            .find(|s| s.name == name && state.is_none_or(|st| s.label("state") == Some(st)))
+            .map(|s| s.value)
+    };
+    assert_eq!(value("roofline_engines", Some("stopped")), Some(1.0));
+    assert!(value("roofline_scrapes_total", None).is_some());
+    assert!(value("roofline_sse_clients", None).is_some());
+
     let fleet: serde_json::Value = c
         .get(format!("{base}/api/engines"))
         .send()

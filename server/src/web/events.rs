@@ -17,10 +17,25 @@ pub async fn engines_json(State(s): State<WebState>) -> Response {
     Json(s.fleet.borrow().clone()).into_response()
 }
 
+/// `GET /metrics`: the console's own metrics in Prometheus text format.
+pub async fn console_metrics(State(s): State<WebState>) -> Response {
+    let body = s.metrics.render(&s.fleet.borrow());
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        body,
+    )
+        .into_response()
+}
+
 /// `GET /api/events/fleet`: every engine's status, on change.
 pub async fn fleet(State(s): State<WebState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let mut rx = s.fleet.clone();
+    let client = s.metrics.sse_client();
     let stream = async_stream(move |tx| async move {
+        let _client = client;
         loop {
             let snapshot = rx.borrow_and_update().clone();
             let data = serde_json::to_string(&snapshot).unwrap_or_else(|_| "[]".into());
@@ -43,7 +58,9 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
     let log_path = s.control.log_path(&profile);
     let mut fleet = s.fleet.clone();
     let gates = s.gates.clone();
+    let client = s.metrics.sse_client();
     let stream = async_stream(move |tx| async move {
+        let _client = client;
         // Start at the end: the page rendered the tail already.
         let mut offset = std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0);
         let mut last_status = None;

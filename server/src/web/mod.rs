@@ -26,6 +26,7 @@ pub struct WebState {
     pub control: EngineControl,
     pub fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>,
     pub gates: Gates,
+    pub metrics: Arc<crate::console_metrics::ConsoleMetrics>,
 }
 
 impl axum::extract::FromRef<WebState> for LeptosOptions {
@@ -55,6 +56,7 @@ pub fn site_root() -> PathBuf {
 pub fn router(
     control: EngineControl,
     fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>,
+    metrics: Arc<crate::console_metrics::ConsoleMetrics>,
     addr: SocketAddr,
 ) -> Router {
     let site = site_root();
@@ -75,12 +77,14 @@ pub fn router(
         control,
         fleet,
         gates,
+        metrics,
     };
     let routes = generate_route_list(app::App);
     Router::new()
         .route("/api/events/fleet", get(events::fleet))
         .route("/api/events/engines/{profile}", get(events::engine))
         .route("/api/engines", get(events::engines_json))
+        .route("/metrics", get(events::console_metrics))
         .route("/favicon.svg", get(favicon))
         .leptos_routes_with_context(
             &state,
@@ -111,8 +115,9 @@ pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<(
     if !addr.ip().is_loopback() {
         bail!("--addr {addr}: until accounts exist the console listens on a loopback address only (127.0.0.1 or ::1)");
     }
-    let fleet = crate::supervisor::start(control.clone()).await;
-    let app = router(control, fleet, addr);
+    let metrics = Arc::new(crate::console_metrics::ConsoleMetrics::default());
+    let fleet = crate::supervisor::start(control.clone(), metrics.clone()).await;
+    let app = router(control, fleet, metrics, addr);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;

@@ -1,0 +1,145 @@
+//! The console's own `/metrics`, for the Prometheus its operators already run: how scraping
+//! and probing go, how many browsers are connected, and engines by state.
+
+use app::domain::engine::{EngineState, EngineStatus};
+use app::domain::prometheus::{escape_label, format_value};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Counters shared by the supervisor and the HTTP handlers.
+#[derive(Default, Debug)]
+pub struct ConsoleMetrics {
+    scrapes: AtomicU64,
+    scrape_errors: AtomicU64,
+    scrape_micros: AtomicU64,
+    probes: AtomicU64,
+    probe_failures: AtomicU64,
+    sse_clients: AtomicI64,
+}
+
+impl ConsoleMetrics {
+    pub fn scraped(&self, ok: bool, elapsed: std::time::Duration) {
+        self.scrapes.fetch_add(1, Ordering::Relaxed);
+        if !ok {
+            self.scrape_errors.fetch_add(1, Ordering::Relaxed);
+        }
+        self.scrape_micros
+            .fetch_add(elapsed.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    pub fn probed(&self, ok: bool) {
+        self.probes.fetch_add(1, Ordering::Relaxed);
+        if !ok {
+            self.probe_failures.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts an event-stream client for as long as the guard lives.
+    pub fn sse_client(self: &Arc<Self>) -> SseClient {
+        self.sse_clients.fetch_add(1, Ordering::Relaxed);
+        SseClient(self.clone())
+    }
+
+    /// The exposition body.
+    pub fn render(&self, fleet: &[EngineStatus]) -> String {
+        let mut out = String::new();
+        let mut family = |name: &str, kind: &str, help: &str, samples: Vec<(String, f64)>| {
+            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+            for (labels, v) in samples {
+                out.push_str(&format!("{name}{labels} {}\n", format_value(v)));
+            }
+        };
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
+        family(
+            "roofline_scrapes_total",
+            "counter",
+            "Scrapes of engine /metrics.",
+            vec![(String::new(), load(&self.scrapes))],
+        );
+        family(
+            "roofline_scrape_errors_total",
+            "counter",
+            "Scrapes that failed.",
+            vec![(String::new(), load(&self.scrape_errors))],
+        );
+        family(
+            "roofline_scrape_duration_seconds_total",
+            "counter",
+            "Time spent scraping.",
+            vec![(String::new(), load(&self.scrape_micros) / 1e6)],
+        );
+        family(
+            "roofline_completion_probes_total",
+            "counter",
+            "One-token completion probes sent.",
+            vec![(String::new(), load(&self.probes))],
+        );
+        family(
+            "roofline_completion_probe_failures_total",
+            "counter",
+            "Probes without an answer in time.",
+            vec![(String::new(), load(&self.probe_failures))],
+        );
+        family(
+            "roofline_sse_clients",
+            "gauge",
+            "Browsers connected to event streams.",
+            vec![(String::new(), self.sse_clients.load(Ordering::Relaxed) as f64)],
+        );
+        let by_state = EngineState::ALL
+            .iter()
+            .map(|s| {
+                (
+                    format!("{{state=\"{}\"}}", escape_label(s.as_str())),
+                    fleet.iter().filter(|e| e.state == *s).count() as f64,
+                )
+            })
+            .collect();
+        family("roofline_engines", "gauge", "Engines by state.", by_state);
+        out
+    }
+}
+
+/// Decrements the client gauge when an event stream ends.
+pub struct SseClient(Arc<ConsoleMetrics>);
+
+impl Drop for SseClient {
+    fn drop(&mut self) {
+        self.0.sse_clients.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_parseable_exposition() {
+        let m = Arc::new(ConsoleMetrics::default());
+        m.scraped(true, std::time::Duration::from_millis(3));
+        m.scraped(false, std::time::Duration::from_millis(1));
+        let guard = m.sse_client();
+        let body = m.render(&[]);
+        let parsed = app::domain::prometheus::parse(&body);
+        assert!(parsed.errors.is_empty());
+        let get = |n: &str| parsed.samples.iter().find(|s| s.name == n).unwrap().value;
+        assert_eq!(get("roofline_scrapes_total"), 2.0);
+        assert_eq!(get("roofline_scrape_errors_total"), 1.0);
+        assert_eq!(get("roofline_sse_clients"), 1.0);
+        drop(guard);
+        let parsed = app::domain::prometheus::parse(&m.render(&[]));
+        assert_eq!(
+            parsed
+                .samples
+                .iter()
+                .find(|s| s.name == "roofline_sse_clients")
+                .unwrap()
+                .value,
+            0.0
+        );
+        assert_eq!(
+            parsed.samples.iter().filter(|s| s.name == "roofline_engines").count(),
+            EngineState::ALL.len()
+        );
+    }
+}
