@@ -201,11 +201,11 @@ async fn bench_follows_the_rate_and_measures_an_injected_ttft() {
     assert!(elapsed > Duration::from_secs(2));
     let ttft = &s["ttft_ms"];
     assert!(
-        (50.0..56.0).contains(&ttft["mean"].as_f64().unwrap()),
+        (50.0..60.0).contains(&ttft["mean"].as_f64().unwrap()),
         "injected 50 ms, measured {ttft}"
     );
     assert!(
-        (5.0..9.0).contains(&s["itl_ms"]["median"].as_f64().unwrap()),
+        (5.0..12.0).contains(&s["itl_ms"]["median"].as_f64().unwrap()),
         "{}",
         s["itl_ms"]
     );
