@@ -71,6 +71,9 @@ enum Command {
     },
     /// Every engine and its state.
     Status,
+    /// GPU memory, utilisation, temperature, power, clocks, throttling, and which processes
+    /// are our engines and which are foreign.
+    Gpu,
     /// Queue, KV cache, preemptions, prefix-cache hit rate, throughput and latency
     /// percentiles from two scrapes of `/metrics` a window apart.
     Metrics {
@@ -257,6 +260,7 @@ async fn run(cli: Cli) -> i32 {
         Command::Logs { profile, lines, follow } => logs(&control, &profile, lines, follow).await,
         Command::Health { url, profile } => health(&control, url, profile, json).await,
         Command::Status => status(&control, json).await,
+        Command::Gpu => gpu(&control, json).await,
         Command::Metrics { url, profile, window } => metrics(&control, url, profile, window, json).await,
         Command::Bench {
             url,
@@ -894,6 +898,69 @@ async fn metrics(
         return PROBLEM;
     }
     OK
+}
+
+async fn gpu(control: &EngineControl, json: bool) -> i32 {
+    let mut state = tokio::task::spawn_blocking(|| crate::gpu::source().read())
+        .await
+        .unwrap_or_else(|e| app::domain::gpu::GpuState::NoDriver { reason: e.to_string() });
+    let engines: Vec<(i32, String)> = crate::supervisor::snapshot(control)
+        .await
+        .into_iter()
+        .filter_map(|e| e.pid.map(|p| (p, e.profile)))
+        .collect();
+    app::domain::gpu::mark_owners(&mut state, &engines, crate::gpu::process_group);
+    let foreign = app::domain::gpu::foreign(&state).len();
+    if json {
+        println!("{}", serde_json::json!({"gpu": state, "foreign_processes": foreign}));
+    } else {
+        match &state {
+            app::domain::gpu::GpuState::NoDriver { reason } => println!("{reason}"),
+            app::domain::gpu::GpuState::Available { driver, gpus } => {
+                println!("driver {}", driver.as_deref().unwrap_or("?"));
+                let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+                let opt = |v: Option<String>| v.unwrap_or_else(|| "n/a".into());
+                for g in gpus {
+                    println!(
+                        "GPU {} {}: memory {:.1}/{:.1} GiB, util {}, {} , power {} / {}, SM {}{}",
+                        g.index,
+                        g.name,
+                        gib(g.memory_used_bytes),
+                        gib(g.memory_total_bytes),
+                        opt(g.utilization_pct.map(|u| format!("{u}%"))),
+                        opt(g.temperature_c.map(|t| format!("{t} C"))),
+                        opt(g.power_w.map(|w| format!("{w:.0} W"))),
+                        opt(g.power_limit_w.map(|w| format!("{w:.0} W"))),
+                        opt(g.sm_clock_mhz.map(|c| format!("{c} MHz"))),
+                        if g.throttle.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", throttled: {}", g.throttle.join(", "))
+                        }
+                    );
+                    for p in &g.processes {
+                        let mem = p
+                            .used_bytes
+                            .map(|b| format!("{:.1} GiB", gib(b)))
+                            .unwrap_or_else(|| "?".into());
+                        match &p.profile {
+                            Some(profile) => println!("    pid {:>7} {mem:>10}  engine {profile}", p.pid),
+                            None => println!(
+                                "    pid {:>7} {mem:>10}  FOREIGN {}",
+                                p.pid,
+                                crate::control::procfs::comm(p.pid).unwrap_or_default()
+                            ),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    match state {
+        app::domain::gpu::GpuState::NoDriver { .. } => PROBLEM,
+        _ if foreign > 0 => PROBLEM,
+        _ => OK,
+    }
 }
 
 async fn status(control: &EngineControl, json: bool) -> i32 {

@@ -9,6 +9,7 @@ mod console_metrics;
 mod control;
 mod db;
 mod demo;
+mod gpu;
 mod sim;
 mod smoke;
 mod supervisor;

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod engine;
 pub mod envfile;
 pub mod flagmap;
+pub mod gpu;
 pub mod help_flags;
 pub mod profile;
 pub mod prometheus;

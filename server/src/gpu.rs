@@ -1,0 +1,137 @@
+//! GPU readings through NVML, behind a seam: `GpuSource` is NVML on a GPU host and a
+//! recording (`ROOFLINE_GPU_RECORDING=file.json`) in tests and on machines without a GPU.
+//! NVML is loaded at run time, so the binary runs anywhere; without the driver the state
+//! says so plainly.
+
+use app::domain::gpu::{GpuProcess, GpuReading, GpuState};
+
+/// Anything that can read the GPUs.
+pub trait GpuSource {
+    fn read(&self) -> GpuState;
+}
+
+/// Recorded readings from a JSON file (a `GpuState`).
+pub struct Recorded(pub std::path::PathBuf);
+
+impl GpuSource for Recorded {
+    fn read(&self) -> GpuState {
+        match std::fs::read_to_string(&self.0) {
+            Ok(text) => serde_json::from_str(&text).unwrap_or_else(|e| GpuState::NoDriver {
+                reason: format!("recording {}: {e}", self.0.display()),
+            }),
+            Err(e) => GpuState::NoDriver {
+                reason: format!("recording {}: {e}", self.0.display()),
+            },
+        }
+    }
+}
+
+/// The NVIDIA driver's library.
+pub struct NvmlSource;
+
+impl GpuSource for NvmlSource {
+    fn read(&self) -> GpuState {
+        use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+        use nvml_wrapper::enums::device::UsedGpuMemory;
+        let nvml = match nvml_wrapper::Nvml::init() {
+            Ok(n) => n,
+            Err(e) => {
+                return GpuState::NoDriver {
+                    reason: format!("no NVIDIA driver: {e}"),
+                }
+            }
+        };
+        let driver = nvml.sys_driver_version().ok();
+        let count = match nvml.device_count() {
+            Ok(c) => c,
+            Err(e) => {
+                return GpuState::NoDriver {
+                    reason: format!("NVML lists no devices: {e}"),
+                }
+            }
+        };
+        let mut gpus = Vec::new();
+        for index in 0..count {
+            let Ok(d) = nvml.device_by_index(index) else { continue };
+            let mem = d.memory_info().ok();
+            let throttle = d
+                .current_throttle_reasons()
+                .map(|r| {
+                    let names = format!("{r:?}");
+                    names
+                        .split(['|', '(', ')', ' '])
+                        .map(str::trim)
+                        .filter(|n| !n.is_empty() && *n != "ThrottleReasons" && *n != "NONE" && *n != "GPU_IDLE")
+                        .map(|n| n.to_ascii_lowercase())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let processes = d
+                .running_compute_processes()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|p| GpuProcess {
+                    pid: p.pid as i32,
+                    used_bytes: match p.used_gpu_memory {
+                        UsedGpuMemory::Used(b) => Some(b),
+                        UsedGpuMemory::Unavailable => None,
+                    },
+                    profile: None,
+                })
+                .collect();
+            gpus.push(GpuReading {
+                index,
+                name: d.name().unwrap_or_default(),
+                uuid: d.uuid().unwrap_or_default(),
+                memory_used_bytes: mem.as_ref().map(|m| m.used).unwrap_or(0),
+                memory_total_bytes: mem.as_ref().map(|m| m.total).unwrap_or(0),
+                utilization_pct: d.utilization_rates().ok().map(|u| u.gpu),
+                temperature_c: d.temperature(TemperatureSensor::Gpu).ok(),
+                power_w: d.power_usage().ok().map(|mw| mw as f64 / 1000.0),
+                power_limit_w: d.enforced_power_limit().ok().map(|mw| mw as f64 / 1000.0),
+                sm_clock_mhz: d.clock_info(Clock::SM).ok(),
+                throttle,
+                processes,
+            });
+        }
+        GpuState::Available { driver, gpus }
+    }
+}
+
+/// The source for this process: a recording when `ROOFLINE_GPU_RECORDING` names one, else NVML.
+pub fn source() -> Box<dyn GpuSource + Send + Sync> {
+    match std::env::var_os("ROOFLINE_GPU_RECORDING") {
+        Some(path) => Box::new(Recorded(path.into())),
+        None => Box::new(NvmlSource),
+    }
+}
+
+/// The process group of a pid (field 5 of /proc/PID/stat).
+pub fn process_group(pid: i32) -> Option<i32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &text[text.rfind(')')? + 1..];
+    after.split_whitespace().nth(2)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_driver_the_state_says_so() {
+        // CI and dev machines have no NVIDIA driver: NVML fails to load, plainly.
+        if std::path::Path::new("/dev/nvidiactl").exists() {
+            return;
+        }
+        match NvmlSource.read() {
+            GpuState::NoDriver { reason } => assert!(reason.contains("NVIDIA") || reason.contains("NVML"), "{reason}"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn own_process_group() {
+        let me = std::process::id() as i32;
+        assert!(process_group(me).is_some());
+    }
+}

@@ -1,0 +1,50 @@
+//! `roofline gpu` with recorded readings (the NVML seam): our engines' processes are named,
+//! foreign ones are flagged; without a driver the answer says so.
+
+mod common;
+use common::*;
+
+#[test]
+fn recorded_readings_mark_our_engine_and_a_foreign_process() {
+    let (env, _port) = Env::serving_vllm("g", "");
+    let pid = env.status("g")["pid"].as_i64().unwrap();
+    let recording = serde_json::json!({"status": "available", "driver": "570.86.15", "gpus": [{
+        "index": 0, "name": "NVIDIA H200", "uuid": "GPU-0", "memory_used_bytes": 75u64 << 30, "memory_total_bytes": 141u64 << 30,
+        "utilization_pct": 97, "temperature_c": 64, "power_w": 612.5, "power_limit_w": 700.0, "sm_clock_mhz": 1755,
+        "throttle": ["sw_power_cap"],
+        "processes": [{"pid": pid, "used_bytes": 70u64 << 30}, {"pid": 1, "used_bytes": 5u64 << 30}]}]});
+    let path = env.data().join("gpu.json");
+    std::fs::write(&path, recording.to_string()).unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["--data", env.data().to_str().unwrap(), "gpu", "--json"])
+        .env("ROOFLINE_GPU_RECORDING", &path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a foreign process is a finding");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["foreign_processes"], 1);
+    let procs = &v["gpu"]["gpus"][0]["processes"];
+    assert_eq!(procs[0]["profile"], "g");
+    assert!(procs[1]["profile"].is_null());
+    let text = std::process::Command::new(BIN)
+        .args(["--data", env.data().to_str().unwrap(), "gpu"])
+        .env("ROOFLINE_GPU_RECORDING", &path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("engine g") && text.contains("FOREIGN") && text.contains("throttled: sw_power_cap"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_a_driver_gpu_says_so_plainly() {
+    if std::path::Path::new("/dev/nvidiactl").exists() {
+        return;
+    }
+    let env = Env::new();
+    let out = env.run(&["gpu"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(str(&out).0.contains("no NVIDIA driver"), "{:?}", str(&out));
+}
