@@ -64,10 +64,8 @@ enum Command {
     },
     /// `/health` and a one-token completion.
     Health {
-        #[arg(long, env = "INFER_URL", conflicts_with = "profile")]
-        url: Option<String>,
-        #[arg(long, env = "INFER_PROFILE")]
-        profile: Option<String>,
+        #[command(flatten)]
+        target: TargetArgs,
     },
     /// Every engine and its state.
     Status,
@@ -77,20 +75,16 @@ enum Command {
     /// Queue, KV cache, preemptions, prefix-cache hit rate, throughput and latency
     /// percentiles from two scrapes of `/metrics` a window apart.
     Metrics {
-        #[arg(long, env = "INFER_URL", conflicts_with = "profile")]
-        url: Option<String>,
-        #[arg(long, env = "INFER_PROFILE")]
-        profile: Option<String>,
+        #[command(flatten)]
+        target: TargetArgs,
         /// Seconds between the two scrapes.
         #[arg(long, default_value_t = 5.0)]
         window: f64,
     },
     /// Serving benchmark with `vllm bench serve`'s definitions; results kept for comparison.
     Bench {
-        #[arg(long, env = "INFER_URL", conflicts_with = "profile")]
-        url: Option<String>,
-        #[arg(long, env = "INFER_PROFILE")]
-        profile: Option<String>,
+        #[command(flatten)]
+        target: TargetArgs,
         /// Model name (default: the profile's served name, or the server's first model).
         #[arg(long)]
         model: Option<String>,
@@ -123,10 +117,8 @@ enum Command {
     /// Tool calling end to end through the engine's parser and chat template.
     #[command(name = "smoke-toolcall")]
     SmokeToolcall {
-        #[arg(long, env = "INFER_URL", conflicts_with = "profile")]
-        url: Option<String>,
-        #[arg(long, env = "INFER_PROFILE")]
-        profile: Option<String>,
+        #[command(flatten)]
+        target: TargetArgs,
         #[arg(long)]
         model: Option<String>,
     },
@@ -163,6 +155,15 @@ enum ProfileCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+}
+
+/// Where a check goes: an engine (or a proxy) by URL, or a profile's engine.
+#[derive(clap::Args, Debug)]
+struct TargetArgs {
+    #[arg(long, env = "INFER_URL", conflicts_with = "profile")]
+    url: Option<String>,
+    #[arg(long, env = "INFER_PROFILE")]
+    profile: Option<String>,
 }
 
 /// Exit codes.
@@ -258,13 +259,17 @@ async fn run(cli: Cli) -> i32 {
             serve(&control, &profile, json).await
         }
         Command::Logs { profile, lines, follow } => logs(&control, &profile, lines, follow).await,
-        Command::Health { url, profile } => health(&control, url, profile, json).await,
+        Command::Health {
+            target: TargetArgs { url, profile },
+        } => health(&control, url, profile, json).await,
         Command::Status => status(&control, json).await,
         Command::Gpu => gpu(&control, json).await,
-        Command::Metrics { url, profile, window } => metrics(&control, url, profile, window, json).await,
+        Command::Metrics {
+            target: TargetArgs { url, profile },
+            window,
+        } => metrics(&control, url, profile, window, json).await,
         Command::Bench {
-            url,
-            profile,
+            target: TargetArgs { url, profile },
             model,
             endpoint,
             concurrency,
@@ -308,7 +313,10 @@ async fn run(cli: Cli) -> i32 {
             };
             bench(&control, &t, params, json).await
         }
-        Command::SmokeToolcall { url, profile, model } => smoke(&control, url, profile, model, json).await,
+        Command::SmokeToolcall {
+            target: TargetArgs { url, profile },
+            model,
+        } => smoke(&control, url, profile, model, json).await,
         Command::Flags { profile, query } => flags(&control, &profile, query, json).await,
         Command::Profile { command } => profile_cmd(&control, command, json).await,
     }

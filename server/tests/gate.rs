@@ -37,21 +37,7 @@ async fn smoke_toolcall_passes_on_healthy_engines_of_both_kinds() {
             .iter()
             .map(|c| c["case"].as_str().unwrap())
             .collect();
-        assert_eq!(
-            cases,
-            [
-                "preflight",
-                "auto-nonstream",
-                "auto-stream",
-                "required",
-                "named",
-                "none",
-                "second-turn",
-                "parallel",
-                "zero-arguments",
-                "repeated-streams"
-            ]
-        );
+        assert_eq!(cases, app::domain::toolcall::CASES);
         assert_eq!(
             v["report"]["cases"][0]["skipped"], false,
             "the profile's flags were checked"

@@ -4,17 +4,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-async fn engines(console: u16) -> Option<serde_json::Value> {
-    client()
-        .get(format!("http://127.0.0.1:{console}/api/engines"))
-        .send()
-        .await
-        .ok()?
-        .json()
-        .await
-        .ok()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn engines_are_readopted_after_the_console_is_killed() {
     let env = Env::with_extra_config("autostart = [\"auto\"]\n");
@@ -27,20 +16,20 @@ async fn engines_are_readopted_after_the_console_is_killed() {
         (e["state"] == "healthy").then(|| e["pid"].as_i64()).flatten()
     };
     let pid = eventually(Duration::from_secs(30), async || {
-        engines(console_port).await.and_then(healthy_pid)
+        console_engines(console_port).await.and_then(healthy_pid)
     })
     .await
     .expect("autostarted engine becomes healthy");
 
     // kill -9: no cleanup runs in the console.
-    console.kill();
+    drop(console); // SIGKILL: no cleanup of its own runs
     assert!(pid_alive(pid), "the engine outlives the console");
 
     let console = Console::start(&env, console_port);
     let adopted = eventually(Duration::from_secs(30), async || {
-        engines(console_port).await.and_then(healthy_pid)
+        console_engines(console_port).await.and_then(healthy_pid)
     })
     .await;
     assert_eq!(adopted, Some(pid), "same process, not a new one");
-    console.kill();
+    drop(console); // SIGKILL: no cleanup of its own runs
 }

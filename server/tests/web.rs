@@ -19,37 +19,18 @@ async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
     .await;
     assert!(up.is_some(), "console did not come up");
 
-    let en = c.get(&base).send().await.unwrap().text().await.unwrap();
+    let en = text(c.get(&base)).await;
     assert!(en.contains("<html lang=\"en\"") && en.contains(">Fleet<"), "{en}");
     assert!(en.contains("web1"));
-    let ru = c
-        .get(&base)
-        .header("cookie", "lang=ru")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let ru = text(c.get(&base).header("cookie", "lang=ru")).await;
     assert!(ru.contains("<html lang=\"ru\"") && ru.contains("Парк движков"));
-    let ru_header = c
-        .get(format!("{base}/profiles"))
-        .header("accept-language", "ru-RU,ru;q=0.9")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let ru_header = text(
+        c.get(format!("{base}/profiles"))
+            .header("accept-language", "ru-RU,ru;q=0.9"),
+    )
+    .await;
     assert!(ru_header.contains("Профили запуска"));
-    let profile = c
-        .get(format!("{base}/profiles/web1"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let profile = text(c.get(format!("{base}/profiles/web1"))).await;
     assert!(
         profile.contains("--served-model-name m"),
         "the rendered command line is shown"
@@ -70,14 +51,7 @@ async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
     assert_eq!(env.status("web1")["state"], "stopped");
 
     // The console's own /metrics, in Prometheus text format.
-    let own = c
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let own = text(c.get(format!("{base}/metrics"))).await;
     let parsed = app::domain::prometheus::parse(&own);
     assert!(parsed.errors.is_empty(), "{own}");
     let value = |name: &str, state: Option<&str>| {
@@ -116,17 +90,7 @@ async fn the_fleet_carries_live_signals_and_calls_a_hang_hung() {
     let (env, port) = Env::serving_vllm("live", "");
     let console = free_port();
     let _console = Console::start(&env, console);
-    let c = client();
-    let fleet = async || -> Option<serde_json::Value> {
-        c.get(format!("http://127.0.0.1:{console}/api/engines"))
-            .send()
-            .await
-            .ok()?
-            .json::<serde_json::Value>()
-            .await
-            .ok()
-            .map(|v| v[0].clone())
-    };
+    let fleet = async || console_engines(console).await.map(|v| v[0].clone());
     let live = eventually(Duration::from_secs(20), async || {
         fleet().await.filter(|e| e["live"]["waiting"].is_number())
     })
@@ -155,17 +119,7 @@ async fn a_completion_probe_that_gets_no_answer_marks_the_engine_hung() {
     let (env, port) = Env::serving_vllm("probe", "");
     let console = free_port();
     let _console = Console::start(&env, console);
-    let c = client();
-    let fleet = async || -> Option<serde_json::Value> {
-        c.get(format!("http://127.0.0.1:{console}/api/engines"))
-            .send()
-            .await
-            .ok()?
-            .json::<serde_json::Value>()
-            .await
-            .ok()
-            .map(|v| v[0].clone())
-    };
+    let fleet = async || console_engines(console).await.map(|v| v[0].clone());
     let answered = eventually(Duration::from_secs(20), async || {
         fleet().await.filter(|e| e["probe_ms"].is_number())
     })

@@ -69,11 +69,6 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
             let status = fleet.borrow_and_update().iter().find(|e| e.profile == profile).cloned();
             let Some(status) = status else { return };
             let (lines, next, reset) = logs::read_since(&log_path, offset).unwrap_or((Vec::new(), offset, false));
-            let (lines, reset) = if next < offset && !reset {
-                (Vec::new(), true)
-            } else {
-                (lines, reset)
-            };
             offset = next;
             let gate = gates.lock().ok().and_then(|g| g.get(&profile).cloned());
             if !lines.is_empty() || reset || last_status.as_ref() != Some(&status) || last_gate != gate {

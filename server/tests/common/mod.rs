@@ -155,16 +155,14 @@ pub fn client() -> reqwest::Client {
         .unwrap()
 }
 
+/// Sends a request and returns its body as text (panics on a transport error: a test failure).
+pub async fn text(request: reqwest::RequestBuilder) -> String {
+    request.send().await.unwrap().text().await.unwrap()
+}
+
 /// One metric value from an engine's `/metrics` (first series of that name).
 pub async fn metric(port: u16, name: &str) -> f64 {
-    let body = client()
-        .get(format!("http://127.0.0.1:{port}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let body = text(client().get(format!("http://127.0.0.1:{port}/metrics"))).await;
     let parsed = app::domain::prometheus::parse(&body);
     parsed.samples.iter().filter(|s| s.name == name).map(|s| s.value).sum()
 }
@@ -245,9 +243,18 @@ impl Console {
                 .unwrap(),
         )
     }
+}
 
-    /// Ends the console with SIGKILL: no cleanup of its own runs.
-    pub fn kill(self) {}
+/// The console's fleet as JSON (`GET /api/engines`), `None` while it does not answer.
+pub async fn console_engines(console_port: u16) -> Option<serde_json::Value> {
+    client()
+        .get(format!("http://127.0.0.1:{console_port}/api/engines"))
+        .send()
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()
 }
 
 impl Drop for Console {
