@@ -17,19 +17,16 @@ pub enum StoreError {
 }
 
 /// Opens (creating if needed) the database and brings its schema up to date.
+///
+/// The console and CLI commands may open a fresh database at the same moment. Switching a new
+/// database into WAL needs an exclusive lock that SQLite's busy timeout does not wait for, and
+/// migrations are not safe to run twice concurrently, so both happen under a file lock.
 pub async fn open(path: &Path) -> anyhow::Result<SqlitePool> {
     let opts = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .busy_timeout(Duration::from_secs(10))
         .foreign_keys(true);
-    let pool = SqlitePoolOptions::new()
-        .max_connections(4)
-        .connect_with(opts)
-        .await
-        .with_context(|| format!("opening database {}", path.display()))?;
-    // The console and CLI commands may open a fresh database at the same moment; SQLite
-    // migrations are not safe to run twice concurrently, so they take a file lock.
     let lock_path = path.with_extension("migrate.lock");
     let guard = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
         let file = std::fs::OpenOptions::new()
@@ -41,6 +38,12 @@ pub async fn open(path: &Path) -> anyhow::Result<SqlitePool> {
             .map_err(|(_, e)| anyhow::anyhow!("locking {}: {e}", lock_path.display()))
     })
     .await??;
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .min_connections(1)
+        .connect_with(opts)
+        .await
+        .with_context(|| format!("opening database {}", path.display()))?;
     let migrated = sqlx::migrate!("./migrations")
         .run(&pool)
         .await
@@ -259,14 +262,24 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn concurrent_first_opens_migrate_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("race.db");
-        let opens = (0..6).map(|_| {
-            let path = path.clone();
-            tokio::spawn(async move { open(&path).await.map(|_| ()) })
-        });
-        for r in futures::future::join_all(opens).await {
-            r.unwrap().unwrap();
+        // Each open also writes, as the console does right after opening, so a WAL switch on a
+        // fresh file races with a writer (the failure CI once met: "database is locked").
+        for round in 0..4 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("race.db");
+            let opens = (0..12).map(|i| {
+                let path = path.clone();
+                tokio::spawn(async move {
+                    let store = ProfileStore::new(open(&path).await?);
+                    let text = format!("ENGINE=sim-vllm\nMODEL=/models/m\nPORT={}\n", 8100 + i);
+                    let (p, _) = Profile::from_env(&format!("p{round}-{i}"), &text).unwrap();
+                    store.upsert(&p).await?;
+                    anyhow::Ok(())
+                })
+            });
+            for r in futures::future::join_all(opens).await {
+                r.unwrap().unwrap();
+            }
         }
     }
 
