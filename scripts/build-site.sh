@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the browser half of the console into target/site: the app crate for wasm32 with the
-# `hydrate` feature, wasm-bindgen's JS glue, and the stylesheet. Plain cargo + wasm-bindgen
+# `hydrate` feature, wasm-bindgen's JS glue, the stylesheet, and ECharts (from npm). Plain cargo + wasm-bindgen
 # (no cargo-leptos: it costs ~25 minutes to install on the CI machine).
 #   PROFILE=release scripts/build-site.sh   for the size-optimised bundle (wasm-release profile)
 set -euo pipefail
@@ -17,4 +17,10 @@ fi
 mkdir -p "$site/pkg"
 wasm-bindgen --target web --no-typescript --out-dir "$site/pkg" --out-name console "$wasm"
 cp style/main.css "$site/pkg/console.css"
+# ECharts from npm (pinned in app/assets/package-lock.json), served by the console itself.
+if [ ! -f app/assets/node_modules/echarts/dist/echarts.min.js ]; then
+  npm ci --prefix app/assets --no-audit --no-fund
+fi
+cp app/assets/node_modules/echarts/dist/echarts.min.js "$site/pkg/echarts.min.js"
+cp app/assets/node_modules/echarts/i18n/langRU.js "$site/pkg/echarts-lang-ru.js"
 echo "site built in $site ($(du -h "$site/pkg/console_bg.wasm" | cut -f1) wasm)"

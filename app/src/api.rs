@@ -65,6 +65,8 @@ pub struct EngineDetail {
     pub log_tail: Vec<String>,
     pub log_path: String,
     pub gate: Option<GateStatus>,
+    /// This host's GPUs, with our engines' processes marked.
+    pub gpu: crate::domain::gpu::GpuState,
 }
 
 /// Which gate step runs.
@@ -126,6 +128,12 @@ pub struct EngineEvent {
     /// True when the log was truncated or rotated and the client should replace its tail.
     pub reset: bool,
     pub gate: Option<GateStatus>,
+    /// New chart points since the previous event (the stream's first event has the last ones).
+    #[serde(default)]
+    pub points: Vec<crate::domain::series::Point>,
+    /// The GPUs, when they changed since the previous event.
+    #[serde(default)]
+    pub gpu: Option<crate::domain::gpu::GpuState>,
 }
 
 /// A row of the profile list.
@@ -175,6 +183,12 @@ pub mod service {
         fn gate_start(&self, profile: String, bench: Option<BenchRequest>) -> BoxFut<'_, Result<(), ApiError>>;
         fn bench_runs(&self, profile: Option<String>, ids: Vec<i64>) -> BoxFut<'_, Result<Vec<BenchRun>, ApiError>>;
         fn last_smoke(&self, profile: String) -> BoxFut<'_, Result<Option<SmokeRun>, ApiError>>;
+        /// Chart points of a profile over a range, oldest first.
+        fn series(
+            &self,
+            profile: String,
+            range: crate::domain::series::Range,
+        ) -> BoxFut<'_, Result<Vec<crate::domain::series::Point>, ApiError>>;
     }
 
     /// The handle server functions find in leptos context.
@@ -238,4 +252,14 @@ pub async fn list_bench_runs(profile: Option<String>, ids: Vec<i64>) -> Result<V
 #[server(prefix = "/api/fn")]
 pub async fn get_last_smoke(profile: String) -> Result<Option<SmokeRun>, ApiError> {
     service::services()?.0.last_smoke(profile).await
+}
+
+/// Chart points of an engine over a time range (15 min from memory, 1 h and 24 h from the
+/// stored minute rollups). A stable endpoint, so scripts can read the history too.
+#[server(prefix = "/api/fn", endpoint = "get_series")]
+pub async fn get_series(
+    profile: String,
+    range: crate::domain::series::Range,
+) -> Result<Vec<crate::domain::series::Point>, ApiError> {
+    service::services()?.0.series(profile, range).await
 }

@@ -286,6 +286,21 @@ mod tests {
         for verdict in ["pass", "fail", "skip"] {
             keys.push(format!("smoke-{verdict}"));
         }
+        for chart in crate::charts::ChartKind::ALL {
+            keys.push(format!("chart-{}", chart.id()));
+            if !chart.is_gpu() {
+                keys.push(format!("chart-nosource-{}", chart.id()));
+            }
+            for series in chart.series() {
+                keys.push(format!("series-{}", series.key));
+            }
+        }
+        for range in crate::domain::series::Range::ALL {
+            keys.push(format!("range-{}", range.id()));
+        }
+        for col in crate::pages::fleet::SortKey::ALL {
+            keys.push(format!("col-{}", col.id()));
+        }
         let v = || "x".to_string();
         for kind in [
             IssueKind::Syntax { detail: v() },

@@ -4,6 +4,7 @@
 //! Built twice: with `ssr` into the `roofline` server, with `hydrate` into the browser's wasm.
 
 pub mod api;
+pub mod charts;
 pub mod components;
 pub mod domain;
 pub mod i18n;

@@ -26,6 +26,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
+                // ECharts is served by the console (no CDN: consoles run air-gapped). Loaded
+                // before hydration, so charts can be drawn as soon as the page is live.
+                <script src="/pkg/echarts.min.js"></script>
+                <script src="/pkg/echarts-lang-ru.js"></script>
                 <HydrationScripts options/>
                 <leptos_meta::MetaTags/>
             </head>

@@ -584,20 +584,8 @@ async fn target_with_model(
 
 /// The first model the server lists, for `--url` targets without `--model`.
 async fn served_model(base: &str) -> Option<String> {
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(10))
-        .build()
-        .ok()?;
-    let v: serde_json::Value = client
-        .get(format!("{base}/v1/models"))
-        .send()
-        .await
-        .ok()?
-        .json()
-        .await
-        .ok()?;
-    v.pointer("/data/0/id").and_then(|x| x.as_str()).map(str::to_string)
+    let client = reqwest::Client::builder().no_proxy().build().ok()?;
+    crate::collect::served_model(&client, base).await
 }
 
 /// The engine's version: vLLM's `/version`, SGLang's `/server_info`.

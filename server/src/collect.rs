@@ -38,3 +38,18 @@ pub async fn scrape(http: &reqwest::Client, base: &str) -> Result<(Signals, usiz
     let parsed = parse(&body);
     Ok((normalise(&parsed.samples), parsed.errors.len()))
 }
+
+/// The first model the server lists in `/v1/models`: what a completion is addressed to when
+/// only the URL is known.
+pub async fn served_model(http: &reqwest::Client, base: &str) -> Option<String> {
+    let v: serde_json::Value = http
+        .get(format!("{}/v1/models", base.trim_end_matches('/')))
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    v.pointer("/data/0/id").and_then(|x| x.as_str()).map(str::to_string)
+}

@@ -51,6 +51,29 @@ pub struct HostConfig {
     pub autostart: Vec<String>,
     #[serde(default)]
     pub engines: BTreeMap<String, EngineInstall>,
+    /// How often each engine's `/metrics` is scraped, in seconds (1 to 60; default 5).
+    #[serde(default = "default_scrape_interval")]
+    pub scrape_interval_s: u64,
+    /// Other hosts in the fleet overview: remote Roofline consoles or bare engine URLs.
+    #[serde(default)]
+    pub fleet: Vec<FleetMember>,
+}
+
+/// Another host in the fleet overview: either a remote Roofline console (its engines are read
+/// from its `/api/engines`) or a bare engine this console scrapes itself.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FleetMember {
+    pub name: String,
+    /// Base URL of a remote Roofline console, e.g. `http://gpu-b:3000`.
+    #[serde(default)]
+    pub console: Option<String>,
+    /// Base URL of a bare vLLM or SGLang server, e.g. `http://gpu-c:8000`.
+    #[serde(default)]
+    pub engine: Option<String>,
+    /// The bare engine's kind (default vllm).
+    #[serde(default)]
+    pub kind: Option<EngineKind>,
 }
 
 fn default_listen() -> SocketAddr {
@@ -68,6 +91,9 @@ fn default_serve_timeout() -> u64 {
 fn default_stop_grace() -> u64 {
     10
 }
+fn default_scrape_interval() -> u64 {
+    5
+}
 
 impl Default for HostConfig {
     fn default() -> Self {
@@ -79,6 +105,8 @@ impl Default for HostConfig {
             stop_grace_s: default_stop_grace(),
             autostart: Vec::new(),
             engines: BTreeMap::new(),
+            scrape_interval_s: default_scrape_interval(),
+            fleet: Vec::new(),
         }
     }
 }
@@ -93,6 +121,32 @@ impl HostConfig {
             }
             if !install.simulator && install.command.is_empty() {
                 bail!("{CONFIG_FILE}: [engines.{name}] needs `command` (or `simulator = true`)");
+            }
+        }
+        if !(1..=60).contains(&cfg.scrape_interval_s) {
+            bail!(
+                "{CONFIG_FILE}: scrape_interval_s = {} must be between 1 and 60 seconds",
+                cfg.scrape_interval_s
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, m) in cfg.fleet.iter().enumerate() {
+            let at = format!("{CONFIG_FILE}: [[fleet]] #{} ({})", i + 1, m.name);
+            if !app::domain::profile::valid_name(&m.name) {
+                bail!("{at}: name must match [a-z0-9_-]");
+            }
+            if !seen.insert(m.name.as_str()) {
+                bail!("{at}: the name is used twice");
+            }
+            let url = match (&m.console, &m.engine) {
+                (Some(u), None) | (None, Some(u)) => u,
+                _ => bail!("{at}: give exactly one of `console` (a Roofline console) or `engine` (a bare engine URL)"),
+            };
+            if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+                bail!("{at}: `{url}` is not an http:// or https:// URL");
+            }
+            if m.console.is_some() && m.kind.is_some() {
+                bail!("{at}: `kind` applies to a bare `engine` only");
             }
         }
         Ok(cfg)
@@ -205,6 +259,23 @@ mod tests {
             .to_string()
             .contains("command"));
         assert!(HostConfig::parse("[engines.x]\nkind = \"tgi\"\nsimulator = true\n").is_err());
+    }
+
+    #[test]
+    fn fleet_members_and_scrape_interval_are_checked() {
+        let cfg = HostConfig::parse("scrape_interval_s = 1\n[[fleet]]\nname = \"gpu-b\"\nconsole = \"http://gpu-b:3000\"\n[[fleet]]\nname = \"old\"\nengine = \"http://10.0.0.6:8000\"\nkind = \"sglang\"\n").unwrap();
+        assert_eq!(cfg.fleet.len(), 2);
+        assert_eq!(cfg.fleet[1].kind, Some(EngineKind::Sglang));
+        assert_eq!(HostConfig::parse("").unwrap().scrape_interval_s, 5);
+        let err = |t: &str| HostConfig::parse(t).unwrap_err().to_string();
+        assert!(err("scrape_interval_s = 0").contains("scrape_interval_s = 0"));
+        assert!(err("[[fleet]]\nname = \"b\"\n").contains("exactly one of"));
+        assert!(err("[[fleet]]\nname = \"b\"\nengine = \"gpu:8000\"\n").contains("`gpu:8000` is not an http"));
+        assert!(err("[[fleet]]\nname = \"B!\"\nengine = \"http://gpu:8000\"\n").contains("#1 (B!)"));
+        assert!(err(
+            "[[fleet]]\nname = \"b\"\nengine = \"http://a:1\"\n[[fleet]]\nname = \"b\"\nengine = \"http://c:1\"\n"
+        )
+        .contains("used twice"));
     }
 
     #[test]

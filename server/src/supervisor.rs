@@ -1,15 +1,28 @@
 //! The console's view of the fleet: a background task that computes every engine's state once
 //! a second and publishes it, so pages, streams and server functions read one snapshot
 //! instead of probing engines per request.
+//!
+//! Each second: the local engines' process and `/health` state; every scrape interval: their
+//! `/metrics` (live signals, history points, the hung check); every probe interval: a real
+//! one-token completion; every GPU interval: NVML (or a recording). Remote hosts of the fleet
+//! are polled by [`crate::fleet`] on their own task and merged in.
 
+use crate::console_metrics::ConsoleMetrics;
 use crate::control::EngineControl;
+use crate::history::{now_ms, History};
 use app::domain::engine::{EngineState, EngineStatus};
-use app::domain::signals::Signals;
-use std::time::Duration;
+use app::domain::gpu::{GpuState, GpuSummary};
+use app::domain::series::Point;
+use app::domain::signals::{Live, Signals};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// How often states are refreshed.
 pub const INTERVAL: Duration = Duration::from_secs(1);
+/// How often the GPUs are read.
+pub const GPU_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Computes the status of every stored profile.
 pub async fn snapshot(control: &EngineControl) -> Vec<EngineStatus> {
@@ -31,24 +44,38 @@ pub const WINDOW: Duration = Duration::from_secs(30);
 pub const PROBE_INTERVAL: Duration = Duration::from_secs(10);
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The outcome of the last completion probe of a profile.
+/// The outcome of the last completion probe of an engine.
 #[derive(Clone, Copy, Debug)]
 enum Probe {
     Running,
-    Answered { at: std::time::Instant, ms: f64 },
-    NoAnswer { at: std::time::Instant },
+    Answered { at: Instant, ms: f64 },
+    NoAnswer { at: Instant },
 }
 
-/// Recent scrapes and completion probes per profile.
-pub struct History {
-    metrics: std::sync::Arc<crate::console_metrics::ConsoleMetrics>,
-    scrapes: std::collections::HashMap<String, std::collections::VecDeque<(std::time::Instant, Signals)>>,
-    probes: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Probe>>>,
+/// What the last scrape of an engine gave, kept between scrapes.
+#[derive(Clone, Debug, Default)]
+struct Latest {
+    live: Option<Live>,
+    note: Option<String>,
+    at_ms: Option<i64>,
+}
+
+/// Scrapes, probes and the hung check for a set of engines: the local ones, or a fleet's bare
+/// engines (which have no history pages, so `history` is `None` there).
+pub struct Collector {
+    metrics: Arc<ConsoleMetrics>,
+    http: reqwest::Client,
+    scrape_every: Duration,
+    last_scrape: Option<Instant>,
+    scrapes: HashMap<String, VecDeque<(Instant, Signals)>>,
+    latest: HashMap<String, Latest>,
+    probes: Arc<Mutex<HashMap<String, Probe>>>,
+    history: Option<History>,
 }
 
 /// One-token completion, as `roofline health` sends it.
 async fn probe_once(http: reqwest::Client, base: String, model: String) -> Option<f64> {
-    let t0 = std::time::Instant::now();
+    let t0 = Instant::now();
     let body = serde_json::json!({"model": model, "prompt": "ping", "max_tokens": 1, "temperature": 0});
     let resp = http
         .post(format!("{base}/v1/completions"))
@@ -60,53 +87,75 @@ async fn probe_once(http: reqwest::Client, base: String, model: String) -> Optio
     resp.status().is_success().then(|| t0.elapsed().as_secs_f64() * 1000.0)
 }
 
-impl History {
+/// The base URL of a local engine.
+pub fn local_base(row: &EngineStatus) -> String {
+    let host = if row.host == "0.0.0.0" {
+        "127.0.0.1"
+    } else {
+        row.host.as_str()
+    };
+    format!("http://{}", crate::control::fmt_host_port(host, row.port))
+}
+
+impl Collector {
+    pub fn new(
+        metrics: Arc<ConsoleMetrics>,
+        http: reqwest::Client,
+        scrape_every: Duration,
+        history: Option<History>,
+    ) -> Self {
+        Self {
+            metrics,
+            http,
+            scrape_every,
+            last_scrape: None,
+            scrapes: Default::default(),
+            latest: Default::default(),
+            probes: Default::default(),
+            history,
+        }
+    }
+
     /// Adds live signals (and the hung state) to every engine that answers `/health`.
-    pub async fn enrich(&mut self, http: &reqwest::Client, rows: &mut [EngineStatus]) {
+    /// `base` gives each row's URL; rows are keyed by profile.
+    pub async fn enrich(&mut self, rows: &mut [EngineStatus], base: impl Fn(&EngineStatus) -> String) {
         let targets: Vec<(usize, String)> = rows
             .iter()
             .enumerate()
             .filter(|(_, r)| matches!(r.state, EngineState::Healthy | EngineState::Unhealthy))
-            .map(|(i, r)| {
-                let host = if r.host == "0.0.0.0" {
-                    "127.0.0.1"
-                } else {
-                    r.host.as_str()
-                };
-                (i, format!("http://{}", crate::control::fmt_host_port(host, r.port)))
-            })
+            .map(|(i, r)| (i, base(r)))
             .collect();
-        let scrapes =
-            futures::future::join_all(targets.iter().map(|(_, base)| crate::collect::scrape(http, base))).await;
-        let now = std::time::Instant::now();
-        self.start_probes(http, rows, &targets, now);
-        let live_profiles: Vec<String> = targets.iter().map(|(i, _)| rows[*i].profile.clone()).collect();
-        self.scrapes.retain(|p, _| live_profiles.contains(p));
-        for ((i, _), result) in targets.into_iter().zip(scrapes) {
-            let row = &mut rows[i];
-            match result {
-                Ok((signals, _)) => {
-                    let h = self.scrapes.entry(row.profile.clone()).or_default();
-                    h.push_back((now, signals));
-                    while h.front().is_some_and(|(t, _)| now.duration_since(*t) > WINDOW) && h.len() > 2 {
-                        h.pop_front();
-                    }
-                    if let (Some((t0, first)), Some((t1, last))) = (h.front(), h.back()) {
-                        let window = t1.duration_since(*t0).as_secs_f64();
-                        if window > 0.0 {
-                            let live = app::domain::signals::live(first, last, window);
-                            if row.state == EngineState::Healthy && live.looks_hung() && window >= 10.0 {
-                                row.state = EngineState::Hung;
-                                row.note = Some(format!(
-                                    "{} requests queued, no token generated in {window:.0} s",
-                                    live.running.unwrap_or(0.0) + live.waiting.unwrap_or(0.0)
-                                ));
-                            }
-                            row.live = Some(live);
-                        }
-                    }
+        let now = Instant::now();
+        let keys: Vec<String> = targets.iter().map(|(i, _)| rows[*i].profile.clone()).collect();
+        self.scrapes.retain(|p, _| keys.contains(p));
+        self.latest.retain(|p, _| keys.contains(p));
+        if let Some(h) = &self.history {
+            h.retain(&keys);
+        }
+        if self
+            .last_scrape
+            .is_none_or(|t| now.duration_since(t) >= self.scrape_every)
+        {
+            self.last_scrape = Some(now);
+            self.scrape_all(rows, &targets, now).await;
+        }
+        self.start_probes(rows, &targets, now);
+        for (i, _) in &targets {
+            let row = &mut rows[*i];
+            if let Some(latest) = self.latest.get(&row.profile) {
+                row.live = latest.live.clone();
+                row.metrics_note = latest.note.clone();
+                row.scraped_at_ms = latest.at_ms;
+            }
+            if let Some(live) = &row.live {
+                if row.state == EngineState::Healthy && live.looks_hung() && live.window_s >= 10.0 {
+                    row.state = EngineState::Hung;
+                    row.note = Some(format!(
+                        "{} requests queued, no token generated in {:.0} s",
+                        live.running.unwrap_or(0.0) + live.waiting.unwrap_or(0.0),
+                        live.window_s
+                    ));
                 }
-                Err(e) => row.metrics_note = Some(e.to_string()),
             }
             // /health can answer while completions do not (vLLM's check only reads a flag).
             let probe = self.probes.lock().ok().and_then(|p| p.get(&row.profile).copied());
@@ -124,15 +173,53 @@ impl History {
         }
     }
 
+    async fn scrape_all(&mut self, rows: &[EngineStatus], targets: &[(usize, String)], now: Instant) {
+        let http = &self.http;
+        let metrics = &self.metrics;
+        let scrapes = futures::future::join_all(targets.iter().map(|(_, base)| async move {
+            let t0 = Instant::now();
+            let r = crate::collect::scrape(http, base).await;
+            metrics.scraped(r.is_ok(), t0.elapsed());
+            r
+        }))
+        .await;
+        let at_ms = now_ms();
+        for ((i, _), result) in targets.iter().zip(scrapes) {
+            let row = &rows[*i];
+            let latest = self.latest.entry(row.profile.clone()).or_default();
+            match result {
+                Ok((signals, _)) => {
+                    let h = self.scrapes.entry(row.profile.clone()).or_default();
+                    h.push_back((now, signals.clone()));
+                    while h.front().is_some_and(|(t, _)| now.duration_since(*t) > WINDOW) && h.len() > 2 {
+                        h.pop_front();
+                    }
+                    latest.note = None;
+                    latest.at_ms = Some(at_ms);
+                    if let (Some((t0, first)), Some((t1, last))) = (h.front(), h.back()) {
+                        let window = t1.duration_since(*t0).as_secs_f64();
+                        latest.live = (window > 0.0).then(|| app::domain::signals::live(first, last, window));
+                    }
+                    if let (Some(history), Some(live)) = (&self.history, &latest.live) {
+                        let point = Point {
+                            t_ms: at_ms,
+                            live: live.clone(),
+                            gpu: row.gpu.clone(),
+                        };
+                        history.record(&row.profile, point, signals, row.gpu.clone()).await;
+                    }
+                }
+                Err(e) => {
+                    latest.live = None;
+                    latest.note = Some(e.to_string());
+                }
+            }
+        }
+    }
+
     /// Starts a completion probe for every answering engine whose last probe is older than
     /// the interval; results land in `probes` when they finish, never blocking the loop.
-    fn start_probes(
-        &self,
-        http: &reqwest::Client,
-        rows: &[EngineStatus],
-        targets: &[(usize, String)],
-        now: std::time::Instant,
-    ) {
+    fn start_probes(&self, rows: &[EngineStatus], targets: &[(usize, String)], now: Instant) {
         let Ok(mut probes) = self.probes.lock() else { return };
         probes.retain(|p, _| targets.iter().any(|(i, _)| rows[*i].profile == *p));
         for (i, base) in targets {
@@ -150,7 +237,7 @@ impl History {
             probes.insert(row.profile.clone(), Probe::Running);
             let counters = self.metrics.clone();
             let (http, base, model, profile, store) = (
-                http.clone(),
+                self.http.clone(),
                 base.clone(),
                 row.model_name.clone(),
                 row.profile.clone(),
@@ -159,7 +246,7 @@ impl History {
             tokio::spawn(async move {
                 let result = probe_once(http, base, model).await;
                 counters.probed(result.is_some());
-                let at = std::time::Instant::now();
+                let at = Instant::now();
                 if let Ok(mut p) = store.lock() {
                     p.insert(
                         profile,
@@ -174,23 +261,78 @@ impl History {
     }
 }
 
-/// Starts the refresh loop; the receiver always holds the latest snapshot.
-pub async fn start(
-    control: EngineControl,
-    metrics: std::sync::Arc<crate::console_metrics::ConsoleMetrics>,
-) -> watch::Receiver<Vec<EngineStatus>> {
-    let (tx, rx) = watch::channel(snapshot(&control).await);
+/// Reads the GPUs off the async threads (NVML calls block).
+async fn read_gpus() -> GpuState {
+    tokio::task::spawn_blocking(|| crate::gpu::source().read())
+        .await
+        .unwrap_or_else(|e| GpuState::NoDriver { reason: e.to_string() })
+}
+
+/// Marks our engines' processes on the GPUs and gives each row its GPU summary.
+fn attach_gpus(state: &mut GpuState, rows: &mut [EngineStatus]) {
+    let engines: Vec<(i32, String)> = rows
+        .iter()
+        .filter_map(|r| r.pid.map(|p| (p, r.profile.clone())))
+        .collect();
+    app::domain::gpu::mark_owners(state, &engines, crate::gpu::process_group);
+    for row in rows {
+        row.gpu = GpuSummary::of_profile(state, &row.profile);
+    }
+}
+
+/// What the console's pages and streams read.
+#[derive(Clone)]
+pub struct Feeds {
+    pub fleet: watch::Receiver<Vec<EngineStatus>>,
+    pub gpu: watch::Receiver<GpuState>,
+    pub history: History,
+}
+
+/// Starts the refresh loop; the receivers always hold the latest snapshot.
+pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feeds {
+    let history = History::new(control.store.pool().clone());
+    let mut gpu_state = read_gpus().await;
+    let mut first = snapshot(&control).await;
+    attach_gpus(&mut gpu_state, &mut first);
+    let (tx, rx) = watch::channel(first);
+    let (gpu_tx, gpu_rx) = watch::channel(gpu_state.clone());
     let http = reqwest::Client::builder().no_proxy().build().expect("static client");
-    let mut history = History {
+    let config = control.data.config.clone();
+    let remote = crate::fleet::start(
+        config.fleet.clone(),
+        http.clone(),
+        metrics.clone(),
+        config.scrape_interval_s,
+    );
+    let mut collector = Collector::new(
         metrics,
-        scrapes: Default::default(),
-        probes: Default::default(),
-    };
+        http,
+        Duration::from_secs(config.scrape_interval_s),
+        Some(history.clone()),
+    );
+    let pruner = history.clone();
     tokio::spawn(async move {
+        let mut gpu_read_at = Instant::now();
+        let mut pruned_at: Option<Instant> = None;
         loop {
             tokio::time::sleep(INTERVAL).await;
             let mut next = snapshot(&control).await;
-            history.enrich(&http, &mut next).await;
+            if gpu_read_at.elapsed() >= GPU_INTERVAL {
+                gpu_read_at = Instant::now();
+                gpu_state = read_gpus().await;
+            }
+            attach_gpus(&mut gpu_state, &mut next);
+            gpu_tx.send_if_modified(|cur| {
+                let changed = *cur != gpu_state;
+                if changed {
+                    *cur = gpu_state.clone();
+                }
+                changed
+            });
+            collector.enrich(&mut next, local_base).await;
+            if let Some(remote) = &remote {
+                next.extend(remote.borrow().iter().cloned());
+            }
             tx.send_if_modified(|cur| {
                 if *cur != next {
                     *cur = next;
@@ -199,10 +341,20 @@ pub async fn start(
                     false
                 }
             });
+            if pruned_at.is_none_or(|t| t.elapsed() >= Duration::from_secs(600)) {
+                pruned_at = Some(Instant::now());
+                if let Err(e) = pruner.prune(now_ms()).await {
+                    tracing::warn!(error = %e, "pruning signal rollups");
+                }
+            }
             if tx.is_closed() {
                 break;
             }
         }
     });
-    rx
+    Feeds {
+        fleet: rx,
+        gpu: gpu_rx,
+        history,
+    }
 }

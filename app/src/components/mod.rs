@@ -1,12 +1,14 @@
 //! Small UI pieces shared by the pages.
 
 mod confirm;
+mod echart;
 mod i18n_ctx;
 mod lang_switch;
 mod sse;
 mod state_badge;
 
 pub use confirm::ConfirmDialog;
+pub use echart::EChart;
 pub use i18n_ctx::{initial_lang as i18n_ctx_initial, provide_i18n, use_i18n, I18n};
 pub use lang_switch::LangSwitch;
 pub use sse::use_event_stream;

@@ -63,15 +63,20 @@ pub enum EngineState {
     /// `/health` answers, but requests are queued and no token has been generated for a
     /// while (a stuck collective, a wedged CUDA call).
     Hung,
+    /// A remote console or bare engine in the fleet that did not answer: its engines' state
+    /// is unknown, which is not the same as dead.
+    Unreachable,
 }
 
 impl EngineState {
-    pub const ALL: [EngineState; 5] = [
+    pub const ALL: [EngineState; 7] = [
         Self::Stopped,
         Self::Starting,
         Self::Healthy,
         Self::Unhealthy,
         Self::Dead,
+        Self::Hung,
+        Self::Unreachable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -82,6 +87,7 @@ impl EngineState {
             Self::Unhealthy => "unhealthy",
             Self::Dead => "dead",
             Self::Hung => "hung",
+            Self::Unreachable => "unreachable",
         }
     }
 
@@ -122,6 +128,47 @@ pub struct EngineStatus {
     /// The last one-token completion probe: latency in ms, or `None` while none finished.
     #[serde(default)]
     pub probe_ms: Option<f64>,
+    /// The engine's GPUs, when the GPU collector sees one of its processes on them.
+    #[serde(default)]
+    pub gpu: Option<crate::domain::gpu::GpuSummary>,
+    /// The fleet host the engine runs on: empty for this console's own engines, else the name
+    /// of a remote console or bare engine from the host configuration.
+    #[serde(default)]
+    pub node: String,
+    /// Where its page is, for an engine of another console (that console's engine page).
+    #[serde(default)]
+    pub link: Option<String>,
+    /// When `live` was scraped (Unix ms): how fresh the figures are.
+    #[serde(default)]
+    pub scraped_at_ms: Option<i64>,
+}
+
+impl EngineStatus {
+    /// A row with only its identity and state known; the collectors fill in the rest.
+    pub fn blank(profile: &str, kind: EngineKind, state: EngineState) -> Self {
+        Self {
+            profile: profile.to_string(),
+            engine: String::new(),
+            kind,
+            simulated: false,
+            host: String::new(),
+            port: 0,
+            state,
+            pid: None,
+            uptime_s: None,
+            phase: None,
+            failure: None,
+            note: None,
+            live: None,
+            metrics_note: None,
+            model_name: String::new(),
+            probe_ms: None,
+            gpu: None,
+            node: String::new(),
+            link: None,
+            scraped_at_ms: None,
+        }
+    }
 }
 
 /// Coarse startup progress read from the engine's own log milestones.

@@ -75,6 +75,69 @@ pub fn foreign(state: &GpuState) -> Vec<(u32, &GpuProcess)> {
     }
 }
 
+/// An engine's GPUs in a few numbers, for the fleet table and the charts: memory and power
+/// summed over the GPUs that run one of its processes, the hottest temperature, the mean
+/// utilisation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuSummary {
+    pub gpus: u32,
+    pub memory_used_gib: f64,
+    pub memory_total_gib: f64,
+    pub utilization_pct: Option<f64>,
+    pub temperature_c: Option<f64>,
+    pub power_w: Option<f64>,
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+impl GpuSummary {
+    /// The GPUs running a process of `profile` (after [`mark_owners`]); `None` when none does.
+    pub fn of_profile(state: &GpuState, profile: &str) -> Option<Self> {
+        let GpuState::Available { gpus, .. } = state else {
+            return None;
+        };
+        let mine: Vec<&GpuReading> = gpus
+            .iter()
+            .filter(|g| g.processes.iter().any(|p| p.profile.as_deref() == Some(profile)))
+            .collect();
+        if mine.is_empty() {
+            return None;
+        }
+        let opt_sum = |f: &dyn Fn(&GpuReading) -> Option<f64>| -> Option<f64> {
+            let v: Vec<f64> = mine.iter().filter_map(|g| f(g)).collect();
+            (!v.is_empty()).then(|| v.iter().sum())
+        };
+        let util = opt_sum(&|g| g.utilization_pct.map(f64::from));
+        let util_n = mine.iter().filter(|g| g.utilization_pct.is_some()).count();
+        Some(Self {
+            gpus: mine.len() as u32,
+            memory_used_gib: mine.iter().map(|g| g.memory_used_bytes as f64 / GIB).sum(),
+            memory_total_gib: mine.iter().map(|g| g.memory_total_bytes as f64 / GIB).sum(),
+            utilization_pct: util.map(|u| u / util_n as f64),
+            temperature_c: mine.iter().filter_map(|g| g.temperature_c).max().map(f64::from),
+            power_w: opt_sum(&|g| g.power_w),
+        })
+    }
+
+    /// The mean of several readings (a minute's rollup); `None` for none.
+    pub fn mean(all: &[GpuSummary]) -> Option<Self> {
+        let n = all.len() as f64;
+        let mean_opt = |f: fn(&GpuSummary) -> Option<f64>| {
+            let v: Vec<f64> = all.iter().filter_map(f).collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        let last = all.last()?;
+        Some(Self {
+            gpus: last.gpus,
+            memory_used_gib: all.iter().map(|g| g.memory_used_gib).sum::<f64>() / n,
+            memory_total_gib: last.memory_total_gib,
+            utilization_pct: mean_opt(|g| g.utilization_pct),
+            temperature_c: mean_opt(|g| g.temperature_c),
+            power_w: mean_opt(|g| g.power_w),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +182,14 @@ mod tests {
         assert_eq!((f[0].0, f[0].1.pid), (1, 999));
         let GpuState::Available { gpus, .. } = &s else { panic!() };
         assert_eq!(gpus[0].processes[0].profile.as_deref(), Some("qwen"));
+        // Both GPUs run a qwen worker: 2 × 70 GiB used of 2 × 141, the hotter one, summed watts.
+        let sum = GpuSummary::of_profile(&s, "qwen").unwrap();
+        assert_eq!((sum.gpus, sum.memory_used_gib, sum.memory_total_gib), (2, 140.0, 282.0));
+        assert_eq!(
+            (sum.temperature_c, sum.power_w, sum.utilization_pct),
+            (Some(61.0), Some(1024.0), Some(90.0))
+        );
+        assert_eq!(GpuSummary::of_profile(&s, "other"), None);
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod gpu;
 pub mod help_flags;
 pub mod profile;
 pub mod prometheus;
+pub mod series;
 pub mod signals;
 pub mod startup_failure;
 pub mod toolcall;

@@ -1,12 +1,15 @@
 //! The engine page: serve / stop / restart with confirmation, startup progress, the failure
-//! diagnosis from the runbook's table, and a live log tail.
+//! diagnosis from the runbook's table, live charts, the GPUs, and a live log tail.
 
 use crate::api::{get_engine, get_last_smoke, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
 use crate::components::{use_event_stream, use_i18n, ConfirmDialog, PhaseSteps, SimulatedBadge, StateBadge};
 use crate::domain::engine::{EngineState, EngineStatus};
 use crate::domain::flagmap::display_argv;
+use crate::domain::series::{Point, Range};
 use crate::i18n::duration;
+use crate::pages::engine_charts::ChartsPanel;
 use crate::pages::gate::{GatePanel, SmokeResult};
+use crate::pages::gpu::GpuPanel;
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -41,6 +44,9 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     let status = RwSignal::new(detail.status.clone());
     let log = RwSignal::new(detail.log_tail.clone());
     let gate = RwSignal::new(detail.gate.clone());
+    let gpu = RwSignal::new(detail.gpu.clone());
+    let points: RwSignal<Vec<Point>> = RwSignal::new(Vec::new());
+    let range = RwSignal::new(Range::Last15m);
     // The last smoke result, fetched again whenever a run started here finishes.
     let smoke_profile = profile.clone();
     let smoke = Resource::new(
@@ -53,6 +59,13 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
         move |ev: EngineEvent| {
             status.set(ev.status);
             gate.set(ev.gate);
+            if let Some(g) = ev.gpu {
+                gpu.set(g);
+            }
+            if !ev.points.is_empty() {
+                let secs = range.get_untracked().secs();
+                points.update(|p| crate::charts::merge(p, ev.points, secs));
+            }
             log.update(|lines| {
                 if ev.reset {
                     lines.clear();
@@ -136,6 +149,8 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
                 <PhaseSteps phase=Signal::derive(move || status.read().phase)/>
             </Show>
             <FailurePanel status/>
+            <ChartsPanel profile=profile.clone() status points range gpu/>
+            <GpuPanel gpu/>
             <GatePanel profile=profile.clone() gate running=Signal::derive(move || status.read().state == EngineState::Healthy)/>
             <Transition fallback=|| ()>
                 {move || smoke.get().and_then(|r| r.ok()).flatten().map(|run| view! { <SmokeResult run/> })}

@@ -2,8 +2,10 @@
 
 pub mod bench;
 pub mod engine;
+pub mod engine_charts;
 pub mod fleet;
 pub mod gate;
+pub mod gpu;
 pub mod not_found;
 pub mod profiles;
 

@@ -41,3 +41,20 @@ export class EnginePage {
 export async function waitForHydration(page: Page) {
   await page.locator("body[data-hydrated=true]").waitFor({ timeout: 30_000 });
 }
+
+/** The live charts of an engine page. */
+export class Charts {
+  constructor(readonly page: Page) {}
+  card(id: string): Locator {
+    return this.page.getByTestId(`chart-${id}`);
+  }
+  /** How many points the chart holds (its `data-points`), once it draws. */
+  async points(id: string): Promise<number> {
+    const v = await this.page.getByTestId(`echart-${id}`).getAttribute("data-points");
+    return Number(v ?? "0");
+  }
+  async range(id: "15m" | "1h" | "24h") {
+    await this.page.getByTestId(`range-${id}`).click();
+    await expect(this.page.getByTestId(`range-${id}`)).toHaveAttribute("aria-pressed", "true");
+  }
+}

@@ -417,22 +417,12 @@ impl EngineControl {
         let kind = install.map(|i| i.kind).unwrap_or(EngineKind::Vllm);
         let name = profile.name.as_str();
         let mut status = EngineStatus {
-            profile: name.to_string(),
             engine: profile.engine.clone(),
-            kind,
             simulated: install.is_some_and(|i| i.simulator),
             host: profile.host.clone(),
             port: profile.port.unwrap_or(kind.default_port()),
-            state: EngineState::Stopped,
-            pid: None,
-            uptime_s: None,
-            phase: None,
-            failure: None,
-            note: None,
-            live: None,
-            metrics_note: None,
             model_name: profile.model_name().to_string(),
-            probe_ms: None,
+            ..EngineStatus::blank(name, kind, EngineState::Stopped)
         };
         if install.is_none() {
             status.note = Some(format!(

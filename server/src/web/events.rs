@@ -57,21 +57,44 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
     }
     let log_path = s.control.log_path(&profile);
     let mut fleet = s.fleet.clone();
+    let mut gpu = s.gpu.clone();
+    let history = s.history.clone();
     let gates = s.gates.clone();
     let client = s.metrics.sse_client();
     let stream = async_stream(move |tx| async move {
         let _client = client;
-        // Start at the end: the page rendered the tail already.
+        // Start at the end: the page rendered the tail already (and fetched its chart range).
         let mut offset = std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0);
         let mut last_status = None;
         let mut last_gate = None;
+        // A minute of overlap with what the page fetched; the page keeps only newer points.
+        let mut last_point_ms = crate::history::now_ms() - 60_000;
+        gpu.mark_changed();
         loop {
-            let status = fleet.borrow_and_update().iter().find(|e| e.profile == profile).cloned();
+            let status = fleet
+                .borrow_and_update()
+                .iter()
+                .find(|e| e.node.is_empty() && e.profile == profile)
+                .cloned();
             let Some(status) = status else { return };
             let (lines, next, reset) = logs::read_since(&log_path, offset).unwrap_or((Vec::new(), offset, false));
             offset = next;
             let gate = gates.lock().ok().and_then(|g| g.get(&profile).cloned());
-            if !lines.is_empty() || reset || last_status.as_ref() != Some(&status) || last_gate != gate {
+            let points = history.since(&profile, last_point_ms);
+            if let Some(p) = points.last() {
+                last_point_ms = p.t_ms;
+            }
+            let gpu_now = gpu
+                .has_changed()
+                .unwrap_or(false)
+                .then(|| gpu.borrow_and_update().clone());
+            if !lines.is_empty()
+                || reset
+                || !points.is_empty()
+                || gpu_now.is_some()
+                || last_status.as_ref() != Some(&status)
+                || last_gate != gate
+            {
                 last_status = Some(status.clone());
                 last_gate = gate.clone();
                 let ev = EngineEvent {
@@ -79,6 +102,8 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
                     lines,
                     reset,
                     gate,
+                    points,
+                    gpu: gpu_now,
                 };
                 let data = serde_json::to_string(&ev).unwrap_or_default();
                 if tx.send(Event::default().data(data)).await.is_err() {

@@ -25,6 +25,8 @@ pub struct WebState {
     pub leptos: LeptosOptions,
     pub control: EngineControl,
     pub fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>,
+    pub gpu: tokio::sync::watch::Receiver<app::domain::gpu::GpuState>,
+    pub history: crate::history::History,
     pub gates: Gates,
     pub metrics: Arc<crate::console_metrics::ConsoleMetrics>,
 }
@@ -55,7 +57,7 @@ pub fn site_root() -> PathBuf {
 /// Builds the router (separately from binding, so tests can drive it).
 pub fn router(
     control: EngineControl,
-    fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>,
+    feeds: crate::supervisor::Feeds,
     metrics: Arc<crate::console_metrics::ConsoleMetrics>,
     addr: SocketAddr,
 ) -> Router {
@@ -69,13 +71,15 @@ pub fn router(
     let gates: Gates = Default::default();
     let services = Services(Arc::new(service::ConsoleServiceImpl::new(
         control.clone(),
-        fleet.clone(),
+        feeds.clone(),
         gates.clone(),
     )));
     let state = WebState {
         leptos: leptos.clone(),
         control,
-        fleet,
+        fleet: feeds.fleet,
+        gpu: feeds.gpu,
+        history: feeds.history,
         gates,
         metrics,
     };
@@ -116,8 +120,8 @@ pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<(
         bail!("--addr {addr}: until accounts exist the console listens on a loopback address only (127.0.0.1 or ::1)");
     }
     let metrics = Arc::new(crate::console_metrics::ConsoleMetrics::default());
-    let fleet = crate::supervisor::start(control.clone(), metrics.clone()).await;
-    let app = router(control, fleet, metrics, addr);
+    let feeds = crate::supervisor::start(control.clone(), metrics.clone()).await;
+    let app = router(control, feeds, metrics, addr);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;

@@ -15,12 +15,20 @@ use tokio::sync::watch;
 pub struct ConsoleServiceImpl {
     control: EngineControl,
     fleet: watch::Receiver<Vec<EngineStatus>>,
+    gpu: watch::Receiver<app::domain::gpu::GpuState>,
+    history: crate::history::History,
     gates: super::Gates,
 }
 
 impl ConsoleServiceImpl {
-    pub fn new(control: EngineControl, fleet: watch::Receiver<Vec<EngineStatus>>, gates: super::Gates) -> Self {
-        Self { control, fleet, gates }
+    pub fn new(control: EngineControl, feeds: crate::supervisor::Feeds, gates: super::Gates) -> Self {
+        Self {
+            control,
+            fleet: feeds.fleet,
+            gpu: feeds.gpu,
+            history: feeds.history,
+            gates,
+        }
     }
 
     fn runs(&self) -> crate::db::RunStore {
@@ -67,7 +75,18 @@ impl ConsoleService for ConsoleServiceImpl {
     fn engine(&self, profile: String) -> BoxFut<'_, Result<EngineDetail, ApiError>> {
         Box::pin(async move {
             let (p, _, _, argv) = self.control.resolve(&profile).await.map_err(api_error)?;
-            let status = self.control.status(&p).await;
+            // The collector's row has the live signals; a profile it has not seen yet gets a
+            // direct status.
+            let known = self
+                .fleet
+                .borrow()
+                .iter()
+                .find(|e| e.node.is_empty() && e.profile == profile)
+                .cloned();
+            let status = match known {
+                Some(s) => s,
+                None => self.control.status(&p).await,
+            };
             let log_path = self.control.log_path(&profile);
             let log_tail = logs::tail(&log_path, 200).unwrap_or_default();
             let gate = self.gates.lock().ok().and_then(|g| g.get(&profile).cloned());
@@ -77,6 +96,7 @@ impl ConsoleService for ConsoleServiceImpl {
                 log_tail,
                 log_path: log_path.display().to_string(),
                 gate,
+                gpu: self.gpu.borrow().clone(),
             })
         })
     }
@@ -378,6 +398,22 @@ impl ConsoleService for ConsoleServiceImpl {
                 }
                 None => Ok(None),
             }
+        })
+    }
+
+    fn series(
+        &self,
+        profile: String,
+        range: app::domain::series::Range,
+    ) -> BoxFut<'_, Result<Vec<app::domain::series::Point>, ApiError>> {
+        Box::pin(async move {
+            if !app::domain::profile::valid_name(&profile) {
+                return Err(ApiError::NoSuchProfile(profile));
+            }
+            self.history
+                .points(&profile, range, crate::history::now_ms())
+                .await
+                .map_err(|e| ApiError::Internal(e.to_string()))
         })
     }
 }

@@ -1,0 +1,78 @@
+//! An ECharts chart: a `div` that ECharts draws into, fed a JSON option. ECharts itself
+//! (`/pkg/echarts.min.js`, from npm at build time) is served by the console: no CDN, so it
+//! works air-gapped. The instance is created once and then only given new options.
+
+use leptos::prelude::*;
+
+#[cfg(feature = "hydrate")]
+mod glue {
+    use wasm_bindgen::prelude::*;
+
+    #[wasm_bindgen(inline_js = r#"
+export function rl_chart_set(el, json, locale) {
+  if (typeof echarts === 'undefined') { el.dataset.error = 'echarts-missing'; return; }
+  let chart = echarts.getInstanceByDom(el);
+  if (!chart) {
+    chart = echarts.init(el, null, { renderer: 'canvas', locale: locale });
+    const ro = new ResizeObserver(() => chart.resize());
+    ro.observe(el);
+    el._rlResize = ro;
+  }
+  chart.setOption(JSON.parse(json), { notMerge: true, lazyUpdate: true });
+}
+export function rl_chart_dispose(el) {
+  if (typeof echarts === 'undefined') return;
+  if (el._rlResize) { el._rlResize.disconnect(); el._rlResize = null; }
+  const chart = echarts.getInstanceByDom(el);
+  if (chart) chart.dispose();
+}
+"#)]
+    extern "C" {
+        pub fn rl_chart_set(el: &web_sys::Element, json: &str, locale: &str);
+        pub fn rl_chart_dispose(el: &web_sys::Element);
+    }
+}
+
+/// A chart drawn from `option` (ECharts JSON), redrawn when it changes. `points` is exposed as
+/// `data-points` so tests (and curious operators) can see it update.
+#[component]
+pub fn EChart(
+    option: Signal<String>,
+    points: Signal<usize>,
+    #[prop(into)] testid: String,
+    #[prop(into)] label: Signal<String>,
+) -> impl IntoView {
+    let node = NodeRef::<leptos::html::Div>::new();
+    #[cfg(feature = "hydrate")]
+    {
+        let i18n = crate::components::use_i18n();
+        Effect::new(move |_| {
+            let json = option.get();
+            let locale = if i18n.lang.get() == crate::i18n::Lang::Ru {
+                "RU"
+            } else {
+                "EN"
+            };
+            if let Some(el) = node.get() {
+                glue::rl_chart_set(&el, &json, locale);
+            }
+        });
+        on_cleanup(move || {
+            if let Some(el) = node.get_untracked() {
+                glue::rl_chart_dispose(&el);
+            }
+        });
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = option;
+    view! {
+        <div
+            class="chart"
+            node_ref=node
+            role="img"
+            aria-label=move || label.get()
+            data-testid=testid
+            data-points=move || points.get()
+        ></div>
+    }
+}

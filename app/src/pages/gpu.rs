@@ -1,0 +1,94 @@
+//! The GPU panel: every GPU of this host with memory, utilisation, temperature, power, clocks
+//! and throttle reasons, and the processes on it marked as one of our engines or foreign.
+//! Without an NVIDIA driver it says so, in words, instead of showing an empty table.
+
+use crate::components::use_i18n;
+use crate::domain::gpu::{GpuReading, GpuState};
+use leptos::prelude::*;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+#[component]
+pub fn GpuPanel(gpu: RwSignal<GpuState>) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <h2>{move || i18n.t("gpu-title")}</h2>
+        {move || match gpu.get() {
+            GpuState::NoDriver { reason } => view! {
+                <p class="note" data-testid="gpu-no-driver">
+                    {move || i18n.ta("gpu-no-driver", &[("reason", reason.clone().into())])}
+                </p>
+            }
+            .into_any(),
+            GpuState::Available { driver, gpus } => view! {
+                <p class="muted">{move || i18n.ta("gpu-driver", &[("driver", driver.clone().unwrap_or_default().into())])}</p>
+                <table class="grid" data-testid="gpu-table">
+                    <thead>
+                        <tr>
+                            <th scope="col">"#"</th>
+                            <th scope="col">{move || i18n.t("gpu-col-name")}</th>
+                            <th scope="col">{move || i18n.t("gpu-col-memory")}</th>
+                            <th scope="col">{move || i18n.t("gpu-col-util")}</th>
+                            <th scope="col">{move || i18n.t("gpu-col-temp")}</th>
+                            <th scope="col">{move || i18n.t("gpu-col-power")}</th>
+                            <th scope="col">{move || i18n.t("gpu-col-clock")}</th>
+                            <th scope="col">{move || i18n.t("gpu-col-throttle")}</th>
+                            <th scope="col">{move || i18n.t("gpu-col-processes")}</th>
+                        </tr>
+                    </thead>
+                    <tbody>{gpus.into_iter().map(|g| view! { <GpuRow g/> }).collect_view()}</tbody>
+                </table>
+            }
+            .into_any(),
+        }}
+    }
+}
+
+#[component]
+fn GpuRow(g: GpuReading) -> impl IntoView {
+    let i18n = use_i18n();
+    let dash = || "—".to_string();
+    let power = match (g.power_w, g.power_limit_w) {
+        (Some(w), Some(l)) => format!("{w:.0} / {l:.0} W"),
+        (Some(w), None) => format!("{w:.0} W"),
+        _ => dash(),
+    };
+    let processes = g
+        .processes
+        .iter()
+        .map(|p| {
+            let mem = p
+                .used_bytes
+                .map(|b| format!("{:.1} GiB", b as f64 / GIB))
+                .unwrap_or_else(dash);
+            let pid = p.pid;
+            match p.profile.clone() {
+                Some(profile) => view! {
+                    <li data-testid="gpu-process" data-owner="ours">
+                        {format!("{pid} · {mem} · ")}<a href=format!("/engines/{profile}")>{profile.clone()}</a>
+                    </li>
+                }
+                .into_any(),
+                None => view! {
+                    <li data-testid="gpu-process" data-owner="foreign" class="foreign">
+                        {format!("{pid} · {mem} · ")}{move || i18n.t("gpu-foreign")}
+                    </li>
+                }
+                .into_any(),
+            }
+        })
+        .collect_view();
+    view! {
+        <tr data-testid="gpu-row">
+            <td class="num">{g.index}</td>
+            <td>{g.name.clone()}</td>
+            <td class="num">{format!("{:.1} / {:.1} GiB", g.memory_used_bytes as f64 / GIB, g.memory_total_bytes as f64 / GIB)}</td>
+            <td class="num">{g.utilization_pct.map(|u| format!("{u}%")).unwrap_or_else(dash)}</td>
+            <td class="num">{g.temperature_c.map(|t| format!("{t} °C")).unwrap_or_else(dash)}</td>
+            <td class="num">{power}</td>
+            <td class="num">{g.sm_clock_mhz.map(|c| format!("{c} MHz")).unwrap_or_else(dash)}</td>
+            <td>{if g.throttle.is_empty() { dash() } else { g.throttle.join(", ") }}</td>
+            <td><ul class="plain">{processes}</ul></td>
+        </tr>
+    }
+}

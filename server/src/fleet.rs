@@ -1,0 +1,169 @@
+//! The rest of the fleet: remote Roofline consoles (their `/api/engines`) and bare engines
+//! (scraped and probed here like our own), polled on their own task so a slow or dead host
+//! never delays the local engines' view. A host that does not answer is shown as unreachable,
+//! not as an empty list.
+
+use crate::config::FleetMember;
+use crate::console_metrics::ConsoleMetrics;
+use crate::supervisor::Collector;
+use app::domain::engine::{EngineKind, EngineState, EngineStatus};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// How long a remote host may take to answer one poll.
+const TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A row for a host or engine we know nothing else about.
+fn row(node: &str, profile: &str, kind: EngineKind, state: EngineState) -> EngineStatus {
+    EngineStatus {
+        node: node.to_string(),
+        ..EngineStatus::blank(profile, kind, state)
+    }
+}
+
+/// Splits `http://host:port/path` into host and port (for display).
+fn host_port(url: &str) -> (String, u16) {
+    let rest = url.split("://").nth(1).unwrap_or(url);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let default = if url.starts_with("https://") { 443 } else { 80 };
+    match authority.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || authority.starts_with('[') => match p.parse() {
+            Ok(port) => (h.trim_matches(['[', ']']).to_string(), port),
+            Err(_) => (authority.to_string(), default),
+        },
+        _ => (authority.to_string(), default),
+    }
+}
+
+/// One poll of a remote console: its engines, each marked with the host and a link to its
+/// page there.
+async fn poll_console(http: &reqwest::Client, name: &str, url: &str) -> Vec<EngineStatus> {
+    let base = url.trim_end_matches('/');
+    let answer = async {
+        let resp = http
+            .get(format!("{base}/api/engines"))
+            .timeout(TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        if !resp.status().is_success() {
+            return Err(format!("HTTP {}", resp.status().as_u16()));
+        }
+        resp.json::<Vec<EngineStatus>>()
+            .await
+            .map_err(|e| format!("unreadable answer: {e}"))
+    };
+    match answer.await {
+        Ok(engines) => engines
+            .into_iter()
+            // A console listing its own remote hosts: show only its local engines.
+            .filter(|e| e.node.is_empty())
+            .map(|mut e| {
+                e.link = Some(format!("{base}/engines/{}", e.profile));
+                e.node = name.to_string();
+                e
+            })
+            .collect(),
+        Err(e) => {
+            let mut r = row(name, "", EngineKind::Vllm, EngineState::Unreachable);
+            r.note = Some(format!("{base}: {e}"));
+            r.link = Some(base.to_string());
+            vec![r]
+        }
+    }
+}
+
+/// A bare engine's `/health` and, once, the model name it serves (for the completion probe).
+async fn poll_engine(http: &reqwest::Client, m: &FleetMember, url: &str, model: Option<&str>) -> EngineStatus {
+    let base = url.trim_end_matches('/');
+    let kind = m.kind.unwrap_or(EngineKind::Vllm);
+    let (host, port) = host_port(base);
+    let mut r = row(&m.name, &m.name, kind, EngineState::Unreachable);
+    r.host = host;
+    r.port = port;
+    r.engine = "bare".into();
+    match http.get(format!("{base}/health")).timeout(TIMEOUT).send().await {
+        Ok(resp) if resp.status().is_success() => r.state = EngineState::Healthy,
+        Ok(resp) => {
+            r.state = EngineState::Unhealthy;
+            r.note = Some(format!("{base}/health: HTTP {}", resp.status().as_u16()));
+        }
+        Err(e) => r.note = Some(format!("{base}/health: {e}")),
+    }
+    r.model_name = match model {
+        Some(m) => m.to_string(),
+        None if r.state == EngineState::Healthy => crate::collect::served_model(http, base).await.unwrap_or_default(),
+        None => String::new(),
+    };
+    r
+}
+
+/// Starts polling the fleet's other hosts; `None` when the host configuration lists none.
+pub fn start(
+    members: Vec<FleetMember>,
+    http: reqwest::Client,
+    metrics: Arc<ConsoleMetrics>,
+    scrape_interval_s: u64,
+) -> Option<watch::Receiver<Vec<EngineStatus>>> {
+    if members.is_empty() {
+        return None;
+    }
+    let (tx, rx) = watch::channel(Vec::new());
+    tokio::spawn(async move {
+        let mut collector = Collector::new(metrics, http.clone(), Duration::from_secs(scrape_interval_s), None);
+        let mut models: HashMap<String, String> = HashMap::new();
+        let bases: HashMap<String, String> = members
+            .iter()
+            .filter_map(|m| {
+                m.engine
+                    .as_ref()
+                    .map(|u| (m.name.clone(), u.trim_end_matches('/').to_string()))
+            })
+            .collect();
+        loop {
+            let polls = members.iter().map(|m| {
+                let http = &http;
+                let model = models.get(&m.name).cloned();
+                async move {
+                    match (&m.console, &m.engine) {
+                        (Some(url), _) => poll_console(http, &m.name, url).await,
+                        (None, Some(url)) => vec![poll_engine(http, m, url, model.as_deref()).await],
+                        (None, None) => Vec::new(),
+                    }
+                }
+            });
+            let started = tokio::time::Instant::now();
+            let mut rows: Vec<EngineStatus> = futures::future::join_all(polls).await.into_iter().flatten().collect();
+            for r in rows.iter().filter(|r| r.engine == "bare" && !r.model_name.is_empty()) {
+                models.insert(r.node.clone(), r.model_name.clone());
+            }
+            // Bare engines get the same scrape, probe and hung check as ours.
+            let (mut bare, remote): (Vec<_>, Vec<_>) = rows.drain(..).partition(|r| r.engine == "bare");
+            collector
+                .enrich(&mut bare, |r| bases.get(&r.node).cloned().unwrap_or_default())
+                .await;
+            let next: Vec<EngineStatus> = remote.into_iter().chain(bare).collect();
+            tx.send_replace(next);
+            if tx.is_closed() {
+                return;
+            }
+            tokio::time::sleep_until(started + crate::supervisor::INTERVAL).await;
+        }
+    });
+    Some(rx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_split_into_host_and_port() {
+        assert_eq!(host_port("http://gpu-b:8000"), ("gpu-b".into(), 8000));
+        assert_eq!(host_port("http://10.0.0.6:8000/"), ("10.0.0.6".into(), 8000));
+        assert_eq!(host_port("https://engine.lan"), ("engine.lan".into(), 443));
+        assert_eq!(host_port("http://[::1]:9000"), ("::1".into(), 9000));
+    }
+}

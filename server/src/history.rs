@@ -1,0 +1,216 @@
+//! Signal history: the last minutes in memory at scrape resolution (what the 15-minute charts
+//! and the live stream read), and one-minute rollups in SQLite for 24 hours (the 1 h and 24 h
+//! ranges, surviving a console restart). Both are bounded: the ring by time and count, the
+//! table by pruning rows older than a day.
+
+use app::domain::gpu::GpuSummary;
+use app::domain::series::{minute_of, MinuteRollup, Point, Range, Ring, ROLLUP_KEEP_SECS};
+use app::domain::signals::Signals;
+use sqlx::SqlitePool;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Errors reading or writing rollups.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("signal history database: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("stored rollup of {profile} at minute {minute} is unreadable: {source}")]
+    Corrupt {
+        profile: String,
+        minute: i64,
+        source: serde_json::Error,
+    },
+}
+
+/// Now, in Unix milliseconds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Rings and open minutes per profile, shared by the collector (writer) and the web handlers
+/// (readers).
+#[derive(Clone)]
+pub struct History {
+    pool: SqlitePool,
+    inner: Arc<Mutex<HashMap<String, Track>>>,
+}
+
+#[derive(Default)]
+struct Track {
+    ring: Ring,
+    minute: Option<MinuteRollup>,
+}
+
+impl History {
+    pub fn new(pool: SqlitePool) -> Self {
+        Self {
+            pool,
+            inner: Default::default(),
+        }
+    }
+
+    /// Records a scrape: `point` (the sliding-window view) goes to the ring; the raw scrape
+    /// feeds the minute rollup, which is written when the minute closes.
+    pub async fn record(&self, profile: &str, point: Point, scrape: Signals, gpu: Option<GpuSummary>) {
+        let closed = {
+            let Ok(mut all) = self.inner.lock() else { return };
+            let track = all.entry(profile.to_string()).or_default();
+            let t = point.t_ms;
+            track.ring.push(point);
+            let accepted = match &mut track.minute {
+                Some(m) => m.add(t, scrape.clone(), gpu.clone()),
+                None => false,
+            };
+            if accepted {
+                None
+            } else if let Some(m) = &track.minute {
+                let closed = m.finish();
+                let prev = m.last_scrape();
+                // A gap of more than a minute (engine down, console paused) starts afresh.
+                let prev = (minute_of(prev.0) + 1 == minute_of(t)).then_some(prev);
+                track.minute = Some(MinuteRollup::start(t, prev, scrape, gpu));
+                Some(closed)
+            } else {
+                track.minute = Some(MinuteRollup::start(t, None, scrape, gpu));
+                None
+            }
+        };
+        if let Some(p) = closed {
+            if let Err(e) = self.store(profile, &p).await {
+                tracing::warn!(error = %e, profile, "storing a signal rollup");
+            }
+        }
+    }
+
+    /// Forgets the in-memory state of profiles no longer collected (their rollups stay).
+    pub fn retain(&self, live: &[String]) {
+        if let Ok(mut all) = self.inner.lock() {
+            all.retain(|p, _| live.contains(p));
+        }
+    }
+
+    /// Ring points of `profile` newer than `t_ms`.
+    pub fn since(&self, profile: &str, t_ms: i64) -> Vec<Point> {
+        self.inner
+            .lock()
+            .ok()
+            .and_then(|all| all.get(profile).map(|t| t.ring.since(t_ms)))
+            .unwrap_or_default()
+    }
+
+    async fn store(&self, profile: &str, p: &Point) -> Result<(), HistoryError> {
+        let json = serde_json::to_string(p).unwrap_or_default();
+        sqlx::query("INSERT OR REPLACE INTO signal_rollup (profile, minute, point) VALUES (?, ?, ?)")
+            .bind(profile)
+            .bind(minute_of(p.t_ms))
+            .bind(json)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes rollups older than a day; returns how many went.
+    pub async fn prune(&self, now_ms: i64) -> Result<u64, HistoryError> {
+        let oldest = minute_of(now_ms - ROLLUP_KEEP_SECS * 1000);
+        let r = sqlx::query("DELETE FROM signal_rollup WHERE minute < ?")
+            .bind(oldest)
+            .execute(&self.pool)
+            .await?;
+        Ok(r.rows_affected())
+    }
+
+    /// The points a chart of `range` draws, oldest first.
+    pub async fn points(&self, profile: &str, range: Range, now_ms: i64) -> Result<Vec<Point>, HistoryError> {
+        let from = now_ms - range.secs() * 1000;
+        if !range.from_rollups() {
+            return Ok(self.since(profile, from));
+        }
+        let rows: Vec<(i64, String)> =
+            sqlx::query_as("SELECT minute, point FROM signal_rollup WHERE profile = ? AND minute >= ? ORDER BY minute")
+                .bind(profile)
+                .bind(minute_of(from))
+                .fetch_all(&self.pool)
+                .await?;
+        let mut out = Vec::with_capacity(rows.len() + 60);
+        for (minute, text) in rows {
+            let p: Point = serde_json::from_str(&text).map_err(|source| HistoryError::Corrupt {
+                profile: profile.to_string(),
+                minute,
+                source,
+            })?;
+            out.push(p);
+        }
+        // The minute in progress is not stored yet: its ring points fill the end.
+        let last = out.last().map(|p| p.t_ms + 60_000).unwrap_or(from);
+        out.extend(self.since(profile, last - 1));
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scrape(gen: f64, waiting: f64) -> Signals {
+        Signals {
+            waiting: Some(waiting),
+            generation_tokens_total: Some(gen),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn minutes_are_rolled_up_survive_a_restart_and_are_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        let pool = crate::db::open(&path).await.unwrap();
+        let h = History::new(pool.clone());
+        let t0 = minute_of(now_ms()) * 60_000 - 3 * 3600 * 1000;
+        // Three hours of scrapes every 20 s.
+        for i in 0..(3 * 180) {
+            let t = t0 + i * 20_000;
+            let point = Point {
+                t_ms: t,
+                ..Default::default()
+            };
+            h.record("a", point, scrape(i as f64 * 100.0, 3.0), None).await;
+        }
+        drop(h);
+        // A new console on the same database sees the stored minutes.
+        let h = History::new(pool);
+        let now = t0 + 3 * 3600 * 1000;
+        let hour = h.points("a", Range::Last1h, now).await.unwrap();
+        // 59 closed minutes; the open minute died with the first console's ring.
+        assert_eq!(hour.len(), 59);
+        let p = &hour[0];
+        assert_eq!(p.live.waiting, Some(3.0));
+        // 100 tokens every 20 s.
+        assert!((p.live.rates.generation_tokens_per_s.unwrap() - 5.0).abs() < 1e-9);
+        let day = h.points("a", Range::Last24h, now).await.unwrap();
+        assert_eq!(day.len(), 3 * 60 - 1, "every closed minute of three hours");
+        assert!(h.points("b", Range::Last24h, now).await.unwrap().is_empty());
+        // A day later, all of it is pruned.
+        assert_eq!(h.prune(now + 25 * 3600 * 1000).await.unwrap(), 3 * 60 - 1);
+    }
+
+    #[tokio::test]
+    async fn the_ring_serves_the_last_quarter_hour() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::new(crate::db::open(&dir.path().join("h.db")).await.unwrap());
+        let now = now_ms();
+        for i in 0..100 {
+            let point = Point {
+                t_ms: now - (100 - i) * 15_000,
+                ..Default::default()
+            };
+            h.record("a", point, scrape(0.0, 0.0), None).await;
+        }
+        let q = h.points("a", Range::Last15m, now).await.unwrap();
+        assert_eq!(q.len(), 59, "every 15 s, strictly inside the last 15 min");
+        assert_eq!(h.since("a", now - 30_001).len(), 2);
+    }
+}
