@@ -16,3 +16,21 @@ test("the fleet page lists both simulated engines, healthy", async ({ page }) =>
   await expect(fleet.row("demo-sglang").getByTestId("waiting")).toHaveText("0");
   await expect(fleet.row("demo-sglang")).toContainText("sglang");
 });
+
+test("the fleet table sorts by any column and keeps the order through live updates", async ({ page }) => {
+  const fleet = new FleetPage(page);
+  await fleet.open();
+  await expect(fleet.rows).toHaveCount(2);
+  const order = async () => fleet.rows.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-profile")));
+  await page.locator("button[data-sort=profile]").click();
+  await expect.poll(order).toEqual(["demo-sglang", "demo-vllm"]);
+  await page.locator("button[data-sort=profile]").click();
+  await expect.poll(order).toEqual(["demo-vllm", "demo-sglang"]);
+  await expect(page.locator("th:has(button[data-sort=profile])")).toHaveAttribute("aria-sort", "descending");
+  // Several fleet updates later (one a second), the chosen order holds.
+  await page.waitForTimeout(2500);
+  expect(await order()).toEqual(["demo-vllm", "demo-sglang"]);
+  // Local engines are on "this host"; GPU columns exist even when a host has no GPU data.
+  await expect(fleet.row("demo-vllm")).toContainText("this host");
+  await expect(fleet.row("demo-vllm").getByTestId("gpu-mem")).toHaveText("—");
+});

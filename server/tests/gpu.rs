@@ -4,10 +4,7 @@
 mod common;
 use common::*;
 
-#[test]
-fn recorded_readings_mark_our_engine_and_a_foreign_process() {
-    let (env, _port) = Env::serving_vllm("g", "");
-    let pid = env.status("g")["pid"].as_i64().unwrap();
+fn recording(env: &Env, pid: i64) -> std::path::PathBuf {
     let recording = serde_json::json!({"status": "available", "driver": "570.86.15", "gpus": [{
         "index": 0, "name": "NVIDIA H200", "uuid": "GPU-0", "memory_used_bytes": 75u64 << 30, "memory_total_bytes": 141u64 << 30,
         "utilization_pct": 97, "temperature_c": 64, "power_w": 612.5, "power_limit_w": 700.0, "sm_clock_mhz": 1755,
@@ -15,6 +12,14 @@ fn recorded_readings_mark_our_engine_and_a_foreign_process() {
         "processes": [{"pid": pid, "used_bytes": 70u64 << 30}, {"pid": 1, "used_bytes": 5u64 << 30}]}]});
     let path = env.data().join("gpu.json");
     std::fs::write(&path, recording.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn recorded_readings_mark_our_engine_and_a_foreign_process() {
+    let (env, _port) = Env::serving_vllm("g", "");
+    let pid = env.status("g")["pid"].as_i64().unwrap();
+    let path = recording(&env, pid);
     let out = std::process::Command::new(BIN)
         .args(["--data", env.data().to_str().unwrap(), "gpu", "--json"])
         .env("ROOFLINE_GPU_RECORDING", &path)
@@ -47,4 +52,29 @@ fn without_a_driver_gpu_says_so_plainly() {
     let out = env.run(&["gpu"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(str(&out).0.contains("no NVIDIA driver"), "{:?}", str(&out));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_console_shows_gpus_per_engine_and_on_the_engine_page() {
+    let (env, _port) = Env::serving_vllm("g", "");
+    let pid = env.status("g")["pid"].as_i64().unwrap();
+    let path = recording(&env, pid);
+    let console_port = free_port();
+    let _console = Console::start_with_env(&env, console_port, &[("ROOFLINE_GPU_RECORDING", &path)]);
+    // The fleet row carries the engine's GPU summary (memory, temperature) for the table.
+    let gpu = eventually(std::time::Duration::from_secs(30), async || {
+        let rows = console_engines(console_port).await?;
+        let row = rows.as_array()?.iter().find(|r| r["profile"] == "g")?.clone();
+        (!row["gpu"].is_null()).then(|| row["gpu"].clone())
+    })
+    .await
+    .expect("the engine's GPU summary appears");
+    assert_eq!(gpu["gpus"], 1);
+    assert_eq!(gpu["memory_used_gib"], 75.0);
+    assert_eq!(gpu["temperature_c"], 64.0);
+    // The engine page lists the GPU with its processes: ours linked, the other one foreign.
+    let html = text(client().get(format!("http://127.0.0.1:{console_port}/engines/g"))).await;
+    assert!(html.contains("data-testid=\"gpu-row\""), "{html}");
+    assert!(html.contains("data-owner=\"ours\"") && html.contains("data-owner=\"foreign\""));
+    assert!(html.contains("sw_power_cap") && html.contains("612 / 700 W"));
 }

@@ -228,8 +228,14 @@ pub struct Console(pub std::process::Child);
 
 impl Console {
     pub fn start(env: &Env, port: u16) -> Self {
+        Self::start_with_env(env, port, &[])
+    }
+
+    /// A console with extra environment (a GPU recording, say).
+    pub fn start_with_env(env: &Env, port: u16, vars: &[(&str, &std::path::Path)]) -> Self {
         Console(
             Command::new(BIN)
+                .envs(vars.iter().map(|(k, v)| (*k, *v)))
                 .args([
                     "--data",
                     env.data().to_str().unwrap(),
