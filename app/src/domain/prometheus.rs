@@ -81,21 +81,19 @@ pub fn parse_line(text: &str, line: usize) -> Result<Line, LineError> {
         }
         return Ok(Line::Comment);
     }
-    let mut chars = t.char_indices().peekable();
-    let start = match chars.peek() {
-        Some((_, c)) if is_name_start(*c) => 0,
-        _ => return Err(err("a sample must start with a metric name")),
-    };
-    let mut end = t.len();
-    while let Some((i, c)) = chars.peek().copied() {
-        if is_name_char(c) {
-            chars.next();
-        } else {
-            end = i;
-            break;
-        }
+    parse_sample(t, line).map(Line::Sample)
+}
+
+/// Parses a sample line (not a comment, not blank). Byte-wise: names and label keys are ASCII
+/// by the format, and label values are sliced whole unless they contain an escape.
+fn parse_sample(t: &str, line: usize) -> Result<Sample, LineError> {
+    let err = |reason| LineError { line, reason };
+    let b = t.as_bytes();
+    if !b.first().is_some_and(|c| is_name_start(*c as char)) {
+        return Err(err("a sample must start with a metric name"));
     }
-    let name = t[start..end].to_string();
+    let end = b.iter().position(|c| !is_name_char(*c as char)).unwrap_or(b.len());
+    let name = t[..end].to_string();
     let mut labels = Vec::new();
     let mut rest = &t[end..];
     if let Some(body) = rest.strip_prefix('{') {
@@ -134,37 +132,25 @@ pub fn parse_line(text: &str, line: usize) -> Result<Line, LineError> {
                 return Err(err("label value must be quoted"));
             }
             i += 1;
-            let mut value = String::new();
-            let mut closed = false;
-            let mut vchars = body[i..].char_indices();
-            while let Some((j, c)) = vchars.next() {
-                match c {
-                    '"' => {
-                        i += j + 1;
-                        closed = true;
-                        break;
-                    }
-                    '\\' => match vchars.next() {
-                        Some((_, 'n')) => value.push('\n'),
-                        Some((_, '\\')) => value.push('\\'),
-                        Some((_, '"')) => value.push('"'),
-                        Some((_, other)) => {
-                            value.push('\\');
-                            value.push(other);
-                        }
-                        None => return Err(err("unterminated label value")),
-                    },
-                    other => value.push(other),
+            // Fast path: the value up to the next quote has no escape in it.
+            let stop = b[i..].iter().position(|c| *c == b'"' || *c == b'\\');
+            let value = match stop {
+                Some(n) if b[i + n] == b'"' => {
+                    let v = body[i..i + n].to_string();
+                    i += n + 1;
+                    v
                 }
-            }
-            if !closed {
-                return Err(err("unterminated label value"));
-            }
+                _ => {
+                    let (v, used) = unescape_value(&body[i..]).ok_or(err("unterminated label value"))?;
+                    i += used;
+                    v
+                }
+            };
             labels.push((key, value));
         }
         rest = &body[i..];
     }
-    let mut parts = rest.split_whitespace();
+    let mut parts = rest.split_ascii_whitespace();
     let value = parts.next().ok_or(err("sample without a value"))?;
     let value = parse_value(value).ok_or(err("sample value is not a number"))?;
     let timestamp_ms = match parts.next() {
@@ -174,12 +160,35 @@ pub fn parse_line(text: &str, line: usize) -> Result<Line, LineError> {
     if parts.next().is_some() {
         return Err(err("text after the timestamp"));
     }
-    Ok(Line::Sample(Sample {
+    Ok(Sample {
         name,
         labels,
         value,
         timestamp_ms,
-    }))
+    })
+}
+
+/// A quoted label value with escapes, from just after its opening quote: the value and how
+/// many bytes it took, closing quote included. `None` when it never closes.
+fn unescape_value(s: &str) -> Option<(String, usize)> {
+    let mut value = String::new();
+    let mut chars = s.char_indices();
+    while let Some((j, c)) = chars.next() {
+        match c {
+            '"' => return Some((value, j + 1)),
+            '\\' => match chars.next()? {
+                (_, 'n') => value.push('\n'),
+                (_, '\\') => value.push('\\'),
+                (_, '"') => value.push('"'),
+                (_, other) => {
+                    value.push('\\');
+                    value.push(other);
+                }
+            },
+            other => value.push(other),
+        }
+    }
+    None
 }
 
 /// The samples of a body plus the lines that could not be parsed.
@@ -192,9 +201,20 @@ pub struct Parsed {
 
 /// Parses a whole body, skipping and counting bad lines.
 pub fn parse(body: &str) -> Parsed {
-    let mut out = Parsed::default();
+    let mut out = Parsed {
+        samples: Vec::with_capacity(body.len() / 96),
+        ..Default::default()
+    };
     for (i, l) in body.lines().enumerate() {
-        match parse_line(l, i + 1) {
+        let t = l.trim_end_matches('\r');
+        let result = match t.as_bytes().first() {
+            // Only TYPE comments matter here; HELP text is not worth an allocation.
+            Some(b'#') if !t[1..].trim_start().starts_with("TYPE ") => continue,
+            Some(b'#') => parse_line(t, i + 1),
+            Some(_) if !t.trim_start().is_empty() => parse_sample(t, i + 1).map(Line::Sample),
+            _ => continue,
+        };
+        match result {
             Ok(Line::Sample(s)) => out.samples.push(s),
             Ok(Line::Type { name, kind }) => out.types.push((name, kind)),
             Ok(_) => {}
