@@ -9,12 +9,14 @@
 use std::time::{Duration, Instant};
 
 fn fixture(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures").join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fixtures")
+        .join(name);
     std::fs::read_to_string(path).expect("fixture")
 }
 
 /// Runs `f` repeatedly for about `budget`; returns MB/s.
-fn rate(body: &str, budget: Duration, f: &dyn Fn(&str) -> usize) -> f64 {
+fn rate(body: &str, budget: Duration, f: &ParseFn) -> f64 {
     let mut n = 0u64;
     let t0 = Instant::now();
     while t0.elapsed() < budget {
@@ -24,6 +26,9 @@ fn rate(body: &str, budget: Duration, f: &dyn Fn(&str) -> usize) -> f64 {
     (body.len() as f64 * n as f64) / t0.elapsed().as_secs_f64() / 1e6
 }
 
+/// A parser under test: the body in, how many items it returned out.
+type ParseFn = dyn Fn(&str) -> usize;
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -32,9 +37,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let budget = Duration::from_millis(if quick { 50 } else { 400 });
-    let parsers: [(&str, &dyn Fn(&str) -> usize); 3] = [
-        ("roofline (app::domain::prometheus)", &|b| app::domain::prometheus::parse(b).samples.len()),
-        ("prom_text_format_parser 0.1.0", &|b| prom_text_format_parser::parse_scrape(b).0.len()),
+    let parsers: [(&str, &ParseFn); 3] = [
+        ("roofline (app::domain::prometheus)", &|b| {
+            app::domain::prometheus::parse(b).samples.len()
+        }),
+        ("prom_text_format_parser 0.1.0", &|b| {
+            prom_text_format_parser::parse_scrape(b).0.len()
+        }),
         ("openmetrics-parser 0.5.1 (prometheus)", &|b| {
             openmetrics_parser::prometheus::parse_prometheus(b)
                 .map(|e| e.families.len())

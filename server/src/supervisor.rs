@@ -132,10 +132,10 @@ impl Collector {
         if let Some(h) = &self.history {
             h.retain(&keys);
         }
-        if self
-            .last_scrape
-            .is_none_or(|t| now.duration_since(t) >= self.scrape_every)
-        {
+        // Ticks jitter by a few milliseconds; a quarter tick of slack keeps a 1 s interval
+        // from skipping every other tick.
+        let due = self.scrape_every.saturating_sub(INTERVAL / 4);
+        if self.last_scrape.is_none_or(|t| now.duration_since(t) >= due) {
             self.last_scrape = Some(now);
             self.scrape_all(rows, &targets, now).await;
         }
@@ -314,24 +314,47 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
     tokio::spawn(async move {
         let mut gpu_read_at = Instant::now();
         let mut pruned_at: Option<Instant> = None;
+        let mut local: Vec<EngineStatus> = tx.borrow().clone();
+        let mut next_tick = tokio::time::Instant::now() + INTERVAL;
+        let mut remote = remote;
         loop {
-            tokio::time::sleep(INTERVAL).await;
-            let mut next = snapshot(&control).await;
-            if gpu_read_at.elapsed() >= GPU_INTERVAL {
-                gpu_read_at = Instant::now();
-                gpu_state = read_gpus().await;
-            }
-            attach_gpus(&mut gpu_state, &mut next);
-            gpu_tx.send_if_modified(|cur| {
-                let changed = *cur != gpu_state;
-                if changed {
-                    *cur = gpu_state.clone();
+            // Local engines refresh on the tick; the other hosts' rows are published as soon
+            // as their poll lands, so a remote scrape does not wait for our next tick.
+            let tick = tokio::select! {
+                _ = tokio::time::sleep_until(next_tick) => true,
+                changed = async {
+                    match remote.as_mut() {
+                        Some(r) => r.changed().await.is_ok(),
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if !changed {
+                        remote = None;
+                    }
+                    false
                 }
-                changed
-            });
-            collector.enrich(&mut next, local_base).await;
-            if let Some(remote) = &remote {
-                next.extend(remote.borrow().iter().cloned());
+            };
+            if tick {
+                next_tick = tokio::time::Instant::now() + INTERVAL;
+                let mut next = snapshot(&control).await;
+                if gpu_read_at.elapsed() >= GPU_INTERVAL {
+                    gpu_read_at = Instant::now();
+                    gpu_state = read_gpus().await;
+                }
+                attach_gpus(&mut gpu_state, &mut next);
+                gpu_tx.send_if_modified(|cur| {
+                    let changed = *cur != gpu_state;
+                    if changed {
+                        *cur = gpu_state.clone();
+                    }
+                    changed
+                });
+                collector.enrich(&mut next, local_base).await;
+                local = next;
+            }
+            let mut next = local.clone();
+            if let Some(remote) = remote.as_mut() {
+                next.extend(remote.borrow_and_update().iter().cloned());
             }
             tx.send_if_modified(|cur| {
                 if *cur != next {
