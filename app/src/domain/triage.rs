@@ -1,0 +1,799 @@
+//! The incident runbook as rules: the symptom table (health × metrics), the three OOM cases
+//! and the startup-failure table, each evaluated on one captured [`Evidence`]. The result is
+//! a diagnosis: the rows that hold, each with the readings that support it and the runbook's
+//! action, most destructive last.
+//!
+//! Row wording (diagnosis and action) lives in the locales as `rule-<id>-diagnosis` and
+//! `rule-<id>-action`; evidence lines are locale keys with arguments, so the same diagnosis
+//! reads in English and Russian.
+
+use crate::domain::engine::{EngineKind, EngineState};
+use crate::domain::gpu::{foreign, GpuState};
+use crate::domain::logscan::{investigate, Investigation, Signature, Verdict};
+use crate::domain::series::Point;
+use crate::domain::startup_failure::{FailureMatch, FailureRow};
+use serde::{Deserialize, Serialize};
+
+/// Everything the triage looked at, captured before anything is touched (operating rule 1).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub captured_at_ms: i64,
+    pub profile: String,
+    pub engine_kind: Option<EngineKind>,
+    pub state: Option<EngineState>,
+    /// `/health` status; `None` when nothing answered (the runbook's "000").
+    pub health_status: Option<u16>,
+    pub health_ms: Option<f64>,
+    /// The one-token completion: `Some(ms)` answered, `None` with `probe_failed` no answer.
+    pub probe_ms: Option<f64>,
+    pub probe_failed: bool,
+    /// The metric window, oldest first (the console's ring, or the CLI's own scrapes).
+    pub points: Vec<Point>,
+    pub metrics_note: Option<String>,
+    pub gpu: Option<GpuState>,
+    /// The last lines of the engine log.
+    pub log_tail: Vec<String>,
+    /// The last start's failure, when it failed.
+    pub failure: Option<FailureMatch>,
+    pub profile_env: String,
+    pub engine_version: Option<String>,
+    /// Changes shortly before the symptoms: profile edits, engine version changes.
+    pub recent_changes: Vec<Change>,
+    /// The operator (or an alert) says clients see errors although the engine looks fine.
+    pub clients_see_errors: bool,
+}
+
+/// A change before the incident, from the profile store or the recorded engine versions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub at_ms: i64,
+    pub what: String,
+}
+
+/// A row of one of the runbook's tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    // The symptom table.
+    Dead,
+    Hung,
+    KvExhausted,
+    SeqCapped,
+    Preemptions,
+    PrefixMiss,
+    TpotNeighbor,
+    ProxyParser,
+    // The three OOM cases.
+    OomStartWeights,
+    OomStartKv,
+    OomUnderLoad,
+    // The rest of the startup-failure table.
+    StartGpuMemoryTaken,
+    StartAddressInUse,
+    StartIncompleteWeights,
+    StartUnsupportedArch,
+    StartDriverMismatch,
+}
+
+impl Rule {
+    pub const ALL: [Rule; 16] = [
+        Rule::Dead,
+        Rule::Hung,
+        Rule::KvExhausted,
+        Rule::SeqCapped,
+        Rule::Preemptions,
+        Rule::PrefixMiss,
+        Rule::TpotNeighbor,
+        Rule::ProxyParser,
+        Rule::OomStartWeights,
+        Rule::OomStartKv,
+        Rule::OomUnderLoad,
+        Rule::StartGpuMemoryTaken,
+        Rule::StartAddressInUse,
+        Rule::StartIncompleteWeights,
+        Rule::StartUnsupportedArch,
+        Rule::StartDriverMismatch,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Rule::Dead => "dead",
+            Rule::Hung => "hung",
+            Rule::KvExhausted => "kv-exhausted",
+            Rule::SeqCapped => "seq-capped",
+            Rule::Preemptions => "preemptions",
+            Rule::PrefixMiss => "prefix-miss",
+            Rule::TpotNeighbor => "tpot-neighbor",
+            Rule::ProxyParser => "proxy-parser",
+            Rule::OomStartWeights => "oom-start-weights",
+            Rule::OomStartKv => "oom-start-kv",
+            Rule::OomUnderLoad => "oom-under-load",
+            Rule::StartGpuMemoryTaken => "start-gpu-memory-taken",
+            Rule::StartAddressInUse => "start-address-in-use",
+            Rule::StartIncompleteWeights => "start-incomplete-weights",
+            Rule::StartUnsupportedArch => "start-unsupported-arch",
+            Rule::StartDriverMismatch => "start-driver-mismatch",
+        }
+    }
+
+    /// Which triage step finds it (health → metrics → gpu → logs).
+    pub fn step(self) -> Step {
+        match self {
+            Rule::Dead | Rule::Hung | Rule::ProxyParser => Step::Health,
+            Rule::KvExhausted | Rule::SeqCapped | Rule::Preemptions | Rule::PrefixMiss => Step::Metrics,
+            Rule::TpotNeighbor => Step::Gpu,
+            _ => Step::Logs,
+        }
+    }
+
+    fn of_startup(row: FailureRow) -> Rule {
+        match row {
+            FailureRow::CudaOomAtLoad => Rule::OomStartWeights,
+            FailureRow::KvCacheTooSmall => Rule::OomStartKv,
+            FailureRow::GpuMemoryTaken => Rule::StartGpuMemoryTaken,
+            FailureRow::AddressInUse => Rule::StartAddressInUse,
+            FailureRow::IncompleteWeights => Rule::StartIncompleteWeights,
+            FailureRow::UnsupportedArchitecture => Rule::StartUnsupportedArch,
+            FailureRow::DriverMismatch => Rule::StartDriverMismatch,
+        }
+    }
+
+    /// Operating rule 3: restart only for a dead or hung process or an OOM under load; a
+    /// restart does not fix a queue or a slow p95.
+    pub fn allows_restart(self) -> bool {
+        matches!(self, Rule::Dead | Rule::Hung | Rule::OomUnderLoad)
+    }
+}
+
+/// The triage steps, in the runbook's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Step {
+    Health,
+    Metrics,
+    Gpu,
+    Logs,
+}
+
+impl Step {
+    pub const ALL: [Step; 4] = [Step::Health, Step::Metrics, Step::Gpu, Step::Logs];
+    pub fn id(self) -> &'static str {
+        match self {
+            Step::Health => "health",
+            Step::Metrics => "metrics",
+            Step::Gpu => "gpu",
+            Step::Logs => "logs",
+        }
+    }
+}
+
+/// A reading, as a locale key and its arguments (numbers already formatted).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    pub key: String,
+    pub args: Vec<(String, String)>,
+}
+
+fn reading(key: &str, args: &[(&str, String)]) -> Reading {
+    Reading {
+        key: key.to_string(),
+        args: args.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+    }
+}
+
+/// What the console can do about a finding, from the least destructive.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Action {
+    /// Run smoke-toolcall (the after-upgrade path and the proxy/parser row).
+    Smoke,
+    /// Open the profile with a suggested change (`KEY=VALUE`), to be reviewed and served.
+    EditProfile { key: String, value: String },
+    /// Serve the profile (a dead engine whose cause is understood).
+    Serve,
+    /// Stop the engine.
+    Stop,
+    /// Restart: only for dead, hung, OOM under load.
+    Restart,
+}
+
+impl Action {
+    pub fn id(&self) -> &'static str {
+        match self {
+            Action::Smoke => "smoke",
+            Action::EditProfile { .. } => "edit-profile",
+            Action::Serve => "serve",
+            Action::Stop => "stop",
+            Action::Restart => "restart",
+        }
+    }
+}
+
+/// One row that holds, with its supporting readings and the actions it offers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub rule: Rule,
+    pub evidence: Vec<Reading>,
+    pub actions: Vec<Action>,
+}
+
+/// What each step found (for the wizard's step cards), whether or not a rule fired.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepResult {
+    pub step: Step,
+    pub readings: Vec<Reading>,
+}
+
+/// The triage result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    pub steps: Vec<StepResult>,
+    /// Rows that hold, most specific first; the first is the diagnosis.
+    pub findings: Vec<Finding>,
+    /// A change shortly before the symptoms: smoke-toolcall first, rollback offered.
+    pub after_upgrade: bool,
+    pub investigation: Investigation,
+}
+
+impl Diagnosis {
+    pub fn primary(&self) -> Option<&Finding> {
+        self.findings.first()
+    }
+}
+
+/// How long before the capture a change counts as "shortly before".
+pub const RECENT_CHANGE_MS: i64 = 24 * 3600 * 1000;
+
+fn fmt0(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+/// First and last values of a signal over the window (ignoring gaps).
+fn ends(points: &[Point], pick: impl Fn(&Point) -> Option<f64>) -> Option<(f64, f64)> {
+    let first = points.iter().find_map(&pick)?;
+    let last = points.iter().rev().find_map(&pick)?;
+    Some((first, last))
+}
+
+/// The window's span in whole minutes (at least 1).
+fn minutes(points: &[Point]) -> String {
+    match (points.first(), points.last()) {
+        (Some(a), Some(b)) => fmt0(((b.t_ms - a.t_ms) as f64 / 60_000.0).max(1.0)),
+        _ => "0".into(),
+    }
+}
+
+/// Runs every rule on the evidence.
+pub fn diagnose(ev: &Evidence) -> Diagnosis {
+    let points = &ev.points;
+    let mut steps = Vec::new();
+    let mut findings = Vec::new();
+    let preemption_bursts = points
+        .iter()
+        .rev()
+        .take(6)
+        .filter(|p| p.live.rates.preemptions_per_s.is_some_and(|r| r > 0.5))
+        .count()
+        >= 2;
+    let log = ev.log_tail.join("\n");
+    let investigation = investigate(&log, preemption_bursts);
+
+    // 1. Health.
+    let mut health = Vec::new();
+    match ev.health_status {
+        Some(code) => health.push(reading(
+            "ev-health-status",
+            &[
+                ("code", code.to_string()),
+                ("ms", ev.health_ms.map(fmt0).unwrap_or_default()),
+            ],
+        )),
+        None => health.push(reading("ev-health-none", &[])),
+    }
+    if let Some(ms) = ev.probe_ms {
+        health.push(reading("ev-probe-ok", &[("ms", fmt0(ms))]));
+    } else if ev.probe_failed {
+        health.push(reading("ev-probe-failed", &[]));
+    }
+    let alive = ev.health_status == Some(200);
+    if ev.health_status.is_none() {
+        // OOM under load and failed starts are more specific than "dead"; they come from the
+        // log step below and sort first.
+        let mut evidence = health.clone();
+        if let Some(state) = ev.state {
+            evidence.push(reading("ev-state", &[("state", state.as_str().to_string())]));
+        }
+        findings.push(Finding {
+            rule: Rule::Dead,
+            evidence,
+            actions: vec![Action::Serve, Action::Restart],
+        });
+    } else if alive && (ev.probe_failed || ev.state == Some(EngineState::Hung)) {
+        let mut evidence = health.clone();
+        for s in [Signature::CudaError, Signature::Nccl, Signature::Watchdog] {
+            if let Some(f) = investigation.scan.get(s) {
+                evidence.push(reading(
+                    "ev-log-line",
+                    &[("line", f.last.line.to_string()), ("text", f.last.text.clone())],
+                ));
+            }
+        }
+        if let Some((w0, w1)) = ends(points, |p| p.live.waiting.zip(p.live.running).map(|(w, r)| w + r)) {
+            if let Some(g) = points.iter().rev().find_map(|p| p.live.rates.generation_tokens_per_s) {
+                if w1 > 0.0 && g == 0.0 {
+                    evidence.push(reading("ev-queue-stuck", &[("from", fmt0(w0)), ("to", fmt0(w1))]));
+                }
+            }
+        }
+        findings.push(Finding {
+            rule: Rule::Hung,
+            evidence,
+            actions: vec![Action::Restart],
+        });
+    }
+    steps.push(StepResult {
+        step: Step::Health,
+        readings: health,
+    });
+
+    // 2. Metrics.
+    let mut metrics = Vec::new();
+    if let Some(note) = &ev.metrics_note {
+        metrics.push(reading("ev-metrics-none", &[("reason", note.clone())]));
+    } else if points.is_empty() {
+        metrics.push(reading("ev-metrics-empty", &[]));
+    }
+    let mins = minutes(points);
+    let waiting = ends(points, |p| p.live.waiting);
+    let kv = points.iter().rev().find_map(|p| p.live.kv_usage);
+    if let Some((w0, w1)) = waiting {
+        metrics.push(reading(
+            "ev-waiting",
+            &[("from", fmt0(w0)), ("to", fmt0(w1)), ("minutes", mins.clone())],
+        ));
+    }
+    if let Some(k) = kv {
+        metrics.push(reading("ev-kv", &[("pct", fmt0(k * 100.0))]));
+    }
+    let waiting_grows = waiting.is_some_and(|(w0, w1)| w1 >= w0 + 3.0 && w1 >= 3.0);
+    if alive && waiting_grows {
+        let (w0, w1) = waiting.unwrap_or_default();
+        let k = kv.unwrap_or(0.0);
+        let evidence = vec![reading(
+            "ev-waiting-kv",
+            &[
+                ("from", fmt0(w0)),
+                ("to", fmt0(w1)),
+                ("minutes", mins.clone()),
+                ("pct", fmt0(k * 100.0)),
+            ],
+        )];
+        if k > 0.90 {
+            findings.push(Finding {
+                rule: Rule::KvExhausted,
+                evidence,
+                actions: kv_relief(ev),
+            });
+        } else if k < 0.70 {
+            findings.push(Finding {
+                rule: Rule::SeqCapped,
+                evidence,
+                actions: vec![Action::EditProfile {
+                    key: "MAX_RUNNING_REQUESTS".into(),
+                    value: profile_value(ev, "MAX_RUNNING_REQUESTS")
+                        .and_then(|v| v.parse::<u32>().ok())
+                        .map(|n| (n * 2).to_string())
+                        .unwrap_or_else(|| "512".into()),
+                }],
+            });
+        }
+    }
+    let preempt = points.iter().rev().find_map(|p| p.live.rates.preemptions_per_s);
+    if let Some(p) = preempt {
+        metrics.push(reading("ev-preemptions", &[("rate", format!("{p:.1}"))]));
+    }
+    if alive && preemption_bursts {
+        findings.push(Finding {
+            rule: Rule::Preemptions,
+            evidence: vec![reading(
+                "ev-preemptions",
+                &[("rate", format!("{:.1}", preempt.unwrap_or(0.0)))],
+            )],
+            actions: kv_relief(ev),
+        });
+    }
+    let ttft = ends(points, |p| p.live.ttft_p95_ms);
+    let hit = ends(points, |p| p.live.rates.prefix_hit_rate);
+    if let (true, Some((t0, t1)), Some((h0, h1))) = (alive, ttft, hit) {
+        if t1 >= t0 * 1.5 && t1 - t0 >= 50.0 && h0 - h1 >= 0.2 {
+            findings.push(Finding {
+                rule: Rule::PrefixMiss,
+                evidence: vec![reading(
+                    "ev-ttft-hit",
+                    &[
+                        ("from", fmt0(t0)),
+                        ("to", fmt0(t1)),
+                        ("hit_from", fmt0(h0 * 100.0)),
+                        ("hit_to", fmt0(h1 * 100.0)),
+                    ],
+                )],
+                actions: vec![],
+            });
+        }
+    }
+    steps.push(StepResult {
+        step: Step::Metrics,
+        readings: metrics,
+    });
+
+    // 3. GPU.
+    let mut gpu = Vec::new();
+    match &ev.gpu {
+        Some(GpuState::NoDriver { reason }) => gpu.push(reading("ev-gpu-none", &[("reason", reason.clone())])),
+        Some(state @ GpuState::Available { gpus, .. }) => {
+            for g in gpus {
+                gpu.push(reading(
+                    "ev-gpu",
+                    &[
+                        ("index", g.index.to_string()),
+                        (
+                            "used",
+                            format!("{:.1}", g.memory_used_bytes as f64 / (1u64 << 30) as f64),
+                        ),
+                        (
+                            "total",
+                            format!("{:.1}", g.memory_total_bytes as f64 / (1u64 << 30) as f64),
+                        ),
+                        (
+                            "temp",
+                            g.temperature_c.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
+                        ),
+                        ("throttle", g.throttle.join(", ")),
+                    ],
+                ));
+            }
+            for (index, p) in foreign(state) {
+                gpu.push(reading(
+                    "ev-gpu-foreign",
+                    &[("index", index.to_string()), ("pid", p.pid.to_string())],
+                ));
+            }
+        }
+        None => {}
+    }
+    let tpot = ends(points, |p| p.live.itl_p95_ms);
+    let traffic = ends(points, |p| p.live.running);
+    if let (true, Some((t0, t1)), Some((r0, r1))) = (alive, tpot, traffic) {
+        let same_traffic = (r1 - r0).abs() <= (r0.max(r1) * 0.3).max(1.0);
+        if t0 > 0.0 && t1 >= t0 * 1.5 && same_traffic {
+            let mut evidence = vec![reading(
+                "ev-tpot",
+                &[("from", fmt0(t0)), ("to", fmt0(t1)), ("running", fmt0(r1))],
+            )];
+            evidence.extend(
+                gpu.iter()
+                    .filter(|r| r.key == "ev-gpu-foreign" || r.key == "ev-gpu")
+                    .cloned(),
+            );
+            findings.push(Finding {
+                rule: Rule::TpotNeighbor,
+                evidence,
+                actions: vec![],
+            });
+        }
+    }
+    steps.push(StepResult {
+        step: Step::Gpu,
+        readings: gpu,
+    });
+
+    // 4. Logs.
+    let mut logs = Vec::new();
+    for f in &investigation.scan.found {
+        if f.signature != Signature::Ready {
+            logs.push(reading(
+                "ev-log-signature",
+                &[
+                    ("signature", f.signature.id().to_string()),
+                    ("count", f.count.to_string()),
+                    ("line", f.last.line.to_string()),
+                    ("text", f.last.text.clone()),
+                ],
+            ));
+        }
+    }
+    let startup_row = ev.failure.as_ref().map(|m| m.row).or(investigation.startup_failure);
+    if let (Some(row), false) = (startup_row, alive) {
+        let line = ev
+            .failure
+            .as_ref()
+            .map(|m| m.line.clone())
+            .or_else(|| investigation.evidence.first().map(|h| h.text.clone()))
+            .unwrap_or_default();
+        let rule = Rule::of_startup(row);
+        let actions = match rule {
+            Rule::OomStartKv => kv_relief(ev),
+            Rule::OomStartWeights => vec![Action::EditProfile {
+                key: "QUANTIZATION".into(),
+                value: "fp8".into(),
+            }],
+            _ => vec![Action::Serve],
+        };
+        findings.insert(
+            0,
+            Finding {
+                rule,
+                evidence: vec![reading("ev-log-line", &[("line", String::new()), ("text", line)])],
+                actions,
+            },
+        );
+    } else if investigation.verdict == Verdict::OomUnderLoad && !alive {
+        findings.insert(
+            0,
+            Finding {
+                rule: Rule::OomUnderLoad,
+                evidence: investigation
+                    .evidence
+                    .iter()
+                    .map(|h| reading("ev-log-line", &[("line", h.line.to_string()), ("text", h.text.clone())]))
+                    .collect(),
+                actions: vec![
+                    Action::EditProfile {
+                        key: "MEM_FRACTION".into(),
+                        value: "0.88".into(),
+                    },
+                    Action::EditProfile {
+                        key: "MAX_BATCHED_TOKENS".into(),
+                        value: "8192".into(),
+                    },
+                    Action::Restart,
+                ],
+            },
+        );
+    }
+    steps.push(StepResult {
+        step: Step::Logs,
+        readings: logs,
+    });
+
+    // Metrics fine, engine fine, clients still see errors: proxy, timeouts, parser.
+    if alive && findings.is_empty() && ev.clients_see_errors {
+        findings.push(Finding {
+            rule: Rule::ProxyParser,
+            evidence: vec![reading("ev-clients-errors", &[])],
+            actions: vec![Action::Smoke],
+        });
+    }
+    let after_upgrade = ev
+        .recent_changes
+        .iter()
+        .any(|c| ev.captured_at_ms - c.at_ms <= RECENT_CHANGE_MS && c.at_ms <= ev.captured_at_ms);
+    if after_upgrade {
+        for f in &mut findings {
+            if !f.actions.contains(&Action::Smoke) {
+                f.actions.insert(0, Action::Smoke);
+            }
+        }
+    }
+    Diagnosis {
+        steps,
+        findings,
+        after_upgrade,
+        investigation,
+    }
+}
+
+/// A profile value from the captured profile file.
+fn profile_value(ev: &Evidence, key: &str) -> Option<String> {
+    ev.profile_env.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == key).then(|| v.trim().trim_matches(['\'', '"']).to_string())
+    })
+}
+
+/// The runbook's KV relief: lower max-model-len, or fp8 KV when it is not already.
+fn kv_relief(ev: &Evidence) -> Vec<Action> {
+    let mut actions = Vec::new();
+    let ctx = profile_value(ev, "CONTEXT_LENGTH").and_then(|v| v.parse::<u32>().ok());
+    actions.push(Action::EditProfile {
+        key: "CONTEXT_LENGTH".into(),
+        value: ctx
+            .map(|c| (c / 2).max(2048).to_string())
+            .unwrap_or_else(|| "16384".into()),
+    });
+    if profile_value(ev, "KV_CACHE_DTYPE").is_none_or(|v| !v.starts_with("fp8")) {
+        actions.push(Action::EditProfile {
+            key: "KV_CACHE_DTYPE".into(),
+            value: "fp8".into(),
+        });
+    }
+    actions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::signals::{Live, Rates};
+
+    fn healthy() -> Evidence {
+        Evidence {
+            captured_at_ms: 10_000_000,
+            profile: "p".into(),
+            state: Some(EngineState::Healthy),
+            health_status: Some(200),
+            health_ms: Some(3.0),
+            probe_ms: Some(40.0),
+            profile_env: "ENGINE=sim\nMODEL=/m\nCONTEXT_LENGTH=32768\n".into(),
+            ..Default::default()
+        }
+    }
+
+    fn series(n: i64, f: impl Fn(i64) -> Live) -> Vec<Point> {
+        (0..n)
+            .map(|i| Point {
+                t_ms: 10_000_000 - (n - i) * 30_000,
+                live: f(i),
+                gpu: None,
+            })
+            .collect()
+    }
+
+    fn rule_of(ev: &Evidence) -> Option<Rule> {
+        diagnose(ev).primary().map(|f| f.rule)
+    }
+
+    /// Every row of the three tables, from evidence built by hand (the simulator-driven test in
+    /// `server/tests/triage.rs` drives the same rules from real faults).
+    #[test]
+    fn every_row_of_every_table() {
+        let mut cases: Vec<(Rule, Evidence)> = Vec::new();
+        let mut ev = healthy();
+        ev.health_status = None;
+        ev.state = Some(EngineState::Dead);
+        cases.push((Rule::Dead, ev));
+        let mut ev = healthy();
+        ev.probe_ms = None;
+        ev.probe_failed = true;
+        cases.push((Rule::Hung, ev));
+        let mut ev = healthy();
+        ev.points = series(10, |i| Live {
+            waiting: Some(i as f64 * 4.0),
+            kv_usage: Some(0.96),
+            ..Default::default()
+        });
+        cases.push((Rule::KvExhausted, ev));
+        let mut ev = healthy();
+        ev.points = series(10, |i| Live {
+            waiting: Some(i as f64 * 4.0),
+            kv_usage: Some(0.40),
+            ..Default::default()
+        });
+        cases.push((Rule::SeqCapped, ev));
+        let mut ev = healthy();
+        ev.points = series(10, |_| Live {
+            rates: Rates {
+                preemptions_per_s: Some(3.0),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        cases.push((Rule::Preemptions, ev));
+        let mut ev = healthy();
+        ev.points = series(10, |i| Live {
+            ttft_p95_ms: Some(if i < 5 { 80.0 } else { 400.0 }),
+            rates: Rates {
+                prefix_hit_rate: Some(if i < 5 { 0.8 } else { 0.05 }),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        cases.push((Rule::PrefixMiss, ev));
+        let mut ev = healthy();
+        ev.points = series(10, |i| Live {
+            running: Some(8.0),
+            itl_p95_ms: Some(if i < 5 { 20.0 } else { 80.0 }),
+            ..Default::default()
+        });
+        cases.push((Rule::TpotNeighbor, ev));
+        let mut ev = healthy();
+        ev.clients_see_errors = true;
+        cases.push((Rule::ProxyParser, ev));
+        let failed_start = |line: &str| {
+            let mut ev = healthy();
+            ev.health_status = None;
+            ev.state = Some(EngineState::Dead);
+            ev.log_tail = vec!["INFO starting".into(), line.to_string()];
+            ev
+        };
+        cases.push((
+            Rule::OomStartWeights,
+            failed_start("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."),
+        ));
+        cases.push((Rule::OomStartKv, failed_start("ValueError: To serve at least one request with the model's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (9.50 GiB).")));
+        let mut ev = failed_start("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB.");
+        ev.log_tail.insert(1, "INFO Application startup complete.".into());
+        ev.log_tail
+            .push("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.".into());
+        cases.push((Rule::OomUnderLoad, ev));
+        cases.push((Rule::StartGpuMemoryTaken, failed_start("ValueError: Free memory on device cuda:0 (10.2/79.1 GiB) on startup is less than desired GPU memory utilization (0.92, 72.8 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.")));
+        cases.push((
+            Rule::StartAddressInUse,
+            failed_start("OSError: [Errno 98] Address already in use"),
+        ));
+        cases.push((Rule::StartIncompleteWeights, failed_start("ValueError: Invalid repository ID or local directory specified: '/models/x'. Please verify the following requirements: 1. Provide a valid Hugging Face repository ID. 2. Specify a local directory that contains a recognized configuration file.")));
+        cases.push((
+            Rule::StartUnsupportedArch,
+            failed_start("Value error, Model architectures ['FooForCausalLM'] are not supported for now."),
+        ));
+        cases.push((
+            Rule::StartDriverMismatch,
+            failed_start("RuntimeError: CUDA driver version is insufficient for CUDA runtime version"),
+        ));
+        let covered: Vec<Rule> = cases.iter().map(|(r, _)| *r).collect();
+        for r in Rule::ALL {
+            assert!(covered.contains(&r), "row {} has no case", r.id());
+        }
+        for (want, ev) in cases {
+            let d = diagnose(&ev);
+            assert_eq!(
+                d.primary().map(|f| f.rule),
+                Some(want),
+                "row {}: {:?}",
+                want.id(),
+                d.findings
+            );
+            assert!(
+                !d.primary().unwrap().evidence.is_empty(),
+                "row {} cites evidence",
+                want.id()
+            );
+        }
+    }
+
+    #[test]
+    fn a_healthy_engine_has_no_finding_and_restart_is_rare() {
+        assert_eq!(rule_of(&healthy()), None);
+        for r in Rule::ALL {
+            assert_eq!(
+                r.allows_restart(),
+                matches!(r, Rule::Dead | Rule::Hung | Rule::OomUnderLoad),
+                "{}",
+                r.id()
+            );
+        }
+        // The KV row never offers a restart: it does not fix a queue.
+        let mut ev = healthy();
+        ev.points = series(10, |i| Live {
+            waiting: Some(i as f64 * 4.0),
+            kv_usage: Some(0.96),
+            ..Default::default()
+        });
+        let d = diagnose(&ev);
+        let f = d.primary().unwrap();
+        assert!(!f.actions.contains(&Action::Restart));
+        assert_eq!(
+            f.actions[0],
+            Action::EditProfile {
+                key: "CONTEXT_LENGTH".into(),
+                value: "16384".into()
+            }
+        );
+        assert_eq!(f.evidence[0].args[0], ("from".to_string(), "0".to_string()));
+        assert_eq!(f.evidence[0].args[1], ("to".to_string(), "36".to_string()));
+    }
+
+    #[test]
+    fn a_recent_change_puts_smoke_toolcall_first() {
+        let mut ev = healthy();
+        ev.clients_see_errors = true;
+        ev.recent_changes.push(Change {
+            at_ms: ev.captured_at_ms - 3600_000,
+            what: "engine version 0.32.0 → 0.33.0".into(),
+        });
+        let d = diagnose(&ev);
+        assert!(d.after_upgrade);
+        assert_eq!(d.primary().unwrap().actions[0], Action::Smoke);
+        ev.recent_changes[0].at_ms = ev.captured_at_ms - 3 * RECENT_CHANGE_MS;
+        assert!(!diagnose(&ev).after_upgrade, "an old change is not 'shortly before'");
+    }
+}
