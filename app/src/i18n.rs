@@ -295,6 +295,45 @@ mod tests {
                 keys.push(format!("series-{}", series.key));
             }
         }
+        use crate::domain::triage::{Rule, Step};
+        for rule in Rule::ALL {
+            keys.push(format!("rule-{}-diagnosis", rule.id()));
+            keys.push(format!("rule-{}-action", rule.id()));
+        }
+        for step in Step::ALL {
+            keys.push(format!("step-{}", step.id()));
+        }
+        for v in crate::domain::logscan::Verdict::ALL {
+            keys.push(format!("verdict-{}", v.id()));
+            keys.push(format!("verdict-{}-next", v.id()));
+        }
+        for a in ["smoke", "edit-profile", "serve", "stop", "restart"] {
+            keys.push(format!("incident-action-{a}"));
+        }
+        for key in [
+            "ev-health-status",
+            "ev-health-none",
+            "ev-probe-ok",
+            "ev-probe-failed",
+            "ev-state",
+            "ev-queue-stuck",
+            "ev-metrics-none",
+            "ev-metrics-empty",
+            "ev-waiting",
+            "ev-kv",
+            "ev-waiting-kv",
+            "ev-preemptions",
+            "ev-ttft-hit",
+            "ev-tpot",
+            "ev-gpu",
+            "ev-gpu-none",
+            "ev-gpu-foreign",
+            "ev-log-line",
+            "ev-log-signature",
+            "ev-clients-errors",
+        ] {
+            keys.push(key.to_string());
+        }
         for range in crate::domain::series::Range::ALL {
             keys.push(format!("range-{}", range.id()));
         }

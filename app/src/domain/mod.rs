@@ -6,6 +6,7 @@ pub mod envfile;
 pub mod flagmap;
 pub mod gpu;
 pub mod help_flags;
+pub mod incident;
 pub mod logscan;
 pub mod profile;
 pub mod prometheus;

@@ -1,0 +1,327 @@
+//! An incident as the console keeps it: the evidence captured first, the diagnosis, a
+//! timeline of every observation, action and note, and the postmortem with the runbook's
+//! fields, exported as Markdown in either language.
+
+use crate::domain::series::Point;
+use crate::domain::triage::{Action, Diagnosis, Evidence, Reading, Rule, Step};
+use crate::i18n::{tr, tr_args, Arg, Lang};
+use serde::{Deserialize, Serialize};
+
+/// What happened on an incident's timeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Entry {
+    /// Opened from the console, the CLI or an alert.
+    Opened {
+        source: String,
+    },
+    /// A triage step and what it found.
+    Step {
+        step: Step,
+        readings: Vec<Reading>,
+    },
+    /// The diagnosis (the first finding's row), or none.
+    Diagnosis {
+        rule: Option<Rule>,
+        after_upgrade: bool,
+    },
+    /// An action started by an operator, with the reason they gave.
+    Action {
+        action: Action,
+        reason: String,
+    },
+    /// How the action ended.
+    Outcome {
+        action: String,
+        ok: bool,
+        detail: String,
+    },
+    /// Health and metrics again after an action.
+    Recheck {
+        rule: Option<Rule>,
+        state: String,
+    },
+    /// An alert firing or resolving for this engine.
+    Alert {
+        name: String,
+        status: String,
+    },
+    Note {
+        text: String,
+    },
+    Resolved,
+}
+
+/// One timeline row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    pub at: String,
+    pub who: String,
+    pub entry: Entry,
+}
+
+/// The runbook's postmortem fields that people write; timeline and metrics come from the
+/// incident itself.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Postmortem {
+    pub symptom: String,
+    pub root_cause: String,
+    pub what_changed: String,
+    pub catch_earlier: String,
+    #[serde(default)]
+    pub fin: bool,
+}
+
+/// An incident with everything the wizard and the postmortem show.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Incident {
+    pub id: i64,
+    pub profile: String,
+    pub opened_at: String,
+    pub opened_by: String,
+    pub resolved: bool,
+    pub evidence: Evidence,
+    pub diagnosis: Diagnosis,
+    /// Evidence and diagnosis after the last action, when there was one.
+    pub latest: Option<(Evidence, Diagnosis)>,
+    pub timeline: Vec<TimelineEntry>,
+    pub postmortem: Postmortem,
+}
+
+/// A row of the incident list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IncidentSummary {
+    pub id: i64,
+    pub profile: String,
+    pub opened_at: String,
+    pub opened_by: String,
+    pub resolved: bool,
+    pub rule: Option<Rule>,
+}
+
+/// A reading in the operator's language.
+pub fn reading_text(lang: Lang, r: &Reading) -> String {
+    let args: Vec<(&str, Arg)> = r.args.iter().map(|(k, v)| (k.as_str(), v.clone().into())).collect();
+    tr_args(lang, &r.key, &args)
+}
+
+/// An action's label (`action-edit-profile` carries the suggested change).
+pub fn action_text(lang: Lang, a: &Action) -> String {
+    match a {
+        Action::EditProfile { key, value } => tr_args(
+            lang,
+            "incident-action-edit-profile",
+            &[("change", format!("{key}={value}").into())],
+        ),
+        other => tr(lang, &format!("incident-action-{}", other.id())),
+    }
+}
+
+/// A timeline entry in words.
+pub fn entry_text(lang: Lang, e: &Entry) -> String {
+    let rule = |r: &Option<Rule>| match r {
+        Some(r) => tr(lang, &format!("rule-{}-diagnosis", r.id())),
+        None => tr(lang, "incident-no-finding"),
+    };
+    match e {
+        Entry::Opened { source } => tr_args(lang, "timeline-opened", &[("source", source.clone().into())]),
+        Entry::Step { step, readings } => {
+            let found: Vec<String> = readings.iter().map(|r| reading_text(lang, r)).collect();
+            format!("{}: {}", tr(lang, &format!("step-{}", step.id())), found.join("; "))
+        }
+        Entry::Diagnosis { rule: r, after_upgrade } => {
+            let mut t = tr_args(lang, "timeline-diagnosis", &[("diagnosis", rule(r).into())]);
+            if *after_upgrade {
+                t.push_str(&format!(" ({})", tr(lang, "incident-after-upgrade")));
+            }
+            t
+        }
+        Entry::Action { action, reason } => tr_args(
+            lang,
+            "timeline-action",
+            &[
+                ("action", action_text(lang, action).into()),
+                ("reason", reason.clone().into()),
+            ],
+        ),
+        Entry::Outcome { action, ok, detail } => tr_args(
+            lang,
+            if *ok {
+                "timeline-outcome-ok"
+            } else {
+                "timeline-outcome-failed"
+            },
+            &[("action", action.clone().into()), ("detail", detail.clone().into())],
+        ),
+        Entry::Recheck { rule: r, state } => tr_args(
+            lang,
+            "timeline-recheck",
+            &[
+                ("state", tr(lang, &format!("state-{state}")).into()),
+                ("diagnosis", rule(r).into()),
+            ],
+        ),
+        Entry::Alert { name, status } => tr_args(
+            lang,
+            "timeline-alert",
+            &[("name", name.clone().into()), ("status", status.clone().into())],
+        ),
+        Entry::Note { text } => text.clone(),
+        Entry::Resolved => tr(lang, "timeline-resolved"),
+    }
+}
+
+/// Key figures of a metric window, for "metrics before and after".
+pub fn window_summary(lang: Lang, points: &[Point]) -> String {
+    let last = |f: fn(&Point) -> Option<f64>| points.iter().rev().find_map(f);
+    let fmt = |v: Option<f64>, unit: &str| v.map(|v| format!("{v:.0}{unit}")).unwrap_or_else(|| "—".into());
+    tr_args(
+        lang,
+        "postmortem-window",
+        &[
+            ("waiting", fmt(last(|p| p.live.waiting), "").into()),
+            ("kv", fmt(last(|p| p.live.kv_usage.map(|k| k * 100.0)), "%").into()),
+            ("ttft", fmt(last(|p| p.live.ttft_p95_ms), " ms").into()),
+            ("tpot", fmt(last(|p| p.live.itl_p95_ms), " ms").into()),
+            (
+                "preemptions",
+                fmt(last(|p| p.live.rates.preemptions_per_s), "/s").into(),
+            ),
+        ],
+    )
+}
+
+/// The postmortem as Markdown, in `lang`, with the runbook's fields.
+pub fn postmortem_markdown(lang: Lang, inc: &Incident) -> String {
+    let t = |k: &str| tr(lang, k);
+    let mut md = String::new();
+    md.push_str(&format!(
+        "# {}\n\n",
+        tr_args(
+            lang,
+            "postmortem-heading",
+            &[
+                ("id", inc.id.to_string().into()),
+                ("profile", inc.profile.clone().into())
+            ]
+        )
+    ));
+    md.push_str(&format!(
+        "{}: {} · {}: {}\n\n",
+        t("incident-opened"),
+        inc.opened_at,
+        t("postmortem-status"),
+        if inc.postmortem.fin {
+            t("postmortem-final")
+        } else {
+            t("postmortem-draft")
+        }
+    ));
+    let field = |md: &mut String, key: &str, text: &str| {
+        md.push_str(&format!("## {}\n\n", t(key)));
+        md.push_str(if text.trim().is_empty() { "—" } else { text.trim() });
+        md.push_str("\n\n");
+    };
+    field(&mut md, "postmortem-symptom", &inc.postmortem.symptom);
+    md.push_str(&format!("## {}\n\n", t("postmortem-timeline")));
+    for e in &inc.timeline {
+        md.push_str(&format!("- {} · {} · {}\n", e.at, e.who, entry_text(lang, &e.entry)));
+    }
+    md.push('\n');
+    md.push_str(&format!("## {}\n\n", t("postmortem-metrics")));
+    md.push_str(&format!(
+        "- {}: {}\n",
+        t("postmortem-before"),
+        window_summary(lang, &inc.evidence.points)
+    ));
+    let after = inc.latest.as_ref().map(|(e, _)| window_summary(lang, &e.points));
+    md.push_str(&format!(
+        "- {}: {}\n\n",
+        t("postmortem-after"),
+        after.unwrap_or_else(|| "—".into())
+    ));
+    if let Some(f) = inc.diagnosis.primary() {
+        md.push_str(&format!("## {}\n\n", t("incident-diagnosis")));
+        md.push_str(&format!("**{}**\n\n", t(&format!("rule-{}-diagnosis", f.rule.id()))));
+        for r in &f.evidence {
+            md.push_str(&format!("- {}\n", reading_text(lang, r)));
+        }
+        md.push('\n');
+    }
+    field(&mut md, "postmortem-root-cause", &inc.postmortem.root_cause);
+    field(&mut md, "postmortem-what-changed", &inc.postmortem.what_changed);
+    if !inc.evidence.recent_changes.is_empty() {
+        for c in &inc.evidence.recent_changes {
+            md.push_str(&format!("- {}\n", c.what));
+        }
+        md.push('\n');
+    }
+    field(&mut md, "postmortem-catch-earlier", &inc.postmortem.catch_earlier);
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::triage::diagnose;
+
+    fn incident() -> Incident {
+        let ev = Evidence {
+            profile: "qwen".into(),
+            health_status: None,
+            ..Default::default()
+        };
+        let diagnosis = diagnose(&ev);
+        Incident {
+            id: 7,
+            profile: "qwen".into(),
+            opened_at: "2026-12-02T03:00:00Z".into(),
+            opened_by: "cli".into(),
+            resolved: false,
+            evidence: ev,
+            diagnosis,
+            latest: None,
+            timeline: vec![
+                TimelineEntry {
+                    at: "2026-12-02T03:00:00Z".into(),
+                    who: "ops".into(),
+                    entry: Entry::Opened { source: "cli".into() },
+                },
+                TimelineEntry {
+                    at: "2026-12-02T03:01:00Z".into(),
+                    who: "ops".into(),
+                    entry: Entry::Action {
+                        action: Action::Restart,
+                        reason: "process dead".into(),
+                    },
+                },
+            ],
+            postmortem: Postmortem {
+                symptom: "Clients got connection refused".into(),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn markdown_has_every_runbook_field_in_both_languages() {
+        let inc = incident();
+        for lang in [Lang::En, Lang::Ru] {
+            let md = postmortem_markdown(lang, &inc);
+            for key in [
+                "postmortem-symptom",
+                "postmortem-timeline",
+                "postmortem-metrics",
+                "postmortem-root-cause",
+                "postmortem-what-changed",
+                "postmortem-catch-earlier",
+            ] {
+                assert!(md.contains(&format!("## {}", tr(lang, key))), "{lang:?} {key}\n{md}");
+            }
+            assert!(md.contains("Clients got connection refused"));
+            assert!(md.contains("process dead"), "the action's reason is on the timeline");
+            assert!(!md.contains("???"), "no missing keys:\n{md}");
+        }
+        assert!(postmortem_markdown(Lang::Ru, &inc).contains("Таймлайн"));
+    }
+}
