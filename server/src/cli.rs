@@ -130,6 +130,21 @@ enum Command {
         #[arg(long, allow_hyphen_values = true)]
         query: Option<String>,
     },
+    /// The incident runbook: capture evidence, triage health → metrics → gpu → logs, match
+    /// every runbook row, record the incident. `--log FILE` classifies a log file alone.
+    Triage {
+        #[arg(long, env = "INFER_PROFILE", conflicts_with = "log")]
+        profile: Option<String>,
+        /// Run the investigator on this log file only.
+        #[arg(long)]
+        log: Option<std::path::PathBuf>,
+        /// Clients see errors although the engine looks healthy (the proxy/parser row).
+        #[arg(long)]
+        clients_see_errors: bool,
+        /// Seconds of metrics to scrape for the window (three scrapes).
+        #[arg(long, default_value_t = 10.0)]
+        window: f64,
+    },
     /// Launch profiles.
     Profile {
         #[command(subcommand)]
@@ -232,6 +247,9 @@ fn lang() -> Lang {
 }
 
 async fn run(cli: Cli) -> i32 {
+    if let Command::Triage { log: Some(path), .. } = &cli.command {
+        return crate::incidents::cli::triage_log(path, cli.json, lang());
+    }
     if let Command::Console { demo: true, .. } = &cli.command {
         match crate::demo::init(&cli.data).await {
             Ok(true) => println!("Created the demo fleet in {}", cli.data.display()),
@@ -264,6 +282,25 @@ async fn run(cli: Cli) -> i32 {
         } => health(&control, url, profile, json).await,
         Command::Status => status(&control, json).await,
         Command::Gpu => gpu(&control, json).await,
+        Command::Triage {
+            profile,
+            clients_see_errors,
+            window,
+            ..
+        } => match profile {
+            Some(_) if !(0.5..=600.0).contains(&window) => {
+                eprintln!("triage: --window {window} must be between 0.5 and 600 seconds");
+                USAGE
+            }
+            Some(p) => {
+                let window = Duration::from_secs_f64(window);
+                crate::incidents::cli::triage(control, &p, clients_see_errors, window, json, lang()).await
+            }
+            None => {
+                eprintln!("triage: give --profile NAME (or INFER_PROFILE) or --log FILE");
+                USAGE
+            }
+        },
         Command::Metrics {
             target: TargetArgs { url, profile },
             window,
@@ -538,14 +575,9 @@ async fn target(
         }),
         (None, Some(p)) => match control.resolve(&p).await {
             Ok((prof, kind, _, _)) => {
-                let host = if prof.host == "0.0.0.0" {
-                    "127.0.0.1".to_string()
-                } else {
-                    prof.host.clone()
-                };
                 let port = prof.port.unwrap_or(kind.default_port());
                 Ok(Target {
-                    base: format!("http://{}", crate::control::fmt_host_port(&host, port)),
+                    base: crate::control::base_url(&prof.host, port),
                     model: Some(prof.model_name().to_string()),
                     profile: Some(p),
                 })

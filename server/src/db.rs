@@ -57,6 +57,8 @@ pub async fn open(path: &Path) -> anyhow::Result<SqlitePool> {
 #[derive(Clone, Debug)]
 pub struct StoredProfile {
     pub profile: Profile,
+    pub created_at: String,
+    /// Moves only when the profile's content changes (a re-import of the same file does not).
     pub updated_at: String,
 }
 
@@ -89,7 +91,8 @@ impl ProfileStore {
         sqlx::query(
             "insert into profile (name, body) values ($1, $2)
              on conflict (name) do update set body = excluded.body,
-                 updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')",
+                 updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+             where profile.body != excluded.body",
         )
         .bind(&profile.name)
         .bind(body)
@@ -99,8 +102,8 @@ impl ProfileStore {
     }
 
     pub async fn get(&self, name: &str) -> Result<Option<StoredProfile>, StoreError> {
-        let row: Option<(String, String, String)> =
-            sqlx::query_as("select name, body, updated_at from profile where name = $1")
+        let row: Option<(String, String, String, String)> =
+            sqlx::query_as("select name, body, created_at, updated_at from profile where name = $1")
                 .bind(name)
                 .fetch_optional(&self.pool)
                 .await?;
@@ -108,8 +111,8 @@ impl ProfileStore {
     }
 
     pub async fn list(&self) -> Result<Vec<StoredProfile>, StoreError> {
-        let rows: Vec<(String, String, String)> =
-            sqlx::query_as("select name, body, updated_at from profile order by name")
+        let rows: Vec<(String, String, String, String)> =
+            sqlx::query_as("select name, body, created_at, updated_at from profile order by name")
                 .fetch_all(&self.pool)
                 .await?;
         rows.into_iter().map(decode).collect()
@@ -251,9 +254,13 @@ fn bench_row((id, profile, url, model, engine_version, params, summary, created_
     }
 }
 
-fn decode((name, body, updated_at): (String, String, String)) -> Result<StoredProfile, StoreError> {
+fn decode((name, body, created_at, updated_at): (String, String, String, String)) -> Result<StoredProfile, StoreError> {
     let profile = serde_json::from_str(&body).map_err(|source| StoreError::Corrupt { name, source })?;
-    Ok(StoredProfile { profile, updated_at })
+    Ok(StoredProfile {
+        profile,
+        created_at,
+        updated_at,
+    })
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod demo;
 mod fleet;
 mod gpu;
 mod history;
+mod incidents;
 mod sim;
 mod smoke;
 mod supervisor;

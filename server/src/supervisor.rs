@@ -89,12 +89,7 @@ async fn probe_once(http: reqwest::Client, base: String, model: String) -> Optio
 
 /// The base URL of a local engine.
 pub fn local_base(row: &EngineStatus) -> String {
-    let host = if row.host == "0.0.0.0" {
-        "127.0.0.1"
-    } else {
-        row.host.as_str()
-    };
-    format!("http://{}", crate::control::fmt_host_port(host, row.port))
+    crate::control::base_url(&row.host, row.port)
 }
 
 impl Collector {

@@ -72,10 +72,19 @@ impl Signature {
             Signature::CudaError => l.contains("CUDA error") && !l.contains("out of memory"),
             // NCCL trouble, not the harmless process-group warning at a clean exit.
             Signature::Nccl => {
-                (l.contains("NCCL") || l.contains("WorkNCCL"))
-                    && ["error", "Error", "ERROR", "timeout", "Timeout", "timed out"]
-                        .iter()
-                        .any(|w| l.contains(w))
+                l.contains("NCCL")
+                    && [
+                        "NCCL error",
+                        "NCCL timeout",
+                        "Timeout(ms)",
+                        "timed out",
+                        "ncclSystemError",
+                        "ncclInternalError",
+                        "ncclUnhandledCudaError",
+                        "ncclRemoteError",
+                    ]
+                    .iter()
+                    .any(|w| l.contains(w))
             }
             Signature::Watchdog => l.contains("Watchdog caught collective operation timeout"),
             Signature::EngineDead => {
@@ -166,6 +175,10 @@ pub fn scan(text: &str) -> LogScan {
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         out.lines = n;
+        // Comment lines (captured logs carry `# source:` headers) are not engine output.
+        if line.starts_with("# ") {
+            continue;
+        }
         for s in Signature::of(line) {
             match out.found.iter_mut().find(|f| f.signature == s) {
                 Some(f) => {

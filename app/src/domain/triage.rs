@@ -263,6 +263,16 @@ fn minutes(points: &[Point]) -> String {
     }
 }
 
+/// Whether the engine produced tokens in the latest window: a probe stuck behind a long but
+/// moving queue is a queue problem, not a hang.
+fn generating(points: &[Point]) -> bool {
+    points
+        .iter()
+        .rev()
+        .find_map(|p| p.live.rates.generation_tokens_per_s)
+        .is_some_and(|g| g > 0.0)
+}
+
 /// Runs every rule on the evidence.
 pub fn diagnose(ev: &Evidence) -> Diagnosis {
     let points = &ev.points;
@@ -308,7 +318,7 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
             evidence,
             actions: vec![Action::Serve, Action::Restart],
         });
-    } else if alive && (ev.probe_failed || ev.state == Some(EngineState::Hung)) {
+    } else if alive && (ev.probe_failed || ev.state == Some(EngineState::Hung)) && !generating(points) {
         let mut evidence = health.clone();
         for s in [Signature::CudaError, Signature::Nccl, Signature::Watchdog] {
             if let Some(f) = investigation.scan.get(s) {
@@ -405,7 +415,8 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
     let ttft = ends(points, |p| p.live.ttft_p95_ms);
     let hit = ends(points, |p| p.live.rates.prefix_hit_rate);
     if let (true, Some((t0, t1)), Some((h0, h1))) = (alive, ttft, hit) {
-        if t1 >= t0 * 1.5 && t1 - t0 >= 50.0 && h0 - h1 >= 0.2 {
+        // p95 up by half (and by more than timer noise) while the hit rate lost 20 points.
+        if t1 >= t0 * 1.5 && t1 - t0 >= 5.0 && h0 - h1 >= 0.2 {
             findings.push(Finding {
                 rule: Rule::PrefixMiss,
                 evidence: vec![reading(
@@ -462,13 +473,16 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
         None => {}
     }
     let tpot = ends(points, |p| p.live.itl_p95_ms);
-    let traffic = ends(points, |p| p.live.running);
+    // "The same traffic": the prompt tokens the engine takes in (arrivals, as long as it keeps
+    // up) within a factor of two; the running count is no guide, it grows as decode slows.
+    let traffic = ends(points, |p| p.live.rates.prompt_tokens_per_s);
+    let running = points.iter().rev().find_map(|p| p.live.running).unwrap_or(0.0);
     if let (true, Some((t0, t1)), Some((r0, r1))) = (alive, tpot, traffic) {
-        let same_traffic = (r1 - r0).abs() <= (r0.max(r1) * 0.3).max(1.0);
+        let same_traffic = r0 > 0.0 && r1 > 0.0 && r1 / r0 <= 2.0 && r0 / r1 <= 2.0;
         if t0 > 0.0 && t1 >= t0 * 1.5 && same_traffic {
             let mut evidence = vec![reading(
                 "ev-tpot",
-                &[("from", fmt0(t0)), ("to", fmt0(t1)), ("running", fmt0(r1))],
+                &[("from", fmt0(t0)), ("to", fmt0(t1)), ("running", fmt0(running))],
             )];
             evidence.extend(
                 gpu.iter()
@@ -502,8 +516,34 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
             ));
         }
     }
+    // A failed start never became ready; an engine that was ready and then ran out of memory
+    // is the OOM-under-load case, even though its exit matched the OOM startup row.
     let startup_row = ev.failure.as_ref().map(|m| m.row).or(investigation.startup_failure);
-    if let (Some(row), false) = (startup_row, alive) {
+    let was_ready = investigation.scan.get(Signature::Ready).is_some();
+    if investigation.verdict == Verdict::OomUnderLoad && !alive {
+        findings.insert(
+            0,
+            Finding {
+                rule: Rule::OomUnderLoad,
+                evidence: investigation
+                    .evidence
+                    .iter()
+                    .map(|h| reading("ev-log-line", &[("line", h.line.to_string()), ("text", h.text.clone())]))
+                    .collect(),
+                actions: vec![
+                    Action::EditProfile {
+                        key: "MEM_FRACTION".into(),
+                        value: "0.88".into(),
+                    },
+                    Action::EditProfile {
+                        key: "MAX_BATCHED_TOKENS".into(),
+                        value: "8192".into(),
+                    },
+                    Action::Restart,
+                ],
+            },
+        );
+    } else if let (Some(row), false, false) = (startup_row, alive, was_ready) {
         let line = ev
             .failure
             .as_ref()
@@ -525,29 +565,6 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
                 rule,
                 evidence: vec![reading("ev-log-line", &[("line", String::new()), ("text", line)])],
                 actions,
-            },
-        );
-    } else if investigation.verdict == Verdict::OomUnderLoad && !alive {
-        findings.insert(
-            0,
-            Finding {
-                rule: Rule::OomUnderLoad,
-                evidence: investigation
-                    .evidence
-                    .iter()
-                    .map(|h| reading("ev-log-line", &[("line", h.line.to_string()), ("text", h.text.clone())]))
-                    .collect(),
-                actions: vec![
-                    Action::EditProfile {
-                        key: "MEM_FRACTION".into(),
-                        value: "0.88".into(),
-                    },
-                    Action::EditProfile {
-                        key: "MAX_BATCHED_TOKENS".into(),
-                        value: "8192".into(),
-                    },
-                    Action::Restart,
-                ],
             },
         );
     }
@@ -692,6 +709,10 @@ mod tests {
         ev.points = series(10, |i| Live {
             running: Some(8.0),
             itl_p95_ms: Some(if i < 5 { 20.0 } else { 80.0 }),
+            rates: Rates {
+                prompt_tokens_per_s: Some(1000.0),
+                ..Default::default()
+            },
             ..Default::default()
         });
         cases.push((Rule::TpotNeighbor, ev));
@@ -787,7 +808,7 @@ mod tests {
         let mut ev = healthy();
         ev.clients_see_errors = true;
         ev.recent_changes.push(Change {
-            at_ms: ev.captured_at_ms - 3600_000,
+            at_ms: ev.captured_at_ms - 3_600_000,
             what: "engine version 0.32.0 → 0.33.0".into(),
         });
         let d = diagnose(&ev);

@@ -494,6 +494,17 @@ pub struct FailureReport {
     pub at: u64,
 }
 
+/// The URL a client on this host reaches an engine at: its bind host (a wildcard bind is
+/// reached on loopback) and port.
+pub fn base_url(host: &str, port: u16) -> String {
+    let host = if host == "0.0.0.0" || host == "::" {
+        "127.0.0.1"
+    } else {
+        host
+    };
+    format!("http://{}", fmt_host_port(host, port))
+}
+
 /// `host:port`, bracketing IPv6 literals.
 pub fn fmt_host_port(host: &str, port: u16) -> String {
     if host.contains(':') {

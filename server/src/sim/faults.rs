@@ -34,10 +34,14 @@ pub enum Fault {
     UnsupportedArch,
     /// Driver, CUDA and torch do not match.
     DriverMismatch,
+    /// Another process holds the GPU memory the engine asks for at start.
+    GpuMemoryTaken,
+    /// The API server's port is taken between the console's check and the engine's bind.
+    AddressInUse,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 13] = [
+    pub const ALL: [Fault; 15] = [
         Fault::Crash,
         Fault::Hang,
         Fault::OomLoad,
@@ -51,6 +55,8 @@ impl Fault {
         Fault::MissingConfig,
         Fault::UnsupportedArch,
         Fault::DriverMismatch,
+        Fault::GpuMemoryTaken,
+        Fault::AddressInUse,
     ];
 
     pub fn name(self) -> &'static str {
@@ -68,6 +74,8 @@ impl Fault {
             Self::MissingConfig => "missing-config",
             Self::UnsupportedArch => "unsupported-arch",
             Self::DriverMismatch => "driver-mismatch",
+            Self::GpuMemoryTaken => "gpu-memory-taken",
+            Self::AddressInUse => "address-in-use",
         }
     }
 
@@ -75,7 +83,13 @@ impl Fault {
     pub fn at_start(self) -> bool {
         matches!(
             self,
-            Self::OomLoad | Self::KvTooSmall | Self::MissingConfig | Self::UnsupportedArch | Self::DriverMismatch
+            Self::OomLoad
+                | Self::KvTooSmall
+                | Self::MissingConfig
+                | Self::UnsupportedArch
+                | Self::DriverMismatch
+                | Self::GpuMemoryTaken
+                | Self::AddressInUse
         )
     }
 }

@@ -456,6 +456,15 @@ fn start_faults_or_model(args: &SimArgs, log: &Logger) -> Result<ModelFacts, i32
         log.raw("RuntimeError: CUDA error: no kernel image is available for execution on the device");
         return Err(1);
     }
+    if args.faults.contains(&Fault::GpuMemoryTaken) {
+        // vllm/v1/worker/utils.py (SGLang has no separate wording: it fails on the KV pool).
+        log.raw("ValueError: Free memory on device cuda:0 (10.21/79.19 GiB) on startup is less than desired GPU memory utilization (0.90, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.");
+        return Err(1);
+    }
+    if args.faults.contains(&Fault::AddressInUse) {
+        log.raw("OSError: [Errno 98] Address already in use");
+        return Err(1);
+    }
     if args.faults.contains(&Fault::MissingConfig) {
         log.raw(
             &startup::read_model(kind, "/nonexistent-model-dir")

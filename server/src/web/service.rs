@@ -260,15 +260,7 @@ impl ConsoleService for ConsoleServiceImpl {
                     },
                 );
             }
-            let host = if p.host == "0.0.0.0" {
-                "127.0.0.1".to_string()
-            } else {
-                p.host.clone()
-            };
-            let base = format!(
-                "http://{}",
-                crate::control::fmt_host_port(&host, p.port.unwrap_or(kind.default_port()))
-            );
+            let base = crate::control::base_url(&p.host, p.port.unwrap_or(kind.default_port()));
             let model = p.model_name().to_string();
             let (control, gates, runs) = (self.control.clone(), self.gates.clone(), self.runs());
             tokio::spawn(async move {

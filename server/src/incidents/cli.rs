@@ -1,0 +1,140 @@
+//! `roofline triage`: the incident runbook from a terminal. With `--profile` it captures the
+//! evidence, walks the triage and records the incident (the console shows it too); with
+//! `--log FILE` it runs the investigator on a log alone.
+
+use super::Incidents;
+use crate::control::EngineControl;
+use app::domain::incident::{action_text, reading_text};
+use app::domain::logscan::{investigate, Verdict};
+use app::i18n::{tr, tr_args, Lang};
+
+const OK: i32 = 0;
+const PROBLEM: i32 = 1;
+const USAGE: i32 = 2;
+
+/// Who the CLI records as the actor.
+fn who() -> String {
+    let user = std::env::var("USER").unwrap_or_else(|_| "operator".into());
+    format!("{user}@cli")
+}
+
+pub async fn triage(
+    control: EngineControl,
+    profile: &str,
+    clients_see_errors: bool,
+    window: std::time::Duration,
+    json: bool,
+    lang: Lang,
+) -> i32 {
+    let incidents = Incidents::new(control, None, None).with_window(window);
+    let (id, ev, d) = match incidents.open(profile, &who(), "cli", clients_see_errors).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return match e {
+                super::IncidentServiceError::Control(crate::control::ControlError::NoSuchProfile(_)) => USAGE,
+                _ => PROBLEM,
+            };
+        }
+    };
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"incident": id, "diagnosis": d, "evidence": ev})
+        );
+    } else {
+        println!(
+            "{}",
+            tr_args(
+                lang,
+                "incident-title",
+                &[("id", id.into()), ("profile", profile.into())]
+            )
+        );
+        for s in &d.steps {
+            println!("\n[{}]", tr(lang, &format!("step-{}", s.step.id())));
+            if s.readings.is_empty() {
+                println!("  {}", tr(lang, "step-nothing"));
+            }
+            for r in &s.readings {
+                println!("  {}", reading_text(lang, r));
+            }
+        }
+        println!();
+        match d.primary() {
+            None => println!("{}", tr(lang, "incident-no-finding")),
+            Some(f) => {
+                println!(
+                    "{}: {}",
+                    tr(lang, "incident-diagnosis"),
+                    tr(lang, &format!("rule-{}-diagnosis", f.rule.id()))
+                );
+                for r in &f.evidence {
+                    println!("  - {}", reading_text(lang, r));
+                }
+                println!(
+                    "{}: {}",
+                    tr(lang, "incident-action-col"),
+                    tr(lang, &format!("rule-{}-action", f.rule.id()))
+                );
+                for a in &f.actions {
+                    println!("  > {}", action_text(lang, a));
+                }
+                for other in d.findings.iter().skip(1) {
+                    println!(
+                        "{}: {}",
+                        tr(lang, "incident-also"),
+                        tr(lang, &format!("rule-{}-diagnosis", other.rule.id()))
+                    );
+                }
+            }
+        }
+        if d.after_upgrade {
+            println!("\n{}", tr(lang, "incident-after-upgrade-note"));
+        }
+    }
+    if d.primary().is_some() {
+        PROBLEM
+    } else {
+        OK
+    }
+}
+
+pub fn triage_log(path: &std::path::Path, json: bool, lang: Lang) -> i32 {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("--log {}: {e}", path.display());
+            return USAGE;
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let inv = investigate(&text, false);
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"verdict": inv.verdict.id(), "investigation": inv})
+        );
+    } else {
+        println!(
+            "{}",
+            tr_args(
+                lang,
+                "incident-verdict",
+                &[("verdict", tr(lang, &format!("verdict-{}", inv.verdict.id())).into())]
+            )
+        );
+        if let Some(row) = inv.startup_failure {
+            println!("  {}", tr(lang, &format!("startup-failure-{}-cause", row.id())));
+        }
+        for h in &inv.evidence {
+            println!("  {}: {}", h.line, h.text);
+        }
+        println!("{}", tr(lang, &format!("verdict-{}-next", inv.verdict.id())));
+    }
+    if inv.verdict == Verdict::NothingKnown {
+        OK
+    } else {
+        PROBLEM
+    }
+}

@@ -1,0 +1,189 @@
+//! Capturing the evidence of an incident before anything is touched (operating rule 1):
+//! health and a one-token completion, the metric window, GPU state, the log tail, the profile,
+//! the engine version and recent changes.
+
+use crate::control::{logs, ControlError, EngineControl};
+use crate::history::{now_ms, History};
+use app::domain::gpu::GpuState;
+use app::domain::series::{Point, Range};
+use app::domain::triage::{Change, Evidence, RECENT_CHANGE_MS};
+use std::time::{Duration, Instant};
+
+/// How long health and the completion probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Log lines kept with the evidence (and scanned by the investigator).
+pub const LOG_LINES: usize = 400;
+
+/// Where the metric window comes from: the console's history, or scrapes taken now (the CLI).
+pub enum Window<'a> {
+    History(&'a History),
+    /// Scrape three times over this long.
+    Scrape(Duration),
+}
+
+/// Captures the evidence for `profile`. `gpu` is the console's latest reading; without one
+/// the GPUs are read now.
+pub async fn collect(
+    control: &EngineControl,
+    profile: &str,
+    window: Window<'_>,
+    gpu: Option<GpuState>,
+    clients_see_errors: bool,
+) -> Result<Evidence, ControlError> {
+    let (p, kind, _, _) = control.resolve(profile).await?;
+    let status = control.status(&p).await;
+    let base = crate::control::base_url(&p.host, p.port.unwrap_or(kind.default_port()));
+    let http = reqwest::Client::builder().no_proxy().build().expect("static client");
+
+    let t0 = Instant::now();
+    let health = http.get(format!("{base}/health")).timeout(PROBE_TIMEOUT).send().await;
+    let health_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let health_status = health.ok().map(|r| r.status().as_u16());
+    let (mut probe_ms, mut probe_failed) = (None, false);
+    if health_status == Some(200) {
+        let t1 = Instant::now();
+        let body = serde_json::json!({"model": p.model_name(), "prompt": "ping", "max_tokens": 1, "temperature": 0});
+        match http
+            .post(format!("{base}/v1/completions"))
+            .timeout(PROBE_TIMEOUT)
+            .json(&body)
+            .send()
+            .await
+        {
+            Ok(r) if r.status().is_success() => probe_ms = Some(t1.elapsed().as_secs_f64() * 1000.0),
+            _ => probe_failed = true,
+        }
+    }
+
+    let mut metrics_note = None;
+    let mut points = match window {
+        Window::History(h) => h.points(profile, Range::Last15m, now_ms()).await.unwrap_or_default(),
+        Window::Scrape(_) => Vec::new(),
+    };
+    if points.is_empty() && health_status.is_some() {
+        let span = match window {
+            Window::Scrape(d) => d,
+            Window::History(_) => Duration::from_secs(2),
+        };
+        match scrape_window(&http, &base, span).await {
+            Ok(p) => points = p,
+            Err(e) => metrics_note = Some(e),
+        }
+    } else if health_status.is_none() {
+        metrics_note = Some(format!("{base}/metrics: no answer"));
+    }
+
+    let mut gpu = match gpu {
+        Some(g) => g,
+        None => tokio::task::spawn_blocking(|| crate::gpu::source().read())
+            .await
+            .unwrap_or_else(|e| GpuState::NoDriver { reason: e.to_string() }),
+    };
+    if let Some(pid) = status.pid {
+        app::domain::gpu::mark_owners(&mut gpu, &[(pid, p.name.clone())], crate::gpu::process_group);
+    }
+
+    let log_tail = logs::tail(&control.log_path(profile), LOG_LINES).unwrap_or_default();
+    let engine_version = if health_status == Some(200) {
+        crate::cli::engine_version(&base).await
+    } else {
+        None
+    };
+    let captured_at_ms = now_ms();
+    let recent_changes = recent_changes(control, profile, engine_version.as_deref(), captured_at_ms).await;
+    Ok(Evidence {
+        captured_at_ms,
+        profile: profile.to_string(),
+        engine_kind: Some(kind),
+        state: Some(status.state),
+        health_status,
+        health_ms: health_status.map(|_| health_ms),
+        probe_ms,
+        probe_failed,
+        points,
+        metrics_note,
+        gpu: Some(gpu),
+        log_tail,
+        failure: status.failure,
+        profile_env: p.to_env(),
+        engine_version,
+        recent_changes,
+        clients_see_errors,
+    })
+}
+
+/// Three scrapes `span / 2` apart: two points of rates and percentiles.
+async fn scrape_window(http: &reqwest::Client, base: &str, span: Duration) -> Result<Vec<Point>, String> {
+    let mut scrapes = Vec::new();
+    for i in 0..3 {
+        if i > 0 {
+            tokio::time::sleep(span / 2).await;
+        }
+        let (s, _) = crate::collect::scrape(http, base).await.map_err(|e| e.to_string())?;
+        scrapes.push((Instant::now(), now_ms(), s));
+    }
+    Ok(scrapes
+        .windows(2)
+        .map(|w| Point {
+            t_ms: w[1].1,
+            live: app::domain::signals::live(&w[0].2, &w[1].2, w[1].0.duration_since(w[0].0).as_secs_f64()),
+            gpu: None,
+        })
+        .collect())
+}
+
+/// Profile edits in the last day, and an engine version different from the one the last bench
+/// ran against.
+async fn recent_changes(control: &EngineControl, profile: &str, version: Option<&str>, now: i64) -> Vec<Change> {
+    let mut out = Vec::new();
+    if let Ok(Some(stored)) = control.store.get(profile).await {
+        // A profile created recently is new, not changed.
+        let changed = stored.updated_at != stored.created_at;
+        if let Some(at) = parse_utc_ms(&stored.updated_at).filter(|_| changed) {
+            if now - at <= RECENT_CHANGE_MS {
+                out.push(Change {
+                    at_ms: at,
+                    what: format!("profile {profile} changed at {}", stored.updated_at),
+                });
+            }
+        }
+    }
+    let runs = crate::db::RunStore::new(control.store.pool());
+    if let (Some(now_version), Ok(benches)) = (version, runs.benches(Some(profile), 1).await) {
+        if let Some(b) = benches.first() {
+            if let Some(before) = b.engine_version.as_deref().filter(|v| *v != now_version) {
+                out.push(Change {
+                    at_ms: parse_utc_ms(&b.created_at)
+                        .map(|t| t.max(now - RECENT_CHANGE_MS / 2))
+                        .unwrap_or(now),
+                    what: format!("engine version {before} → {now_version} (last bench ran on {before})"),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `2026-12-02T10:00:00Z` → Unix ms.
+pub fn parse_utc_ms(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+        return None;
+    }
+    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<u32>().ok();
+    let month = time::Month::try_from(n(5..7)? as u8).ok()?;
+    let date = time::Date::from_calendar_date(n(0..4)? as i32, month, n(8..10)? as u8).ok()?;
+    let t = time::Time::from_hms(n(11..13)? as u8, n(14..16)? as u8, n(17..19)? as u8).ok()?;
+    Some(time::PrimitiveDateTime::new(date, t).assume_utc().unix_timestamp() * 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_timestamps_parse() {
+        assert_eq!(parse_utc_ms("1970-01-01T00:00:01Z"), Some(1000));
+        assert_eq!(parse_utc_ms("yesterday"), None);
+    }
+}

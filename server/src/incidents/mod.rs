@@ -1,0 +1,393 @@
+//! Incidents: opening one captures the evidence and walks the triage (health → metrics →
+//! gpu → logs, then every runbook row); actions go one at a time, with a reason, and health
+//! and metrics are checked again after each; everything lands on the timeline.
+
+pub mod cli;
+pub mod evidence;
+pub mod store;
+
+use crate::control::{ControlError, EngineControl};
+use crate::history::History;
+use app::domain::gpu::GpuState;
+use app::domain::incident::{Entry, Postmortem};
+use app::domain::triage::{diagnose, Action, Diagnosis, Evidence};
+use evidence::Window;
+use std::time::Duration;
+pub use store::{IncidentError, IncidentStore};
+
+/// Why an incident request was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum IncidentServiceError {
+    #[error(transparent)]
+    Store(#[from] IncidentError),
+    #[error(transparent)]
+    Control(#[from] ControlError),
+    #[error("an action needs a reason: it goes on the timeline")]
+    NoReason,
+    #[error("action `{0}` is not offered by this incident's diagnosis (restart only for a dead or hung engine or an OOM under load)")]
+    NotOffered(String),
+    #[error("incident #{0} is resolved")]
+    Resolved(i64),
+    #[error("profile change {key}={value}: {detail}")]
+    BadChange { key: String, value: String, detail: String },
+}
+
+/// The incident service, shared by the console's server functions, the alert webhook and the
+/// CLI.
+#[derive(Clone)]
+pub struct Incidents {
+    pub control: EngineControl,
+    pub store: IncidentStore,
+    history: Option<History>,
+    gpu: Option<tokio::sync::watch::Receiver<GpuState>>,
+    /// Without the console's history: how long the metric window scraped now lasts.
+    scrape_window: Duration,
+}
+
+/// How long a serve or restart may take before the re-check runs anyway.
+const RECHECK_WAIT: Duration = Duration::from_secs(120);
+
+impl Incidents {
+    pub fn new(
+        control: EngineControl,
+        history: Option<History>,
+        gpu: Option<tokio::sync::watch::Receiver<GpuState>>,
+    ) -> Self {
+        let store = IncidentStore::new(control.store.pool());
+        Self {
+            control,
+            store,
+            history,
+            gpu,
+            scrape_window: Duration::from_secs(10),
+        }
+    }
+
+    /// The same service with another scrape window (the CLI's `--window`).
+    pub fn with_window(mut self, window: Duration) -> Self {
+        self.scrape_window = window;
+        self
+    }
+
+    async fn evidence(&self, profile: &str, clients_see_errors: bool) -> Result<Evidence, ControlError> {
+        let window = match &self.history {
+            Some(h) => Window::History(h),
+            None => Window::Scrape(self.scrape_window),
+        };
+        let gpu = self.gpu.as_ref().map(|g| g.borrow().clone());
+        evidence::collect(&self.control, profile, window, gpu, clients_see_errors).await
+    }
+
+    /// Opens an incident: evidence first, then the triage, all on the timeline.
+    pub async fn open(
+        &self,
+        profile: &str,
+        who: &str,
+        source: &str,
+        clients_see_errors: bool,
+    ) -> Result<(i64, Evidence, Diagnosis), IncidentServiceError> {
+        let ev = self.evidence(profile, clients_see_errors).await?;
+        let d = diagnose(&ev);
+        let id = self.store.create(profile, source, &ev, &d).await?;
+        self.store
+            .append(
+                id,
+                who,
+                &Entry::Opened {
+                    source: source.to_string(),
+                },
+            )
+            .await?;
+        for s in &d.steps {
+            self.store
+                .append(
+                    id,
+                    who,
+                    &Entry::Step {
+                        step: s.step,
+                        readings: s.readings.clone(),
+                    },
+                )
+                .await?;
+        }
+        self.store
+            .append(
+                id,
+                who,
+                &Entry::Diagnosis {
+                    rule: d.primary().map(|f| f.rule),
+                    after_upgrade: d.after_upgrade,
+                },
+            )
+            .await?;
+        tracing::info!(incident = id, profile, rule = ?d.primary().map(|f| f.rule.id()), "incident opened");
+        Ok((id, ev, d))
+    }
+
+    /// Whether the incident's diagnosis offers `action` (operating rule 3 for restarts).
+    /// A profile changed during this incident may be applied with a restart.
+    fn offered(inc: &app::domain::incident::Incident, action: &Action) -> bool {
+        let d = inc.latest.as_ref().map(|(_, d)| d).unwrap_or(&inc.diagnosis);
+        let by_finding = d
+            .findings
+            .iter()
+            .chain(inc.diagnosis.findings.iter())
+            .any(|f| f.actions.contains(action));
+        let profile_changed = inc.timeline.iter().any(|e| {
+            matches!(
+                &e.entry,
+                Entry::Outcome { action, ok: true, .. } if action == "edit-profile"
+            )
+        });
+        match action {
+            Action::Stop => true,
+            Action::Smoke => by_finding || d.after_upgrade,
+            Action::Restart => by_finding || profile_changed,
+            _ => by_finding,
+        }
+    }
+
+    /// Starts one action; it runs in the background, and its outcome and the re-check land on
+    /// the timeline.
+    pub async fn act(&self, id: i64, action: Action, reason: &str, who: &str) -> Result<(), IncidentServiceError> {
+        if reason.trim().is_empty() {
+            return Err(IncidentServiceError::NoReason);
+        }
+        let inc = self.store.get(id).await?;
+        if inc.resolved {
+            return Err(IncidentServiceError::Resolved(id));
+        }
+        if !Self::offered(&inc, &action) {
+            return Err(IncidentServiceError::NotOffered(action.id().to_string()));
+        }
+        if let Action::EditProfile { key, value } = &action {
+            self.check_change(&inc.profile, key, value).await?;
+        }
+        self.store
+            .append(
+                id,
+                who,
+                &Entry::Action {
+                    action: action.clone(),
+                    reason: reason.trim().to_string(),
+                },
+            )
+            .await?;
+        let this = self.clone();
+        let who = who.to_string();
+        tokio::spawn(async move {
+            let profile = inc.profile.clone();
+            let result = this.perform(&profile, &action).await;
+            let (ok, detail) = match result {
+                Ok(d) => (true, d),
+                Err(e) => (false, e),
+            };
+            let _ = this
+                .store
+                .append(
+                    id,
+                    &who,
+                    &Entry::Outcome {
+                        action: action.id().to_string(),
+                        ok,
+                        detail,
+                    },
+                )
+                .await;
+            // Operating rule 2: health and metrics after each action.
+            match this.evidence(&profile, inc.evidence.clients_see_errors).await {
+                Ok(ev) => {
+                    let d = diagnose(&ev);
+                    let state = ev.state.map(|s| s.as_str()).unwrap_or("stopped").to_string();
+                    let _ = this.store.set_latest(id, &ev, &d).await;
+                    let _ = this
+                        .store
+                        .append(
+                            id,
+                            &who,
+                            &Entry::Recheck {
+                                rule: d.primary().map(|f| f.rule),
+                                state,
+                            },
+                        )
+                        .await;
+                }
+                Err(e) => tracing::warn!(incident = id, error = %e, "re-check after an action"),
+            }
+        });
+        Ok(())
+    }
+
+    /// Validates a suggested profile change before anything is recorded.
+    async fn check_change(&self, profile: &str, key: &str, value: &str) -> Result<(), IncidentServiceError> {
+        self.changed_profile(profile, key, value).await.map(|_| ())
+    }
+
+    async fn changed_profile(
+        &self,
+        profile: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<app::domain::profile::Profile, IncidentServiceError> {
+        let bad = |detail: String| IncidentServiceError::BadChange {
+            key: key.to_string(),
+            value: value.to_string(),
+            detail,
+        };
+        if !app::domain::profile::KEYS.contains(&key) {
+            return Err(bad("not a profile key".into()));
+        }
+        let (p, _, _, _) = self.control.resolve(profile).await?;
+        let mut lines: Vec<String> = p
+            .to_env()
+            .lines()
+            .filter(|l| l.split_once('=').map(|(k, _)| k) != Some(key))
+            .map(str::to_string)
+            .collect();
+        lines.push(format!("{key}={value}"));
+        // Errors refuse the change; warnings (a memory fraction above 0.92) do not.
+        let (changed, _warnings) = app::domain::profile::Profile::from_env(profile, &(lines.join("\n") + "\n"))
+            .map_err(|issues| bad(issues.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; ")))?;
+        Ok(changed)
+    }
+
+    async fn perform(&self, profile: &str, action: &Action) -> Result<String, String> {
+        let wait_healthy = async {
+            let deadline = tokio::time::Instant::now() + RECHECK_WAIT;
+            while tokio::time::Instant::now() < deadline {
+                if let Ok((p, _, _, _)) = self.control.resolve(profile).await {
+                    let st = self.control.status(&p).await;
+                    if !matches!(st.state, app::domain::engine::EngineState::Starting) {
+                        return st.state.as_str().to_string();
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            "starting".to_string()
+        };
+        match action {
+            Action::Restart => {
+                self.control.stop(profile).await.map_err(|e| e.to_string())?;
+                self.control.serve(profile, |_| {}).await.map_err(|e| e.to_string())?;
+                Ok(wait_healthy.await)
+            }
+            Action::Serve => {
+                self.control.serve(profile, |_| {}).await.map_err(|e| e.to_string())?;
+                Ok(wait_healthy.await)
+            }
+            Action::Stop => self
+                .control
+                .stop(profile)
+                .await
+                .map(|o| format!("{o:?}"))
+                .map_err(|e| e.to_string()),
+            Action::EditProfile { key, value } => {
+                let changed = self
+                    .changed_profile(profile, key, value)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                self.control.store.upsert(&changed).await.map_err(|e| e.to_string())?;
+                Ok(format!("{key}={value} saved; restart to apply"))
+            }
+            Action::Smoke => {
+                let (p, kind, _, _) = self.control.resolve(profile).await.map_err(|e| e.to_string())?;
+                let base = crate::control::base_url(&p.host, p.port.unwrap_or(kind.default_port()));
+                let report = crate::smoke::run(&base, p.model_name(), None, |_| {}).await;
+                let passed = report.passed();
+                let runs = crate::db::RunStore::new(self.control.store.pool());
+                let _ = runs
+                    .add_smoke(
+                        Some(profile),
+                        &base,
+                        p.model_name(),
+                        passed,
+                        &serde_json::to_value(&report).unwrap_or_default(),
+                    )
+                    .await;
+                let failed: Vec<String> = report
+                    .cases
+                    .iter()
+                    .filter(|c| !c.pass && !c.skipped)
+                    .map(|c| c.case.clone())
+                    .collect();
+                if passed {
+                    Ok("smoke-toolcall PASS".into())
+                } else {
+                    Err(format!("smoke-toolcall FAIL: {}", failed.join(", ")))
+                }
+            }
+        }
+    }
+
+    pub async fn note(&self, id: i64, who: &str, text: &str) -> Result<(), IncidentServiceError> {
+        self.store.get(id).await?;
+        let text: String = text.trim().chars().take(4000).collect();
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.store.append(id, who, &Entry::Note { text }).await?;
+        Ok(())
+    }
+
+    pub async fn resolve(&self, id: i64, who: &str) -> Result<(), IncidentServiceError> {
+        self.store.get(id).await?;
+        self.store.resolve(id).await?;
+        self.store.append(id, who, &Entry::Resolved).await?;
+        Ok(())
+    }
+
+    pub async fn save_postmortem(&self, id: i64, p: &Postmortem) -> Result<(), IncidentServiceError> {
+        let cap = |s: &str| s.chars().take(20_000).collect::<String>();
+        let p = Postmortem {
+            symptom: cap(&p.symptom),
+            root_cause: cap(&p.root_cause),
+            what_changed: cap(&p.what_changed),
+            catch_earlier: cap(&p.catch_earlier),
+            fin: p.fin,
+        };
+        self.store.set_postmortem(id, &p).await?;
+        Ok(())
+    }
+
+    /// An Alertmanager webhook: each firing alert that names one of our profiles (label
+    /// `profile`, else `engine`) opens an incident, or joins the open one; resolved alerts are
+    /// noted on the open incident. Returns the incidents touched.
+    pub async fn alertmanager(&self, payload: &serde_json::Value) -> Result<Vec<i64>, IncidentServiceError> {
+        let mut touched = Vec::new();
+        let alerts = payload["alerts"].as_array().cloned().unwrap_or_default();
+        for a in alerts.iter().take(100) {
+            let labels = &a["labels"];
+            let Some(profile) = labels["profile"].as_str().or(labels["engine"].as_str()) else {
+                continue;
+            };
+            if !app::domain::profile::valid_name(profile)
+                || self.control.store.get(profile).await.ok().flatten().is_none()
+            {
+                continue;
+            }
+            let name: String = labels["alertname"]
+                .as_str()
+                .unwrap_or("alert")
+                .chars()
+                .take(200)
+                .collect();
+            let status = if a["status"] == "resolved" {
+                "resolved"
+            } else {
+                "firing"
+            };
+            let entry = Entry::Alert {
+                name,
+                status: status.to_string(),
+            };
+            let id = match self.store.open_for(profile).await? {
+                Some(id) => id,
+                None if status == "firing" => self.open(profile, "alertmanager", "alertmanager", false).await?.0,
+                None => continue,
+            };
+            self.store.append(id, "alertmanager", &entry).await?;
+            touched.push(id);
+        }
+        Ok(touched)
+    }
+}
