@@ -189,6 +189,15 @@ pub mod service {
             profile: String,
             range: crate::domain::series::Range,
         ) -> BoxFut<'_, Result<Vec<crate::domain::series::Point>, ApiError>>;
+        /// Opens an incident on a profile (evidence first); returns its id.
+        fn incident_open(&self, profile: String, clients_see_errors: bool) -> BoxFut<'_, Result<i64, ApiError>>;
+        fn incidents(&self) -> BoxFut<'_, Result<Vec<IncidentSummary>, ApiError>>;
+        fn incident(&self, id: i64) -> BoxFut<'_, Result<Incident, ApiError>>;
+        /// Starts one action with its reason; outcome and re-check arrive on the timeline.
+        fn incident_act(&self, id: i64, action: Action, reason: String) -> BoxFut<'_, Result<(), ApiError>>;
+        fn incident_note(&self, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>>;
+        fn incident_resolve(&self, id: i64) -> BoxFut<'_, Result<(), ApiError>>;
+        fn incident_postmortem(&self, id: i64, postmortem: Postmortem) -> BoxFut<'_, Result<(), ApiError>>;
     }
 
     /// The handle server functions find in leptos context.
@@ -262,4 +271,47 @@ pub async fn get_series(
     range: crate::domain::series::Range,
 ) -> Result<Vec<crate::domain::series::Point>, ApiError> {
     service::services()?.0.series(profile, range).await
+}
+
+use crate::domain::incident::{Incident, IncidentSummary, Postmortem};
+use crate::domain::triage::Action;
+use leptos::server_fn::codec::Json;
+
+/// Opens an incident from the engine page: captures the evidence, then runs the triage.
+#[server(prefix = "/api/fn", endpoint = "open_incident")]
+pub async fn open_incident(profile: String, clients_see_errors: bool) -> Result<i64, ApiError> {
+    service::services()?.0.incident_open(profile, clients_see_errors).await
+}
+
+/// Incidents, newest first.
+#[server(prefix = "/api/fn", endpoint = "list_incidents")]
+pub async fn list_incidents() -> Result<Vec<IncidentSummary>, ApiError> {
+    service::services()?.0.incidents().await
+}
+
+/// One incident with its evidence, diagnosis, timeline and postmortem.
+#[server(prefix = "/api/fn", endpoint = "get_incident")]
+pub async fn get_incident(id: i64) -> Result<Incident, ApiError> {
+    service::services()?.0.incident(id).await
+}
+
+/// One action of the wizard, with the operator's reason.
+#[server(prefix = "/api/fn", endpoint = "incident_action", input = Json)]
+pub async fn incident_action(id: i64, action: Action, reason: String) -> Result<(), ApiError> {
+    service::services()?.0.incident_act(id, action, reason).await
+}
+
+#[server(prefix = "/api/fn", endpoint = "incident_note")]
+pub async fn incident_note(id: i64, text: String) -> Result<(), ApiError> {
+    service::services()?.0.incident_note(id, text).await
+}
+
+#[server(prefix = "/api/fn", endpoint = "resolve_incident")]
+pub async fn resolve_incident(id: i64) -> Result<(), ApiError> {
+    service::services()?.0.incident_resolve(id).await
+}
+
+#[server(prefix = "/api/fn", endpoint = "save_postmortem", input = Json)]
+pub async fn save_postmortem(id: i64, postmortem: Postmortem) -> Result<(), ApiError> {
+    service::services()?.0.incident_postmortem(id, postmortem).await
 }

@@ -5,6 +5,7 @@ use crate::pages::{
     bench::{BenchComparePage, BenchListPage},
     engine::EnginePage,
     fleet::FleetPage,
+    incidents::{IncidentListPage, IncidentPage},
     not_found::NotFound,
     profiles::{ProfileListPage, ProfilePage},
 };
@@ -62,6 +63,7 @@ pub fn App() -> impl IntoView {
                     <A href="/">{move || i18n.t("nav-fleet")}</A>
                     <A href="/profiles">{move || i18n.t("nav-profiles")}</A>
                     <A href="/bench">{move || i18n.t("nav-bench")}</A>
+                    <A href="/incidents">{move || i18n.t("nav-incidents")}</A>
                 </nav>
                 <LangSwitch/>
             </header>
@@ -73,6 +75,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/profiles/:name") view=ProfilePage/>
                     <Route path=path!("/bench") view=BenchListPage/>
                     <Route path=path!("/bench/compare") view=BenchComparePage/>
+                    <Route path=path!("/incidents") view=IncidentListPage/>
+                    <Route path=path!("/incidents/:id") view=IncidentPage/>
                 </Routes>
             </main>
         </Router>

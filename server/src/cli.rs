@@ -220,7 +220,13 @@ pub fn main() -> i32 {
         )
         .with_writer(std::io::stderr)
         .init();
-    let rt = match tokio::runtime::Runtime::new() {
+    // Server-side rendering of the larger pages nests deeply in debug builds; tokio's default
+    // 2 MiB worker stacks overflowed on the incident wizard.
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(16 << 20)
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("cannot start the runtime: {e}");

@@ -1,5 +1,7 @@
 //! `roofline`: the Roofline Console binary — web console, engine control, CLI and the engine
 //! simulator in one executable, with the toolbox's task names.
+// Server-rendered leptos views are deeply nested types (the incident wizard, in test builds).
+#![recursion_limit = "256"]
 
 mod bench;
 pub mod cli;

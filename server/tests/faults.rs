@@ -173,15 +173,7 @@ async fn tool_calls_work_and_the_broken_parser_returns_them_as_text() {
         "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}],
     });
     let url = format!("http://127.0.0.1:{port}/v1/chat/completions");
-    let v: serde_json::Value = client()
-        .post(&url)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v = json(client().post(&url).json(&body)).await;
     assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
     let call = &v["choices"][0]["message"]["tool_calls"][0];
     assert_eq!(call["function"]["name"], "get_weather");
@@ -222,15 +214,7 @@ async fn tool_calls_work_and_the_broken_parser_returns_them_as_text() {
     assert_eq!(serde_json::from_str::<serde_json::Value>(&assembled).unwrap(), args);
 
     set_fault(port, "broken-tool-parser").await;
-    let v: serde_json::Value = client()
-        .post(&url)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v = json(client().post(&url).json(&body)).await;
     assert_eq!(v["choices"][0]["message"]["tool_calls"], serde_json::json!([]));
     assert!(v["choices"][0]["message"]["content"]
         .as_str()

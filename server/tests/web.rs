@@ -65,14 +65,7 @@ async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
     assert!(value("roofline_scrapes_total", None).is_some());
     assert!(value("roofline_sse_clients", None).is_some());
 
-    let fleet: serde_json::Value = c
-        .get(format!("{base}/api/engines"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let fleet = json(c.get(format!("{base}/api/engines"))).await;
     assert_eq!(fleet[0]["profile"], "web1");
     assert_eq!(fleet[0]["simulated"], true);
 }

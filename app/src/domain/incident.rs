@@ -63,6 +63,7 @@ pub struct TimelineEntry {
 /// The runbook's postmortem fields that people write; timeline and metrics come from the
 /// incident itself.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Postmortem {
     pub symptom: String,
     pub root_cause: String,

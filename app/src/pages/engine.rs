@@ -10,6 +10,7 @@ use crate::i18n::duration;
 use crate::pages::engine_charts::ChartsPanel;
 use crate::pages::gate::{GatePanel, SmokeResult};
 use crate::pages::gpu::GpuPanel;
+use crate::pages::incidents::OpenIncidentButton;
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -149,6 +150,7 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
                 <PhaseSteps phase=Signal::derive(move || status.read().phase)/>
             </Show>
             <FailurePanel status/>
+            <OpenIncidentButton profile=profile.clone()/>
             <ChartsPanel profile=profile.clone() status points range gpu/>
             <GpuPanel gpu/>
             <GatePanel profile=profile.clone() gate running=Signal::derive(move || status.read().state == EngineState::Healthy)/>

@@ -6,6 +6,7 @@ pub mod engine_charts;
 pub mod fleet;
 pub mod gate;
 pub mod gpu;
+pub mod incidents;
 pub mod not_found;
 pub mod profiles;
 

@@ -58,3 +58,21 @@ export class Charts {
     await expect(this.page.getByTestId(`range-${id}`)).toHaveAttribute("aria-pressed", "true");
   }
 }
+
+/** The triage wizard of one incident. */
+export class IncidentPage {
+  readonly diagnosis: Locator;
+  readonly latest: Locator;
+  readonly timeline: Locator;
+  constructor(readonly page: Page) {
+    this.diagnosis = page.getByTestId("incident-diagnosis");
+    this.latest = page.getByTestId("incident-latest");
+    this.timeline = page.getByTestId("timeline-entry");
+  }
+  /** Starts an action with a reason and confirms it. */
+  async act(action: string, reason: string) {
+    await this.page.getByTestId(`incident-action-${action}`).click();
+    await this.page.getByTestId("action-reason").fill(reason);
+    await this.page.getByTestId("action-confirm").click();
+  }
+}

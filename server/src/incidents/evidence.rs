@@ -55,21 +55,24 @@ pub async fn collect(
         }
     }
 
+    // The window: the console's history when there is one, and always a fresh reading of the
+    // last seconds at the end, so "is anything generated right now" is not blurred by the
+    // minutes before the symptom.
     let mut metrics_note = None;
     let mut points = match window {
         Window::History(h) => h.points(profile, Range::Last15m, now_ms()).await.unwrap_or_default(),
         Window::Scrape(_) => Vec::new(),
     };
-    if points.is_empty() && health_status.is_some() {
+    if health_status.is_some() {
         let span = match window {
             Window::Scrape(d) => d,
             Window::History(_) => Duration::from_secs(2),
         };
         match scrape_window(&http, &base, span).await {
-            Ok(p) => points = p,
+            Ok(p) => points.extend(p),
             Err(e) => metrics_note = Some(e),
         }
-    } else if health_status.is_none() {
+    } else {
         metrics_note = Some(format!("{base}/metrics: no answer"));
     }
 

@@ -3,6 +3,7 @@
 
 mod events;
 mod guard;
+mod incidents;
 mod service;
 
 use crate::control::EngineControl;
@@ -29,6 +30,7 @@ pub struct WebState {
     pub history: crate::history::History,
     pub gates: Gates,
     pub metrics: Arc<crate::console_metrics::ConsoleMetrics>,
+    pub incidents: crate::incidents::Incidents,
 }
 
 impl axum::extract::FromRef<WebState> for LeptosOptions {
@@ -69,10 +71,13 @@ pub fn router(
         .site_addr(addr)
         .build();
     let gates: Gates = Default::default();
+    let incidents =
+        crate::incidents::Incidents::new(control.clone(), Some(feeds.history.clone()), Some(feeds.gpu.clone()));
     let services = Services(Arc::new(service::ConsoleServiceImpl::new(
         control.clone(),
         feeds.clone(),
         gates.clone(),
+        incidents.clone(),
     )));
     let state = WebState {
         leptos: leptos.clone(),
@@ -82,6 +87,7 @@ pub fn router(
         history: feeds.history,
         gates,
         metrics,
+        incidents,
     };
     let routes = generate_route_list(app::App);
     Router::new()
@@ -89,6 +95,8 @@ pub fn router(
         .route("/api/events/engines/{profile}", get(events::engine))
         .route("/api/engines", get(events::engines_json))
         .route("/metrics", get(events::console_metrics))
+        .route("/api/alerts/alertmanager", axum::routing::post(incidents::alertmanager))
+        .route("/api/incidents/{id}/postmortem.md", get(incidents::postmortem_markdown))
         .route("/favicon.svg", get(favicon))
         .leptos_routes_with_context(
             &state,

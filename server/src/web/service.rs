@@ -18,16 +18,23 @@ pub struct ConsoleServiceImpl {
     gpu: watch::Receiver<app::domain::gpu::GpuState>,
     history: crate::history::History,
     gates: super::Gates,
+    incidents: crate::incidents::Incidents,
 }
 
 impl ConsoleServiceImpl {
-    pub fn new(control: EngineControl, feeds: crate::supervisor::Feeds, gates: super::Gates) -> Self {
+    pub fn new(
+        control: EngineControl,
+        feeds: crate::supervisor::Feeds,
+        gates: super::Gates,
+        incidents: crate::incidents::Incidents,
+    ) -> Self {
         Self {
             control,
             fleet: feeds.fleet,
             gpu: feeds.gpu,
             history: feeds.history,
             gates,
+            incidents,
         }
     }
 
@@ -54,6 +61,21 @@ fn bench_run(row: crate::db::BenchRow) -> Option<BenchRun> {
         params: serde_json::from_value(row.params).ok()?,
         summary: serde_json::from_value(row.summary).ok()?,
     })
+}
+
+/// Who acts from the console. Until accounts exist every browser on this loopback-only
+/// console is the same operator.
+const CONSOLE_OPERATOR: &str = "operator@console";
+
+/// Maps incident errors to what the UI can explain.
+fn incident_error(e: crate::incidents::IncidentServiceError) -> ApiError {
+    use crate::incidents::{IncidentError, IncidentServiceError as E};
+    match e {
+        E::Control(c) => api_error(c),
+        E::Store(IncidentError::NotFound(id)) => ApiError::Invalid(format!("no incident #{id}")),
+        E::Store(other) => ApiError::Internal(other.to_string()),
+        other => ApiError::Invalid(other.to_string()),
+    }
 }
 
 /// Maps engine-control errors to what the UI can explain.
@@ -406,6 +428,76 @@ impl ConsoleService for ConsoleServiceImpl {
                 .points(&profile, range, crate::history::now_ms())
                 .await
                 .map_err(|e| ApiError::Internal(e.to_string()))
+        })
+    }
+
+    fn incident_open(&self, profile: String, clients_see_errors: bool) -> BoxFut<'_, Result<i64, ApiError>> {
+        Box::pin(async move {
+            self.incidents
+                .open(&profile, CONSOLE_OPERATOR, "console", clients_see_errors)
+                .await
+                .map(|(id, _, _)| id)
+                .map_err(incident_error)
+        })
+    }
+
+    fn incidents(&self) -> BoxFut<'_, Result<Vec<app::domain::incident::IncidentSummary>, ApiError>> {
+        Box::pin(async move {
+            self.incidents
+                .store
+                .list(200)
+                .await
+                .map_err(|e| ApiError::Internal(e.to_string()))
+        })
+    }
+
+    fn incident(&self, id: i64) -> BoxFut<'_, Result<app::domain::incident::Incident, ApiError>> {
+        Box::pin(async move { self.incidents.store.get(id).await.map_err(|e| incident_error(e.into())) })
+    }
+
+    fn incident_act(
+        &self,
+        id: i64,
+        action: app::domain::triage::Action,
+        reason: String,
+    ) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            tracing::info!(incident = id, action = action.id(), %reason, "incident action requested from the console");
+            self.incidents
+                .act(id, action, &reason, CONSOLE_OPERATOR)
+                .await
+                .map_err(incident_error)
+        })
+    }
+
+    fn incident_note(&self, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            self.incidents
+                .note(id, CONSOLE_OPERATOR, &text)
+                .await
+                .map_err(incident_error)
+        })
+    }
+
+    fn incident_resolve(&self, id: i64) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            self.incidents
+                .resolve(id, CONSOLE_OPERATOR)
+                .await
+                .map_err(incident_error)
+        })
+    }
+
+    fn incident_postmortem(
+        &self,
+        id: i64,
+        postmortem: app::domain::incident::Postmortem,
+    ) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            self.incidents
+                .save_postmortem(id, &postmortem)
+                .await
+                .map_err(incident_error)
         })
     }
 }

@@ -160,6 +160,11 @@ pub async fn text(request: reqwest::RequestBuilder) -> String {
     request.send().await.unwrap().text().await.unwrap()
 }
 
+/// Sends a request and reads its JSON answer.
+pub async fn json(request: reqwest::RequestBuilder) -> serde_json::Value {
+    request.send().await.unwrap().json().await.unwrap()
+}
+
 /// One metric value from an engine's `/metrics` (first series of that name).
 pub async fn metric(port: u16, name: &str) -> f64 {
     let body = text(client().get(format!("http://127.0.0.1:{port}/metrics"))).await;

@@ -1,0 +1,59 @@
+//! Incident routes outside the server functions: the Alertmanager webhook (an alert opens or
+//! joins an incident) and the postmortem as a Markdown download.
+
+use super::WebState;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+/// `POST /api/alerts/alertmanager`: Alertmanager's webhook payload (version 4). Alerts name the
+/// engine by a `profile` (or `engine`) label.
+pub async fn alertmanager(State(s): State<WebState>, body: axum::body::Bytes) -> Response {
+    let payload: serde_json::Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return (StatusCode::BAD_REQUEST, format!("alertmanager payload: {e}")).into_response(),
+    };
+    if !payload["alerts"].is_array() {
+        return (StatusCode::BAD_REQUEST, "alertmanager payload: `alerts` must be a list").into_response();
+    }
+    match s.incidents.alertmanager(&payload).await {
+        Ok(ids) => Json(serde_json::json!({"incidents": ids})).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+#[derive(serde::Deserialize)]
+pub struct LangQuery {
+    lang: Option<String>,
+}
+
+/// `GET /api/incidents/{id}/postmortem.md?lang=en|ru`.
+pub async fn postmortem_markdown(
+    State(s): State<WebState>,
+    Path(id): Path<i64>,
+    Query(q): Query<LangQuery>,
+) -> Response {
+    let lang = q
+        .lang
+        .as_deref()
+        .and_then(app::i18n::Lang::from_code)
+        .unwrap_or_default();
+    match s.incidents.store.get(id).await {
+        Ok(inc) => (
+            [
+                (header::CONTENT_TYPE, "text/markdown; charset=utf-8".to_string()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"postmortem-{id}-{}.md\"", inc.profile),
+                ),
+            ],
+            app::domain::incident::postmortem_markdown(lang, &inc),
+        )
+            .into_response(),
+        Err(crate::incidents::IncidentError::NotFound(_)) => {
+            (StatusCode::NOT_FOUND, format!("no incident #{id}")).into_response()
+        }
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
