@@ -41,6 +41,10 @@ pub struct Evidence {
     pub recent_changes: Vec<Change>,
     /// The operator (or an alert) says clients see errors although the engine looks fine.
     pub clients_see_errors: bool,
+    /// The investigator's pass over the whole log (the tail above is what is shown); `None`
+    /// when only the tail was available.
+    #[serde(default)]
+    pub investigation: Option<Investigation>,
 }
 
 /// A change before the incident, from the profile store or the recorded engine versions.
@@ -263,6 +267,18 @@ fn minutes(points: &[Point]) -> String {
     }
 }
 
+/// Preemptions above one every two seconds in at least two of the latest points: a burst, as
+/// the investigator counts it (vLLM V1 logs no line per preemption).
+pub fn preemption_bursts(points: &[Point]) -> bool {
+    points
+        .iter()
+        .rev()
+        .take(6)
+        .filter(|p| p.live.rates.preemptions_per_s.is_some_and(|r| r > 0.5))
+        .count()
+        >= 2
+}
+
 /// Whether the engine produced tokens in the latest window: a probe stuck behind a long but
 /// moving queue is a queue problem, not a hang.
 fn generating(points: &[Point]) -> bool {
@@ -278,15 +294,11 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
     let points = &ev.points;
     let mut steps = Vec::new();
     let mut findings = Vec::new();
-    let preemption_bursts = points
-        .iter()
-        .rev()
-        .take(6)
-        .filter(|p| p.live.rates.preemptions_per_s.is_some_and(|r| r > 0.5))
-        .count()
-        >= 2;
-    let log = ev.log_tail.join("\n");
-    let investigation = investigate(&log, preemption_bursts);
+    let investigation = ev
+        .investigation
+        .clone()
+        .unwrap_or_else(|| investigate(&ev.log_tail.join("\n"), preemption_bursts(points)));
+    let preemption_bursts = preemption_bursts(points);
 
     // 1. Health.
     let mut health = Vec::new();
