@@ -198,6 +198,8 @@ pub mod service {
         fn incident_note(&self, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>>;
         fn incident_resolve(&self, id: i64) -> BoxFut<'_, Result<(), ApiError>>;
         fn incident_postmortem(&self, id: i64, postmortem: Postmortem) -> BoxFut<'_, Result<(), ApiError>>;
+        /// The models under the models root, read for the VRAM calculator.
+        fn models(&self) -> BoxFut<'_, Result<Vec<ModelInfo>, ApiError>>;
     }
 
     /// The handle server functions find in leptos context.
@@ -314,4 +316,20 @@ pub async fn resolve_incident(id: i64) -> Result<(), ApiError> {
 #[server(prefix = "/api/fn", endpoint = "save_postmortem", input = Json)]
 pub async fn save_postmortem(id: i64, postmortem: Postmortem) -> Result<(), ApiError> {
     service::services()?.0.incident_postmortem(id, postmortem).await
+}
+
+/// A model directory under the models root, as the VRAM calculator needs it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub name: String,
+    pub shape: crate::domain::vram::ModelShape,
+    pub weights_bytes: u64,
+    /// `index`, `headers` or `estimated`.
+    pub weights_source: String,
+}
+
+/// Models under the configured models root (unreadable ones are skipped and logged).
+#[server(prefix = "/api/fn", endpoint = "list_models")]
+pub async fn list_models() -> Result<Vec<ModelInfo>, ApiError> {
+    service::services()?.0.models().await
 }

@@ -334,6 +334,9 @@ mod tests {
         ] {
             keys.push(key.to_string());
         }
+        for v in crate::domain::vram::Verdict::ALL {
+            keys.push(format!("vram-verdict-{}", v.id()));
+        }
         for range in crate::domain::series::Range::ALL {
             keys.push(format!("range-{}", range.id()));
         }

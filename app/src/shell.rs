@@ -8,6 +8,7 @@ use crate::pages::{
     incidents::{IncidentListPage, IncidentPage},
     not_found::NotFound,
     profiles::{ProfileListPage, ProfilePage},
+    vram::VramPage,
 };
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Stylesheet, Title};
@@ -64,6 +65,7 @@ pub fn App() -> impl IntoView {
                     <A href="/profiles">{move || i18n.t("nav-profiles")}</A>
                     <A href="/bench">{move || i18n.t("nav-bench")}</A>
                     <A href="/incidents">{move || i18n.t("nav-incidents")}</A>
+                    <A href="/vram">{move || i18n.t("nav-vram")}</A>
                 </nav>
                 <LangSwitch/>
             </header>
@@ -76,6 +78,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/bench") view=BenchListPage/>
                     <Route path=path!("/bench/compare") view=BenchComparePage/>
                     <Route path=path!("/incidents") view=IncidentListPage/>
+                    <Route path=path!("/vram") view=VramPage/>
                     <Route path=path!("/incidents/:id") view=IncidentPage/>
                 </Routes>
             </main>

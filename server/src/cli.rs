@@ -145,6 +145,10 @@ enum Command {
         #[arg(long, default_value_t = 10.0)]
         window: f64,
     },
+    /// Will the model fit: weights per GPU, KV bytes per token, KV token capacity, maximum
+    /// concurrency at the context, the longest context, and a verdict with the arithmetic.
+    /// With --profile, also compares with the engine's logged KV cache size.
+    Vram(crate::vram::VramArgs),
     /// Launch profiles.
     Profile {
         #[command(subcommand)]
@@ -288,6 +292,7 @@ async fn run(cli: Cli) -> i32 {
         } => health(&control, url, profile, json).await,
         Command::Status => status(&control, json).await,
         Command::Gpu => gpu(&control, json).await,
+        Command::Vram(args) => crate::vram::run(&control, args, json).await,
         Command::Triage {
             profile,
             clients_see_errors,

@@ -18,6 +18,7 @@ mod incidents;
 mod sim;
 mod smoke;
 mod supervisor;
+mod vram;
 mod web;
 
 fn main() {

@@ -15,3 +15,4 @@ pub mod signals;
 pub mod startup_failure;
 pub mod toolcall;
 pub mod triage;
+pub mod vram;

@@ -9,6 +9,7 @@ pub mod gpu;
 pub mod incidents;
 pub mod not_found;
 pub mod profiles;
+pub mod vram;
 
 use crate::api::ApiError;
 use crate::components::use_i18n;

@@ -1,0 +1,133 @@
+//! The VRAM calculator page: pick a model from the models root (or paste a config.json), set
+//! GPU size, TP, utilisation, context and KV dtype, and the answer updates as you type: the
+//! same calculation as `roofline vram`, running in the browser.
+
+use crate::api::{list_models, ModelInfo};
+use crate::components::use_i18n;
+use crate::domain::vram::{calculate, parse_config, Inputs, KvDtype, ModelShape};
+use crate::pages::ErrorNote;
+use leptos::prelude::*;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+#[component]
+pub fn VramPage() -> impl IntoView {
+    let i18n = use_i18n();
+    let models = Resource::new(|| (), |_| list_models());
+    let chosen: RwSignal<Option<ModelInfo>> = RwSignal::new(None);
+    let pasted = RwSignal::new(String::new());
+    let weights_gib = RwSignal::new(String::new());
+    let gpu_gib = RwSignal::new("80".to_string());
+    let tp = RwSignal::new("1".to_string());
+    let util = RwSignal::new("0.90".to_string());
+    let ctx = RwSignal::new("32768".to_string());
+    let kv = RwSignal::new(KvDtype::Auto);
+    let concurrency = RwSignal::new(String::new());
+
+    // The shape: a pasted config.json wins over the chosen model.
+    let shape = Memo::new(move |_| -> Option<Result<(ModelShape, Option<u64>), String>> {
+        let text = pasted.get();
+        if !text.trim().is_empty() {
+            return Some(parse_config(&text).map(|s| (s, None)).map_err(|e| e.to_string()));
+        }
+        chosen.get().map(|m| Ok((m.shape, Some(m.weights_bytes))))
+    });
+    let result = Memo::new(move |_| {
+        let (shape, weights) = match shape.get()? {
+            Ok(s) => s,
+            Err(e) => return Some(Err(e)),
+        };
+        let num = |s: RwSignal<String>| s.get().trim().parse::<f64>().ok();
+        let weights_bytes = match (num(weights_gib), weights) {
+            (Some(g), _) => (g * GIB) as u64,
+            (None, Some(b)) => b,
+            (None, None) => return Some(Err(i18n.t("vram-need-weights"))),
+        };
+        let inputs = Inputs {
+            weights_bytes,
+            gpu_gib: num(gpu_gib).unwrap_or(0.0),
+            tp: num(tp).map(|v| v as u64).unwrap_or(0),
+            util: num(util).unwrap_or(0.0),
+            ctx: num(ctx).map(|v| v as u64).unwrap_or(0),
+            kv_dtype: kv.get(),
+            concurrency: num(concurrency).map(|v| v as u64),
+            activation_gib: None,
+            non_torch_gib: 1.0,
+        };
+        Some(calculate(&shape, &inputs).map_err(|e| e.to_string()))
+    });
+    let field = move |key: &'static str, value: RwSignal<String>| {
+        view! {
+            <label class="vram-field">
+                <span>{move || i18n.t(key)}</span>
+                <input type="text" inputmode="decimal" data-testid=key prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev))/>
+            </label>
+        }
+    };
+    view! {
+        <section class="vram">
+            <div class="page-head"><h1>{move || i18n.t("vram-title")}</h1></div>
+            <p class="muted">{move || i18n.t("vram-intro")}</p>
+            <div class="vram-inputs">
+                <label class="vram-field">
+                    <span>{move || i18n.t("vram-model")}</span>
+                    <Transition fallback=|| ()>
+                        {move || models.get().map(|r| match r {
+                            Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                            Ok(list) => {
+                                let options = list.clone();
+                                view! {
+                                    <select data-testid="vram-model" on:change=move |ev| {
+                                        let name = event_target_value(&ev);
+                                        chosen.set(options.iter().find(|m| m.name == name).cloned());
+                                    }>
+                                        <option value="">"—"</option>
+                                        {list.iter().map(|m| view! { <option value=m.name.clone()>{m.name.clone()}</option> }).collect_view()}
+                                    </select>
+                                }.into_any()
+                            }
+                        })}
+                    </Transition>
+                </label>
+                {field("vram-weights-gib", weights_gib)}
+                {field("vram-gpu-gib", gpu_gib)}
+                {field("vram-tp", tp)}
+                {field("vram-util", util)}
+                {field("vram-ctx", ctx)}
+                <label class="vram-field">
+                    <span>{move || i18n.t("vram-kv-dtype")}</span>
+                    <select data-testid="vram-kv-dtype" on:change=move |ev| kv.set(if event_target_value(&ev) == "fp8" { KvDtype::Fp8 } else { KvDtype::Auto })>
+                        <option value="auto">"auto"</option>
+                        <option value="fp8">"fp8"</option>
+                    </select>
+                </label>
+                {field("vram-concurrency", concurrency)}
+            </div>
+            <label class="vram-field wide">
+                <span>{move || i18n.t("vram-paste-config")}</span>
+                <textarea data-testid="vram-config" rows="4" prop:value=move || pasted.get() on:input=move |ev| pasted.set(event_target_value(&ev))></textarea>
+            </label>
+            {move || match result.get() {
+                None => view! { <p class="muted">{move || i18n.t("vram-choose")}</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="error" role="alert" data-testid="vram-error">{e}</p> }.into_any(),
+                Some(Ok(r)) => {
+                    let verdict = r.verdict;
+                    view! {
+                        <div class="vram-result" data-testid="vram-result" data-verdict=verdict.id()>
+                            <p class="verdict"><strong>{move || i18n.t(&format!("vram-verdict-{}", verdict.id()))}</strong></p>
+                            <dl class="facts">
+                                <dt>{move || i18n.t("vram-weights-per-gpu")}</dt><dd data-testid="vram-weights-per-gpu">{format!("{:.2} GiB", r.weights_per_gpu_gib)}</dd>
+                                <dt>{move || i18n.t("vram-kv-per-token")}</dt><dd data-testid="vram-kv-per-token">{format!("{} B", r.kv_bytes_per_token.max(r.kv_bytes_per_token_sliding))}</dd>
+                                <dt>{move || i18n.t("vram-kv-tokens")}</dt><dd data-testid="vram-kv-tokens">{r.kv_tokens.to_string()}</dd>
+                                <dt>{move || i18n.t("vram-max-concurrency")}</dt><dd data-testid="vram-max-concurrency">{format!("{:.2}x", r.max_concurrency)}</dd>
+                                <dt>{move || i18n.t("vram-max-ctx")}</dt><dd data-testid="vram-max-ctx">{r.max_ctx.to_string()}</dd>
+                                <dt>{move || i18n.t("vram-budget")}</dt><dd>{format!("{:.2} GiB", r.kv_budget_gib)}</dd>
+                            </dl>
+                            <pre class="argv" data-testid="vram-arithmetic">{r.arithmetic.join("\n")}</pre>
+                        </div>
+                    }.into_any()
+                }
+            }}
+        </section>
+    }
+}

@@ -1,0 +1,73 @@
+//! `roofline vram` on model directories and against a started (simulated) engine's own
+//! "GPU KV cache size" line.
+
+mod common;
+use common::*;
+
+#[test]
+fn a_started_engine_agrees_with_the_prediction() {
+    let (env, _port) = Env::serving_vllm("v", "");
+    let out = env.run(&["vram", "--profile", "v", "--gpu-gib", "80", "--json"]);
+    let (stdout, stderr) = str(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let observed = v["observed"]["kv_tokens"]
+        .as_u64()
+        .expect("the engine logged its KV cache size");
+    let predicted = v["report"]["kv_tokens"].as_u64().unwrap();
+    let err = v["kv_tokens_error_pct"].as_f64().unwrap();
+    assert!(err.abs() < 5.0, "predicted {predicted}, engine {observed}: {err:+.1}%");
+    assert_eq!(v["weights_source"], "estimated", "the test model has no safetensors");
+    let text = str(&env.run(&["vram", "--profile", "v", "--gpu-gib", "80"])).0;
+    assert!(
+        text.contains("prediction error") && text.contains("verdict: fits"),
+        "{text}"
+    );
+}
+
+#[test]
+fn model_directories_with_safetensors_and_bad_input() {
+    let env = Env::new();
+    let dir = env.model();
+    // One safetensors file: 8-byte header length, the JSON header, then (absent) data.
+    let header =
+        br#"{"__metadata__":{"format":"pt"},"w":{"dtype":"BF16","shape":[4096,4096],"data_offsets":[0,16106127360]}}"#;
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header);
+    std::fs::write(dir.join("model.safetensors"), &bytes).unwrap();
+    let model = dir.to_str().unwrap();
+    let vram = |extra: &[&str]| {
+        let mut args = vec!["vram", "--model", model, "--gpu-gib", "24"];
+        args.extend_from_slice(extra);
+        env.run(&args)
+    };
+    let out = vram(&["--ctx", "131072", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a 128k context does not fit next to 15 GiB of weights on 24 GiB"
+    );
+    let v: serde_json::Value = serde_json::from_str(&str(&out).0).unwrap();
+    assert_eq!(v["weights_source"]["headers"]["files"], 1);
+    assert_eq!(v["report"]["verdict"], "kv-too-small");
+    assert!((v["report"]["weights_per_gpu_gib"].as_f64().unwrap() - 15.0).abs() < 1e-9);
+    // fp8 KV and a shorter context fit.
+    let ok = vram(&["--ctx", "16384", "--kv-dtype", "fp8"]);
+    assert_eq!(ok.status.code(), Some(0), "{:?}", str(&ok));
+    // A header that lies about its length is refused with the file named.
+    std::fs::write(dir.join("model.safetensors"), [255u8; 16]).unwrap();
+    let bad = vram(&[]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(str(&bad).1.contains("model.safetensors"), "{:?}", str(&bad));
+    let no_tp = env.run(&[
+        "vram",
+        "--config",
+        dir.join("config.json").to_str().unwrap(),
+        "--gpu-gib",
+        "24",
+        "--tp",
+        "0",
+    ]);
+    assert_eq!(no_tp.status.code(), Some(2));
+    assert!(str(&no_tp).1.contains("--tp"));
+}
