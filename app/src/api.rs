@@ -198,6 +198,9 @@ pub mod service {
         fn incident_note(&self, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>>;
         fn incident_resolve(&self, id: i64) -> BoxFut<'_, Result<(), ApiError>>;
         fn incident_postmortem(&self, id: i64, postmortem: Postmortem) -> BoxFut<'_, Result<(), ApiError>>;
+        /// Journal entries, newest first, matching `query` when given.
+        fn journal(&self, query: Option<String>) -> BoxFut<'_, Result<Vec<JournalEntry>, ApiError>>;
+        fn journal_verify(&self) -> BoxFut<'_, Result<JournalCheck, ApiError>>;
         /// The models under the models root, read for the VRAM calculator.
         fn models(&self) -> BoxFut<'_, Result<Vec<ModelInfo>, ApiError>>;
     }
@@ -332,4 +335,39 @@ pub struct ModelInfo {
 #[server(prefix = "/api/fn", endpoint = "list_models")]
 pub async fn list_models() -> Result<Vec<ModelInfo>, ApiError> {
     service::services()?.0.models().await
+}
+
+/// One entry of the change journal.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    pub seq: i64,
+    pub at: String,
+    pub who: String,
+    /// `serve`, `stop`, `restart`, `profile-import`, `profile-change`, `incident-action`,
+    /// `gate-smoke`, `gate-bench`.
+    pub kind: String,
+    /// The profile (or other object) it is about.
+    pub subject: String,
+    pub reason: String,
+    pub detail: serde_json::Value,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// The result of walking the journal's hash chain.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JournalCheck {
+    pub entries: usize,
+    /// The first entry that does not hold, and why.
+    pub broken: Option<(i64, String)>,
+}
+
+#[server(prefix = "/api/fn", endpoint = "list_journal")]
+pub async fn list_journal(query: Option<String>) -> Result<Vec<JournalEntry>, ApiError> {
+    service::services()?.0.journal(query).await
+}
+
+#[server(prefix = "/api/fn", endpoint = "verify_journal")]
+pub async fn verify_journal() -> Result<JournalCheck, ApiError> {
+    service::services()?.0.journal_verify().await
 }

@@ -6,6 +6,7 @@ use crate::pages::{
     engine::EnginePage,
     fleet::FleetPage,
     incidents::{IncidentListPage, IncidentPage},
+    journal::JournalPage,
     not_found::NotFound,
     profiles::{ProfileListPage, ProfilePage},
     vram::VramPage,
@@ -66,6 +67,7 @@ pub fn App() -> impl IntoView {
                     <A href="/bench">{move || i18n.t("nav-bench")}</A>
                     <A href="/incidents">{move || i18n.t("nav-incidents")}</A>
                     <A href="/vram">{move || i18n.t("nav-vram")}</A>
+                    <A href="/journal">{move || i18n.t("nav-journal")}</A>
                 </nav>
                 <LangSwitch/>
             </header>
@@ -79,6 +81,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/bench/compare") view=BenchComparePage/>
                     <Route path=path!("/incidents") view=IncidentListPage/>
                     <Route path=path!("/vram") view=VramPage/>
+                    <Route path=path!("/journal") view=JournalPage/>
                     <Route path=path!("/incidents/:id") view=IncidentPage/>
                 </Routes>
             </main>

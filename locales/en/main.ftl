@@ -451,3 +451,20 @@ vram-verdict-weights-do-not-fit = Does not fit: weights and activations exceed t
 vram-verdict-kv-too-small = Does not fit: no KV cache left for one request of this context. Lower the context, raise utilisation, or fp8 KV.
 vram-verdict-context-above-max = The context is longer than the model's max_position_embeddings.
 vram-verdict-concurrency-queues = Starts, but that many requests at once will queue: KV holds fewer.
+
+## Change journal
+nav-journal = Journal
+journal-title = Change journal
+journal-intact = Hash chain verified: { $count ->
+    [one] { $count } entry
+   *[other] { $count } entries
+}, none edited or missing.
+journal-broken = The journal was tampered with: entry #{ $seq } { $why }.
+journal-search = Search
+journal-export = Export JSON
+journal-empty = Nothing recorded yet.
+journal-at = When
+journal-who = Who
+journal-kind = What
+journal-reason = Why
+journal-detail = Context

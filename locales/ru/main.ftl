@@ -454,3 +454,21 @@ vram-verdict-weights-do-not-fit = Не влезает: веса и актива�
 vram-verdict-kv-too-small = Не влезает: после весов нет KV на один запрос такой длины. Ниже контекст, выше utilization или fp8 KV.
 vram-verdict-context-above-max = Контекст длиннее max_position_embeddings модели.
 vram-verdict-concurrency-queues = Запустится, но столько запросов одновременно встанут в очередь: KV вмещает меньше.
+
+## Журнал изменений
+nav-journal = Журнал
+journal-title = Журнал изменений
+journal-intact = Цепочка хешей проверена: { $count ->
+    [one] { $count } запись
+    [few] { $count } записи
+   *[many] { $count } записей
+}, ничего не изменено и не удалено.
+journal-broken = Журнал изменён задним числом: запись №{ $seq }: { $why }.
+journal-search = Искать
+journal-export = Экспорт в JSON
+journal-empty = Пока ничего не записано.
+journal-at = Когда
+journal-who = Кто
+journal-kind = Что
+journal-reason = Почему
+journal-detail = Контекст

@@ -42,16 +42,25 @@ enum Command {
     Serve {
         #[arg(long, env = "INFER_PROFILE")]
         profile: String,
+        /// Why: recorded in the change journal.
+        #[arg(long, default_value = "")]
+        reason: String,
     },
     /// Stop a profile's engine (SIGTERM, SIGKILL after the grace period).
     Stop {
         #[arg(long, env = "INFER_PROFILE")]
         profile: String,
+        /// Why: recorded in the change journal.
+        #[arg(long, default_value = "")]
+        reason: String,
     },
     /// Stop, then serve.
     Restart {
         #[arg(long, env = "INFER_PROFILE")]
         profile: String,
+        /// Why: recorded in the change journal.
+        #[arg(long, default_value = "")]
+        reason: String,
     },
     /// Print the engine log.
     Logs {
@@ -149,11 +158,32 @@ enum Command {
     /// concurrency at the context, the longest context, and a verdict with the arithmetic.
     /// With --profile, also compares with the engine's logged KV cache size.
     Vram(crate::vram::VramArgs),
+    /// The change journal: list entries, or verify the hash chain.
+    Journal {
+        #[command(subcommand)]
+        command: JournalCommand,
+    },
     /// Launch profiles.
     Profile {
         #[command(subcommand)]
         command: ProfileCommand,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum JournalCommand {
+    /// Newest first.
+    List {
+        #[arg(long)]
+        profile: Option<String>,
+        /// Matches subject, kind, who, reason or detail.
+        #[arg(long)]
+        query: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
+    /// Walk the hash chain; exit 1 at the first entry that does not hold.
+    Verify,
 }
 
 #[derive(Subcommand, Debug)]
@@ -277,14 +307,23 @@ async fn run(cli: Cli) -> i32 {
     let json = cli.json;
     match cli.command {
         Command::Console { addr, .. } => console(control, addr).await,
-        Command::Serve { profile } => serve(&control, &profile, json).await,
-        Command::Stop { profile } => stop(&control, &profile, json).await,
-        Command::Restart { profile } => {
+        Command::Serve { profile, reason } => {
+            let code = serve(&control, &profile, json).await;
+            journal_action(&control, "serve", &profile, &reason, code).await;
+            code
+        }
+        Command::Stop { profile, reason } => {
             let code = stop(&control, &profile, json).await;
-            if code != OK {
-                return code;
+            journal_action(&control, "stop", &profile, &reason, code).await;
+            code
+        }
+        Command::Restart { profile, reason } => {
+            let mut code = stop(&control, &profile, json).await;
+            if code == OK {
+                code = serve(&control, &profile, json).await;
             }
-            serve(&control, &profile, json).await
+            journal_action(&control, "restart", &profile, &reason, code).await;
+            code
         }
         Command::Logs { profile, lines, follow } => logs(&control, &profile, lines, follow).await,
         Command::Health {
@@ -367,6 +406,75 @@ async fn run(cli: Cli) -> i32 {
         } => smoke(&control, url, profile, model, json).await,
         Command::Flags { profile, query } => flags(&control, &profile, query, json).await,
         Command::Profile { command } => profile_cmd(&control, command, json).await,
+        Command::Journal { command } => journal_cmd(&control, command, json).await,
+    }
+}
+
+async fn journal_cmd(control: &EngineControl, command: JournalCommand, json: bool) -> i32 {
+    let journal = control.journal();
+    match command {
+        JournalCommand::List { profile, query, limit } => {
+            match journal
+                .list(profile.as_deref(), query.as_deref(), limit.clamp(1, 10_000))
+                .await
+            {
+                Ok(entries) if json => {
+                    println!("{}", serde_json::to_string(&entries).unwrap_or_default());
+                    OK
+                }
+                Ok(entries) => {
+                    for e in entries {
+                        println!(
+                            "#{} {} {} {} {} {} {}",
+                            e.seq,
+                            e.at,
+                            e.who,
+                            e.kind,
+                            e.subject,
+                            if e.reason.is_empty() {
+                                "(no reason given)".to_string()
+                            } else {
+                                format!("\"{}\"", e.reason)
+                            },
+                            e.detail
+                        );
+                    }
+                    OK
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    PROBLEM
+                }
+            }
+        }
+        JournalCommand::Verify => match journal.verify().await {
+            Ok(v) => {
+                if json {
+                    println!("{}", serde_json::json!(v));
+                }
+                match v.broken {
+                    None => {
+                        if !json {
+                            println!("journal intact: {} entries, hash chain verified", v.entries);
+                        }
+                        OK
+                    }
+                    Some((seq, why)) => {
+                        if !json {
+                            println!(
+                                "journal BROKEN at entry #{seq}: {why} ({} entries before it hold)",
+                                v.entries
+                            );
+                        }
+                        PROBLEM
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                PROBLEM
+            }
+        },
     }
 }
 
@@ -380,10 +488,26 @@ async fn console(control: EngineControl, addr: Option<std::net::SocketAddr>) -> 
         }
         let c = control.clone();
         tokio::spawn(async move {
-            match c.serve(&name, |_| {}).await {
-                Ok(o) => tracing::info!(profile = %name, outcome = ?o, "autostart"),
-                Err(e) => tracing::warn!(profile = %name, error = %e, "autostart failed"),
-            }
+            let ok = match c.serve(&name, |_| {}).await {
+                Ok(o) => {
+                    tracing::info!(profile = %name, outcome = ?o, "autostart");
+                    true
+                }
+                Err(e) => {
+                    tracing::warn!(profile = %name, error = %e, "autostart failed");
+                    false
+                }
+            };
+            let detail = crate::journal::context(&c, &name, serde_json::json!({"ok": ok})).await;
+            c.journal()
+                .record(
+                    "console",
+                    "serve",
+                    &name,
+                    "autostart on first sight (host configuration)",
+                    detail,
+                )
+                .await;
         });
     }
     match crate::web::serve(control, addr).await {
@@ -437,6 +561,23 @@ fn print_failure(lang: Lang, e: &ControlError) {
         }
         None => eprintln!("{}", tr(lang, "startup-failure-none")),
     }
+}
+
+/// Who the CLI records in the journal.
+pub fn cli_actor() -> String {
+    format!("{}@cli", std::env::var("USER").unwrap_or_else(|_| "operator".into()))
+}
+
+/// Records a CLI engine action in the change journal, with its outcome and context.
+async fn journal_action(control: &EngineControl, kind: &str, profile: &str, reason: &str, code: i32) {
+    if code == USAGE {
+        return;
+    }
+    let detail = crate::journal::context(control, profile, serde_json::json!({"ok": code == OK})).await;
+    control
+        .journal()
+        .record(&cli_actor(), kind, profile, reason, detail)
+        .await;
 }
 
 async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
@@ -1191,9 +1332,29 @@ async fn profile_cmd(control: &EngineControl, command: ProfileCommand, json: boo
             for w in &warnings {
                 eprintln!("{}", describe_issue(lang, &file, w));
             }
+            let before = control
+                .store
+                .get(&name)
+                .await
+                .ok()
+                .flatten()
+                .map(|s| s.profile.to_env());
             match control.store.upsert(&profile).await {
                 Ok(new) => {
                     println!("{} {name}", if new { "imported" } else { "updated" });
+                    let diff = crate::journal::env_diff(before.as_deref().unwrap_or(""), &profile.to_env());
+                    if !diff.is_empty() {
+                        control
+                            .journal()
+                            .record(
+                                &cli_actor(),
+                                if new { "profile-import" } else { "profile-change" },
+                                &name,
+                                &format!("imported from {}", file.display()),
+                                serde_json::json!({"diff": diff}),
+                            )
+                            .await;
+                    }
                     OK
                 }
                 Err(e) => {

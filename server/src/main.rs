@@ -15,6 +15,7 @@ mod fleet;
 mod gpu;
 mod history;
 mod incidents;
+mod journal;
 mod sim;
 mod smoke;
 mod supervisor;

@@ -7,6 +7,7 @@ pub mod fleet;
 pub mod gate;
 pub mod gpu;
 pub mod incidents;
+pub mod journal;
 pub mod not_found;
 pub mod profiles;
 pub mod vram;

@@ -123,6 +123,11 @@ impl EngineControl {
         Self { data, store, http }
     }
 
+    /// The change journal in this data dir's database.
+    pub fn journal(&self) -> crate::journal::Journal {
+        crate::journal::Journal::new(self.store.pool())
+    }
+
     pub fn dir(&self, profile: &str) -> PathBuf {
         self.data.state_dir().join(profile)
     }

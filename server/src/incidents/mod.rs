@@ -175,6 +175,7 @@ impl Incidents {
             .await?;
         let this = self.clone();
         let who = who.to_string();
+        let reason = reason.trim().to_string();
         tokio::spawn(async move {
             let profile = inc.profile.clone();
             let result = this.perform(&profile, &action).await;
@@ -182,6 +183,16 @@ impl Incidents {
                 Ok(d) => (true, d),
                 Err(e) => (false, e),
             };
+            let context = serde_json::json!({"incident": id, "action": action, "ok": ok, "outcome": detail});
+            let context = crate::journal::context(&this.control, &profile, context).await;
+            let kind = match &action {
+                Action::EditProfile { .. } => "profile-change",
+                _ => "incident-action",
+            };
+            this.control
+                .journal()
+                .record(&who, kind, &profile, &reason, context)
+                .await;
             let _ = this
                 .store
                 .append(

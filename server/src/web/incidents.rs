@@ -57,3 +57,22 @@ pub async fn postmortem_markdown(
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
 }
+
+#[derive(serde::Deserialize)]
+pub struct JournalQuery {
+    query: Option<String>,
+}
+
+/// `GET /api/journal.json?query=…`: the matching journal entries (up to 100,000), with their
+/// hashes, for archiving outside the console.
+pub async fn journal_export(State(s): State<WebState>, Query(q): Query<JournalQuery>) -> Response {
+    let query = q.query.filter(|q| !q.trim().is_empty());
+    match s.control.journal().list(None, query.as_deref(), 100_000).await {
+        Ok(entries) => (
+            [(header::CONTENT_DISPOSITION, "attachment; filename=\"journal.json\"")],
+            Json(entries),
+        )
+            .into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}

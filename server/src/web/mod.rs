@@ -97,6 +97,7 @@ pub fn router(
         .route("/metrics", get(events::console_metrics))
         .route("/api/alerts/alertmanager", axum::routing::post(incidents::alertmanager))
         .route("/api/incidents/{id}/postmortem.md", get(incidents::postmortem_markdown))
+        .route("/api/journal.json", get(incidents::journal_export))
         .route("/favicon.svg", get(favicon))
         .leptos_routes_with_context(
             &state,

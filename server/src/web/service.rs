@@ -144,14 +144,27 @@ impl ConsoleService for ConsoleServiceImpl {
                         Err(e) => Err(e),
                     },
                 };
-                match result {
+                let detail = match &result {
                     Ok(outcome) => {
-                        tracing::info!(profile = %profile, action = action.as_str(), %outcome, "engine action done")
+                        tracing::info!(profile = %profile, action = action.as_str(), %outcome, "engine action done");
+                        serde_json::json!({"ok": true, "outcome": outcome})
                     }
                     Err(e) => {
-                        tracing::warn!(profile = %profile, action = action.as_str(), error = %e, "engine action failed")
+                        tracing::warn!(profile = %profile, action = action.as_str(), error = %e, "engine action failed");
+                        serde_json::json!({"ok": false, "error": e.to_string()})
                     }
-                }
+                };
+                let detail = crate::journal::context(&control, &profile, detail).await;
+                control
+                    .journal()
+                    .record(
+                        CONSOLE_OPERATOR,
+                        action.as_str(),
+                        &profile,
+                        "from the engine page",
+                        detail,
+                    )
+                    .await;
             });
             Ok(())
         })
@@ -312,6 +325,18 @@ impl ConsoleService for ConsoleServiceImpl {
                                 &serde_json::to_value(&report).unwrap_or_default(),
                             )
                             .await;
+                        let detail = serde_json::json!({"passed": passed, "run": id.as_ref().ok()});
+                        let detail = crate::journal::context(&control, &profile, detail).await;
+                        control
+                            .journal()
+                            .record(
+                                CONSOLE_OPERATOR,
+                                "gate-smoke",
+                                &profile,
+                                "gate step from the engine page",
+                                detail,
+                            )
+                            .await;
                         Self::set_gate(&gates, &profile, |s| {
                             s.running = false;
                             s.passed = Some(passed);
@@ -357,6 +382,21 @@ impl ConsoleService for ConsoleServiceImpl {
                                 .map_err(|e| e.to_string()),
                             Err(e) => Err(e.to_string()),
                         };
+                        let detail = match &outcome {
+                            Ok((id, ok)) => serde_json::json!({"passed": ok, "run": id}),
+                            Err(e) => serde_json::json!({"error": e}),
+                        };
+                        let detail = crate::journal::context(&control, &profile, detail).await;
+                        control
+                            .journal()
+                            .record(
+                                CONSOLE_OPERATOR,
+                                "gate-bench",
+                                &profile,
+                                "gate step from the engine page",
+                                detail,
+                            )
+                            .await;
                         Self::set_gate(&gates, &profile, |s| {
                             s.running = false;
                             match outcome {
@@ -528,6 +568,27 @@ impl ConsoleService for ConsoleServiceImpl {
             })
             .await
             .map_err(|e| ApiError::Internal(e.to_string()))
+        })
+    }
+
+    fn journal(&self, query: Option<String>) -> BoxFut<'_, Result<Vec<app::api::JournalEntry>, ApiError>> {
+        Box::pin(async move {
+            let q = query.filter(|q| !q.trim().is_empty());
+            self.control
+                .journal()
+                .list(None, q.as_deref(), 500)
+                .await
+                .map_err(|e| ApiError::Internal(e.to_string()))
+        })
+    }
+
+    fn journal_verify(&self) -> BoxFut<'_, Result<app::api::JournalCheck, ApiError>> {
+        Box::pin(async move {
+            self.control
+                .journal()
+                .verify()
+                .await
+                .map_err(|e| ApiError::Internal(e.to_string()))
         })
     }
 }
