@@ -198,6 +198,11 @@ pub mod service {
         fn incident_note(&self, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>>;
         fn incident_resolve(&self, id: i64) -> BoxFut<'_, Result<(), ApiError>>;
         fn incident_postmortem(&self, id: i64, postmortem: Postmortem) -> BoxFut<'_, Result<(), ApiError>>;
+        fn profile_editor(&self, name: String) -> BoxFut<'_, Result<EditorData, ApiError>>;
+        /// Checks an edited (unsaved) profile's flags against its installed engine.
+        fn check_flags_text(&self, name: String, env_text: String) -> BoxFut<'_, Result<FlagCheck, ApiError>>;
+        /// Saves an edited profile with the reason, into the change journal.
+        fn save_profile(&self, name: String, env_text: String, reason: String) -> BoxFut<'_, Result<(), ApiError>>;
         /// Journal entries, newest first, matching `query` when given.
         fn journal(&self, query: Option<String>) -> BoxFut<'_, Result<Vec<JournalEntry>, ApiError>>;
         fn journal_verify(&self) -> BoxFut<'_, Result<JournalCheck, ApiError>>;
@@ -370,4 +375,44 @@ pub async fn list_journal(query: Option<String>) -> Result<Vec<JournalEntry>, Ap
 #[server(prefix = "/api/fn", endpoint = "verify_journal")]
 pub async fn verify_journal() -> Result<JournalCheck, ApiError> {
     service::services()?.0.journal_verify().await
+}
+
+/// An engine installation as the editor needs it: its kind and the command argv starts with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstallInfo {
+    pub name: String,
+    pub kind: EngineKind,
+    pub simulator: bool,
+    pub command: Vec<String>,
+}
+
+/// The editor's starting point: the active profile file and the installations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EditorData {
+    pub name: String,
+    pub env_text: String,
+    pub installs: Vec<InstallInfo>,
+}
+
+/// An edited profile's flags against the installed engine's own help.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlagCheck {
+    pub version: String,
+    pub unknown: Vec<crate::domain::help_flags::UnknownFlag>,
+    pub bad_values: Vec<crate::domain::help_flags::BadValue>,
+}
+
+#[server(prefix = "/api/fn", endpoint = "get_profile_editor")]
+pub async fn get_profile_editor(name: String) -> Result<EditorData, ApiError> {
+    service::services()?.0.profile_editor(name).await
+}
+
+#[server(prefix = "/api/fn", endpoint = "check_profile_flags")]
+pub async fn check_profile_flags(name: String, env_text: String) -> Result<FlagCheck, ApiError> {
+    service::services()?.0.check_flags_text(name, env_text).await
+}
+
+#[server(prefix = "/api/fn", endpoint = "save_profile")]
+pub async fn save_profile(name: String, env_text: String, reason: String) -> Result<(), ApiError> {
+    service::services()?.0.save_profile(name, env_text, reason).await
 }

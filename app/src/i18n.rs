@@ -334,6 +334,9 @@ mod tests {
         ] {
             keys.push(key.to_string());
         }
+        for (step, _) in crate::pages::profile_edit::STEPS {
+            keys.push(format!("editor-step-{step}"));
+        }
         for v in crate::domain::vram::Verdict::ALL {
             keys.push(format!("vram-verdict-{}", v.id()));
         }

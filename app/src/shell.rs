@@ -8,6 +8,7 @@ use crate::pages::{
     incidents::{IncidentListPage, IncidentPage},
     journal::JournalPage,
     not_found::NotFound,
+    profile_edit::ProfileEditPage,
     profiles::{ProfileListPage, ProfilePage},
     vram::VramPage,
 };
@@ -77,6 +78,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/engines/:profile") view=EnginePage/>
                     <Route path=path!("/profiles") view=ProfileListPage/>
                     <Route path=path!("/profiles/:name") view=ProfilePage/>
+                    <Route path=path!("/profiles/:name/edit") view=ProfileEditPage/>
                     <Route path=path!("/bench") view=BenchListPage/>
                     <Route path=path!("/bench/compare") view=BenchComparePage/>
                     <Route path=path!("/incidents") view=IncidentListPage/>

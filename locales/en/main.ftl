@@ -468,3 +468,25 @@ journal-who = Who
 journal-kind = What
 journal-reason = Why
 journal-detail = Context
+
+## Profile editor
+profile-edit = Edit
+editor-title = Edit profile { $name }
+editor-back = Back to the profile
+editor-intro = Fields in the runbook's flag order; a step opens once the steps before it are valid. The command line follows as you type; switching to an installation of the other engine converts the flags.
+editor-step-model = 1. Model and name
+editor-step-parallelism = 2. Parallelism
+editor-step-context = 3. Context
+editor-step-memory = 4. Memory
+editor-step-parsers = 5. Parsers
+editor-step-quantization = 6. Quantization and KV cache
+editor-step-batching = 7. Batching
+editor-step-speculation = 8. Speculative decoding
+editor-step-network = 9. Address and extra arguments
+editor-argv-invalid = Fix the errors above to see the command line.
+editor-check-flags = Check flags against the installed engine
+editor-flags-ok = Every flag is known to the installed engine ({ $version }).
+editor-diff = Change against the active version
+editor-no-change = No change yet.
+editor-save = Save with reason
+editor-saved = Saved; recorded in the journal. Restart the engine to apply.

@@ -472,3 +472,25 @@ journal-who = Кто
 journal-kind = Что
 journal-reason = Почему
 journal-detail = Контекст
+
+## Редактор профиля
+profile-edit = Изменить
+editor-title = Изменение профиля { $name }
+editor-back = Назад к профилю
+editor-intro = Поля в порядке флагов из runbook; шаг открывается, когда предыдущие шаги без ошибок. Командная строка обновляется по мере ввода; при выборе установки другого движка флаги переводятся.
+editor-step-model = 1. Модель и имя
+editor-step-parallelism = 2. Параллелизм
+editor-step-context = 3. Контекст
+editor-step-memory = 4. Память
+editor-step-parsers = 5. Парсеры
+editor-step-quantization = 6. Квантизация и KV-кеш
+editor-step-batching = 7. Батчинг
+editor-step-speculation = 8. Спекулятивное декодирование
+editor-step-network = 9. Адрес и дополнительные аргументы
+editor-argv-invalid = Исправьте ошибки выше, чтобы увидеть командную строку.
+editor-check-flags = Сверить флаги с установленным движком
+editor-flags-ok = Все флаги известны установленному движку ({ $version }).
+editor-diff = Изменения относительно активной версии
+editor-no-change = Изменений пока нет.
+editor-save = Сохранить с причиной
+editor-saved = Сохранено и записано в журнал. Перезапустите движок, чтобы применить.

@@ -209,23 +209,7 @@ pub async fn context(
     detail
 }
 
-/// A line diff of two profile files (`-old` / `+new`), for profile-change entries.
-pub fn env_diff(old: &str, new: &str) -> Vec<String> {
-    let old_lines: Vec<&str> = old.lines().collect();
-    let new_lines: Vec<&str> = new.lines().collect();
-    let mut out: Vec<String> = old_lines
-        .iter()
-        .filter(|l| !new_lines.contains(l))
-        .map(|l| format!("-{l}"))
-        .collect();
-    out.extend(
-        new_lines
-            .iter()
-            .filter(|l| !old_lines.contains(l))
-            .map(|l| format!("+{l}")),
-    );
-    out
-}
+pub use app::domain::envfile::env_diff;
 
 #[cfg(test)]
 mod tests {

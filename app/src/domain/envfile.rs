@@ -329,3 +329,21 @@ mod properties {
         }
     }
 }
+
+/// Lines removed (`-`) and added (`+`) between two env files: what a profile change did.
+pub fn env_diff(old: &str, new: &str) -> Vec<String> {
+    let old_lines: Vec<&str> = old.lines().collect();
+    let new_lines: Vec<&str> = new.lines().collect();
+    let mut out: Vec<String> = old_lines
+        .iter()
+        .filter(|l| !new_lines.contains(l))
+        .map(|l| format!("-{l}"))
+        .collect();
+    out.extend(
+        new_lines
+            .iter()
+            .filter(|l| !old_lines.contains(l))
+            .map(|l| format!("+{l}")),
+    );
+    out
+}

@@ -9,6 +9,7 @@ pub mod gpu;
 pub mod incidents;
 pub mod journal;
 pub mod not_found;
+pub mod profile_edit;
 pub mod profiles;
 pub mod vram;
 

@@ -89,6 +89,7 @@ fn ProfileDetail(view: ProfileView) -> impl IntoView {
                 <h1>{p.name.clone()}</h1>
                 {view.simulated.then(|| view! { <SimulatedBadge/> })}
                 <a class="button" href=engine_href>{move || i18n.t("profile-open-engine")}</a>
+                <a class="button" data-testid="profile-edit" href=format!("/profiles/{}/edit", p.name)>{move || i18n.t("profile-edit")}</a>
             </div>
             <dl class="facts">
                 <dt>{move || i18n.t("col-engine")}</dt><dd>{format!("{} ({kind})", p.engine)}</dd>

@@ -150,22 +150,29 @@ impl EngineControl {
             .await
             .map_err(super::ControlError::from)?
             .ok_or_else(|| super::ControlError::NoSuchProfile(profile.into()))?;
-        let p = stored.profile;
+        self.check_profile_flags(&stored.profile).await
+    }
+
+    /// The same check for a profile that is not stored yet (the editor's).
+    pub async fn check_profile_flags(
+        &self,
+        p: &app::domain::profile::Profile,
+    ) -> Result<(FlagReport, InstalledFlags), FlagsError> {
         let install = self
             .data
             .engine(&p.engine)
             .ok_or_else(|| super::ControlError::NoSuchEngine {
-                profile: profile.into(),
+                profile: p.name.clone(),
                 engine: p.engine.clone(),
                 config: crate::config::CONFIG_FILE,
             })?;
         let installed = self.installed_flags(&p.engine, install).await?;
-        let argv = render_argv(install.kind, &[], &p);
+        let argv = render_argv(install.kind, &[], p);
         let used = flags_in(&argv);
         let unknown = installed.flags.unknown(&used);
         let bad_values = installed.flags.bad_values(&argv);
         let report = FlagReport {
-            profile: profile.into(),
+            profile: p.name.clone(),
             install: p.engine.clone(),
             version: installed.version.clone(),
             known: used.len() - unknown.len(),

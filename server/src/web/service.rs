@@ -38,6 +38,16 @@ impl ConsoleServiceImpl {
         }
     }
 
+    /// A stored profile, or the error the UI explains.
+    async fn stored(&self, name: &str) -> Result<crate::db::StoredProfile, ApiError> {
+        self.control
+            .store
+            .get(name)
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))?
+            .ok_or_else(|| ApiError::NoSuchProfile(name.to_string()))
+    }
+
     fn runs(&self) -> crate::db::RunStore {
         crate::db::RunStore::new(self.control.store.pool())
     }
@@ -66,6 +76,16 @@ fn bench_run(row: crate::db::BenchRow) -> Option<BenchRun> {
 /// Who acts from the console. Until accounts exist every browser on this loopback-only
 /// console is the same operator.
 const CONSOLE_OPERATOR: &str = "operator@console";
+
+/// An edited profile, validated; errors name the field and line.
+fn edited_profile(name: &str, env_text: &str) -> Result<app::domain::profile::Profile, ApiError> {
+    if !app::domain::profile::valid_name(name) {
+        return Err(ApiError::NoSuchProfile(name.to_string()));
+    }
+    app::domain::profile::Profile::from_env(name, env_text)
+        .map(|(p, _)| p)
+        .map_err(|issues| ApiError::Invalid(issues.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; ")))
+}
 
 /// Maps incident errors to what the UI can explain.
 fn incident_error(e: crate::incidents::IncidentServiceError) -> ApiError {
@@ -202,13 +222,7 @@ impl ConsoleService for ConsoleServiceImpl {
 
     fn profile(&self, name: String) -> BoxFut<'_, Result<ProfileView, ApiError>> {
         Box::pin(async move {
-            let stored = self
-                .control
-                .store
-                .get(&name)
-                .await
-                .map_err(|e| ApiError::Internal(e.to_string()))?
-                .ok_or_else(|| ApiError::NoSuchProfile(name.clone()))?;
+            let stored = self.stored(&name).await?;
             let p = stored.profile;
             let install = self.control.data.engine(&p.engine);
             let kind = install.map(|i| i.kind);
@@ -589,6 +603,83 @@ impl ConsoleService for ConsoleServiceImpl {
                 .verify()
                 .await
                 .map_err(|e| ApiError::Internal(e.to_string()))
+        })
+    }
+
+    fn profile_editor(&self, name: String) -> BoxFut<'_, Result<app::api::EditorData, ApiError>> {
+        Box::pin(async move {
+            let stored = self.stored(&name).await?;
+            let installs = self
+                .control
+                .data
+                .config
+                .engines
+                .iter()
+                .filter_map(|(n, i)| {
+                    Some(app::api::InstallInfo {
+                        name: n.clone(),
+                        kind: i.kind,
+                        simulator: i.simulator,
+                        command: self.control.data.command_for(i).ok()?,
+                    })
+                })
+                .collect();
+            Ok(app::api::EditorData {
+                name,
+                env_text: stored.profile.to_env(),
+                installs,
+            })
+        })
+    }
+
+    fn check_flags_text(&self, name: String, env_text: String) -> BoxFut<'_, Result<app::api::FlagCheck, ApiError>> {
+        Box::pin(async move {
+            let p = edited_profile(&name, &env_text)?;
+            let (report, _) = self
+                .control
+                .check_profile_flags(&p)
+                .await
+                .map_err(|e| ApiError::Invalid(e.to_string()))?;
+            Ok(app::api::FlagCheck {
+                version: report.version,
+                unknown: report.unknown,
+                bad_values: report.bad_values,
+            })
+        })
+    }
+
+    fn save_profile(&self, name: String, env_text: String, reason: String) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            if reason.trim().is_empty() {
+                return Err(ApiError::Invalid(
+                    "a profile change needs a reason: it goes into the journal".into(),
+                ));
+            }
+            let p = edited_profile(&name, &env_text)?;
+            if self.control.data.engine(&p.engine).is_none() {
+                return Err(ApiError::NoSuchEngine {
+                    profile: name,
+                    engine: p.engine,
+                });
+            }
+            let before = self.stored(&name).await?.profile.to_env();
+            self.control
+                .store
+                .upsert(&p)
+                .await
+                .map_err(|e| ApiError::Internal(e.to_string()))?;
+            let diff = crate::journal::env_diff(&before, &p.to_env());
+            self.control
+                .journal()
+                .record(
+                    CONSOLE_OPERATOR,
+                    "profile-change",
+                    &name,
+                    reason.trim(),
+                    serde_json::json!({"diff": diff, "from": "profile editor"}),
+                )
+                .await;
+            Ok(())
         })
     }
 }

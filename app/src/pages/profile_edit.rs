@@ -1,0 +1,263 @@
+//! The profile editor: the launch profile's fields in the runbook's flag order (model and name
+//! → parallelism → context → memory → parsers → quantization and KV → batching → speculation),
+//! each step open once the steps before it validate; the argv for the chosen engine as you
+//! type (switching between a vLLM and an SGLang installation converts through the flag map and
+//! says what has no equivalent); flags checked against the installed engine; a diff against
+//! the active version; saved with a reason into the change journal.
+
+use crate::api::{check_profile_flags, get_profile_editor, EditorData, SaveProfile};
+use crate::components::use_i18n;
+use crate::domain::envfile::{env_diff, parse, quote};
+use crate::domain::flagmap::{display_argv, render_argv, untranslatable_speculative_keys};
+use crate::domain::profile::{Profile, Severity};
+use crate::pages::ErrorNote;
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+/// The editor's steps, in the runbook's order, with the keys each one sets.
+pub const STEPS: &[(&str, &[&str])] = &[
+    ("model", &["ENGINE", "MODEL", "SERVED_MODEL_NAME"]),
+    ("parallelism", &["TENSOR_PARALLEL"]),
+    ("context", &["CONTEXT_LENGTH"]),
+    ("memory", &["MEM_FRACTION"]),
+    ("parsers", &["TOOL_CALL_PARSER", "REASONING_PARSER"]),
+    ("quantization", &["QUANTIZATION", "KV_CACHE_DTYPE"]),
+    ("batching", &["MAX_RUNNING_REQUESTS", "MAX_BATCHED_TOKENS"]),
+    ("speculation", &["SPECULATIVE_CONFIG"]),
+    ("network", &["HOST", "PORT", "EXTRA_ARGS"]),
+];
+
+/// The profile file from the form's values (kept keys in file order, then `ENV_*` untouched).
+pub fn assemble(values: &[(String, String)], env_lines: &[String]) -> String {
+    let mut out = String::new();
+    for (k, v) in values {
+        if !v.trim().is_empty() {
+            out.push_str(&format!("{k}={}\n", quote(v.trim())));
+        }
+    }
+    for l in env_lines {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
+#[component]
+pub fn ProfileEditPage() -> impl IntoView {
+    let i18n = use_i18n();
+    let params = use_params_map();
+    let name = move || params.read().get("name").unwrap_or_default();
+    let data = Resource::new(name, get_profile_editor);
+    view! {
+        <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
+            {move || data.get().map(|r| match r {
+                Ok(d) => view! { <Editor data=d/> }.into_any(),
+                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn Editor(data: EditorData) -> impl IntoView {
+    let i18n = use_i18n();
+    let name = data.name.clone();
+    let active = data.env_text.clone();
+    let parsed = parse(&active).unwrap_or_default();
+    let env_lines: Vec<String> = parsed
+        .iter()
+        .filter(|a| a.key.starts_with("ENV_"))
+        .map(|a| format!("{}={}", a.key, quote(&a.value)))
+        .collect();
+    let values: Vec<(String, RwSignal<String>)> = STEPS
+        .iter()
+        .flat_map(|(_, keys)| keys.iter())
+        .map(|k| {
+            let v = parsed
+                .iter()
+                .find(|a| a.key == *k)
+                .map(|a| a.value.clone())
+                .unwrap_or_default();
+            (k.to_string(), RwSignal::new(v))
+        })
+        .collect();
+    let values = StoredValue::new(values);
+    let text = Memo::new(move |_| {
+        let vals: Vec<(String, String)> = values.with_value(|v| v.iter().map(|(k, s)| (k.clone(), s.get())).collect());
+        assemble(&vals, &env_lines)
+    });
+    let name_for_check = name.clone();
+    let validated = Memo::new(move |_| Profile::from_env(&name_for_check, &text.get()));
+    let issues_of = move |keys: &'static [&'static str]| {
+        validated.with(|r| {
+            let issues = match r {
+                Ok((_, warnings)) => warnings.clone(),
+                Err(errors) => errors.clone(),
+            };
+            issues
+                .into_iter()
+                .filter(|i| keys.contains(&i.field.as_str()))
+                .collect::<Vec<_>>()
+        })
+    };
+    // A step opens once every earlier step is free of errors.
+    let step_open = move |index: usize| {
+        STEPS[..index]
+            .iter()
+            .all(|(_, keys)| issues_of(keys).iter().all(|i| i.severity != Severity::Error))
+    };
+    let installs = data.installs.clone();
+    let argv = Memo::new(move |_| {
+        let (p, _) = validated.get().ok()?;
+        let install = installs.iter().find(|i| i.name == p.engine)?;
+        Some((
+            display_argv(&render_argv(install.kind, &install.command, &p)),
+            install.kind,
+        ))
+    });
+    let untranslated = Memo::new(move |_| {
+        validated
+            .get()
+            .ok()
+            .and_then(|(p, _)| p.speculative_config.map(|s| untranslatable_speculative_keys(&s)))
+            .unwrap_or_default()
+    });
+    let diff = Memo::new(move |_| env_diff(&active, &text.get()));
+    let check = Action::new(move |(n, t): &(String, String)| check_profile_flags(n.clone(), t.clone()));
+    let save = ServerAction::<SaveProfile>::new();
+    let reason = RwSignal::new(String::new());
+    let name_for_save = name.clone();
+    let name_for_flags = name.clone();
+    let install_names: Vec<String> = data.installs.iter().map(|i| i.name.clone()).collect();
+    view! {
+        <section class="profile-edit" data-testid="profile-editor">
+            <div class="page-head">
+                <h1>{move || i18n.ta("editor-title", &[("name", name.clone().into())])}</h1>
+                <a href=format!("/profiles/{}", data.name)>{move || i18n.t("editor-back")}</a>
+            </div>
+            <p class="muted">{move || i18n.t("editor-intro")}</p>
+            {STEPS.iter().enumerate().map(|(index, (step, keys))| {
+                let install_names = install_names.clone();
+                view! {
+                    <fieldset class="editor-step" data-step=*step disabled=move || !step_open(index) data-open=move || step_open(index).to_string()>
+                        <legend>{move || i18n.t(&format!("editor-step-{step}"))}</legend>
+                        {keys.iter().map(|key| {
+                            let signal = values.with_value(|v| v.iter().find(|(k, _)| k == key).map(|(_, s)| *s)).expect("every step key has a field");
+                            let input = if *key == "ENGINE" {
+                                let names = install_names.clone();
+                                view! {
+                                    <select data-testid=format!("field-{key}") on:change=move |ev| signal.set(event_target_value(&ev))>
+                                        {names.into_iter().map(|n| { let selected = signal.get_untracked() == n; view! { <option value=n.clone() selected=selected>{n.clone()}</option> } }).collect_view()}
+                                    </select>
+                                }.into_any()
+                            } else {
+                                view! { <input type="text" data-testid=format!("field-{key}") prop:value=move || signal.get() on:input=move |ev| signal.set(event_target_value(&ev))/> }.into_any()
+                            };
+                            let issues = move || issues_of(std::slice::from_ref(key)).into_iter().map(|issue| {
+                                let class = if issue.severity == Severity::Error { "error" } else { "warning" };
+                                let code = issue.kind.code();
+                                let args = issue.kind.args();
+                                let text = move || {
+                                    let args: Vec<(&str, crate::i18n::Arg)> = args.iter().map(|(k, v)| (*k, crate::i18n::Arg::from(v.clone()))).collect();
+                                    i18n.ta(&format!("profile-issue-{code}"), &args)
+                                };
+                                view! { <p class=class data-testid="field-issue">{text}</p> }
+                            }).collect_view();
+                            view! {
+                                <label class="editor-field">
+                                    <code>{*key}</code>
+                                    {input}
+                                    {issues}
+                                </label>
+                            }
+                        }).collect_view()}
+                    </fieldset>
+                }
+            }).collect_view()}
+            <h2>{move || i18n.t("engine-command")}</h2>
+            <pre class="argv" data-testid="editor-argv">{move || argv.get().map(|(a, _)| a).unwrap_or_else(|| i18n.t("editor-argv-invalid"))}</pre>
+            {move || (!untranslated.get().is_empty()).then(|| view! {
+                <p class="warning" data-testid="editor-untranslated">{move || i18n.ta("profile-untranslated", &[("keys", untranslated.get().join(", ").into())])}</p>
+            })}
+            <button type="button" data-testid="editor-check-flags" on:click=move |_| { check.dispatch((name_for_flags.clone(), text.get_untracked())); }>
+                {move || i18n.t("editor-check-flags")}
+            </button>
+            {move || check.value().get().map(|r| match r {
+                Ok(c) if c.unknown.is_empty() && c.bad_values.is_empty() => view! {
+                    <p class="ok" data-testid="editor-flags" data-ok="true">{move || i18n.ta("editor-flags-ok", &[("version", c.version.clone().into())])}</p>
+                }.into_any(),
+                Ok(c) => view! {
+                    <ul class="issues" data-testid="editor-flags" data-ok="false">
+                        {c.unknown.iter().map(|u| view! { <li class="error">{format!("{}{}", u.flag, u.suggestion.as_ref().map(|s| format!(" → {s}?")).unwrap_or_default())}</li> }).collect_view()}
+                        {c.bad_values.iter().map(|b| view! { <li class="error">{format!("{} {}{}", b.flag, b.value, b.suggestion.as_ref().map(|s| format!(" → {s}?")).unwrap_or_default())}</li> }).collect_view()}
+                    </ul>
+                }.into_any(),
+                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+            })}
+            <h2>{move || i18n.t("editor-diff")}</h2>
+            <pre class="envfile" data-testid="editor-diff">{move || { let d = diff.get(); if d.is_empty() { i18n.t("editor-no-change") } else { d.join("\n") } }}</pre>
+            <label class="editor-field">
+                <span>{move || i18n.t("incident-action-reason")}</span>
+                <input type="text" data-testid="editor-reason" prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev))/>
+            </label>
+            <button
+                type="button"
+                data-testid="editor-save"
+                disabled=move || validated.with(|r| r.is_err()) || diff.with(|d| d.is_empty()) || reason.with(|r| r.trim().is_empty()) || save.pending().get()
+                on:click=move |_| { save.dispatch(SaveProfile { name: name_for_save.clone(), env_text: text.get_untracked(), reason: reason.get_untracked() }); }
+            >
+                {move || i18n.t("editor-save")}
+            </button>
+            {move || save.value().get().map(|r| match r {
+                Ok(()) => view! { <p class="ok" data-testid="editor-saved">{move || i18n.t("editor-saved")}</p> }.into_any(),
+                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+            })}
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_profile_key_has_a_step_in_the_runbook_order() {
+        let keys: Vec<&str> = STEPS.iter().flat_map(|(_, k)| k.iter().copied()).collect();
+        for k in crate::domain::profile::KEYS {
+            assert!(keys.contains(k), "{k} has no step");
+        }
+        let order: Vec<&str> = STEPS.iter().map(|(s, _)| *s).collect();
+        assert_eq!(
+            &order[..8],
+            &[
+                "model",
+                "parallelism",
+                "context",
+                "memory",
+                "parsers",
+                "quantization",
+                "batching",
+                "speculation"
+            ]
+        );
+    }
+
+    #[test]
+    fn assembling_keeps_env_lines_and_quotes_values() {
+        let text = assemble(
+            &[
+                ("ENGINE".into(), "sim".into()),
+                ("EXTRA_ARGS".into(), "--a \"b c\"".into()),
+                ("PORT".into(), "".into()),
+            ],
+            &["ENV_X=1".into()],
+        );
+        let back = parse(&text).unwrap();
+        assert_eq!(
+            back.iter().find(|a| a.key == "EXTRA_ARGS").unwrap().value,
+            "--a \"b c\""
+        );
+        assert!(back.iter().any(|a| a.key == "ENV_X") && !back.iter().any(|a| a.key == "PORT"));
+        assert_eq!(env_diff("A=1\nB=2\n", "A=1\nB=3\n"), vec!["-B=2", "+B=3"]);
+    }
+}
