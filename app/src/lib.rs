@@ -2,6 +2,9 @@
 //! the API both sides speak (`api`), and the leptos UI (`shell`, `pages`, `components`).
 //!
 //! Built twice: with `ssr` into the `roofline` server, with `hydrate` into the browser's wasm.
+// The engine page and the incident wizard are deeply nested view types; the default limit
+// is reached in some builds (non-incremental, wasm32).
+#![recursion_limit = "256"]
 
 pub mod api;
 pub mod charts;
