@@ -141,17 +141,22 @@ async fn main() {
         t0.elapsed().as_secs_f64()
     );
 
-    let scrapes = |text: &str| -> f64 {
-        text.lines()
-            .find(|l| l.starts_with("roofline_scrapes_total "))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-            .unwrap_or(0.0)
+    // The console's own counters, read with our parser.
+    let counter = |text: &str, name: &str| -> f64 {
+        app::domain::prometheus::parse(text)
+            .samples
+            .iter()
+            .find(|s| s.name == name)
+            .map_or(0.0, |s| s.value)
     };
-    let errors = |text: &str| -> f64 {
-        text.lines()
-            .find(|l| l.starts_with("roofline_scrape_errors_total "))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-            .unwrap_or(0.0)
+    let console_metrics = || async {
+        http.get(format!("{base}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
     };
 
     // The browser's view: the fleet event stream.
@@ -164,14 +169,7 @@ async fn main() {
     let mut messages = 0u64;
     while start.elapsed() < Duration::from_secs(warmup + seconds) {
         if window.is_none() && start.elapsed() >= Duration::from_secs(warmup) {
-            let m = http
-                .get(format!("{base}/metrics"))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
+            let m = console_metrics().await;
             window = Some((
                 Instant::now(),
                 cpu_seconds(console.id()),
@@ -214,19 +212,13 @@ async fn main() {
     let elapsed = w0.elapsed().as_secs_f64();
     let console_cores = (cpu_seconds(console.id()) - console_cpu0) / elapsed;
     let own_cores = (cpu_seconds(std::process::id()) - own_cpu0) / elapsed;
-    let metrics1 = http
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics1 = console_metrics().await;
     let _ = console.kill();
     let _ = console.wait();
     delays.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let scrape_rate = (scrapes(&metrics1) - scrapes(&metrics0)) / elapsed;
-    let error_rate = (errors(&metrics1) - errors(&metrics0)) / elapsed;
+    let rate = |name: &str| (counter(&metrics1, name) - counter(&metrics0, name)) / elapsed;
+    let scrape_rate = rate("roofline_scrapes_total");
+    let error_rate = rate("roofline_scrape_errors_total");
     println!("| engines | window (s) | scrapes/s | scrape errors/s | console CPU (cores) | stand-ins + client CPU (cores) | stream messages/s | scrape→stream delay p50 / p99 / max (ms) |");
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     println!(

@@ -51,18 +51,7 @@ fn waves(
                 } else {
                     format!("{wave}-{i} {}", "x".repeat(prompt_chars))
                 };
-                tokio::spawn(async move {
-                    let body =
-                        serde_json::json!({"model": "m", "prompt": prompt, "max_tokens": max_tokens, "stream": true});
-                    if let Ok(r) = client()
-                        .post(format!("http://127.0.0.1:{port}/v1/completions"))
-                        .json(&body)
-                        .send()
-                        .await
-                    {
-                        let _ = r.bytes().await;
-                    }
-                });
+                tokio::spawn(stream_completion(port, prompt, max_tokens));
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }

@@ -100,6 +100,35 @@ pub struct IncidentSummary {
     pub rule: Option<Rule>,
 }
 
+/// The actions an incident offers now: those of its diagnosis and of the latest re-check,
+/// smoke-toolcall after an upgrade, a restart to apply a profile changed during the incident,
+/// and stop. Otherwise restart only where a runbook row allows it (operating rule 3). The
+/// console offers exactly these and refuses any other.
+pub fn offered_actions(inc: &Incident) -> Vec<Action> {
+    let current = inc.latest.as_ref().map(|(_, d)| d).unwrap_or(&inc.diagnosis);
+    let mut out: Vec<Action> = Vec::new();
+    let mut offer = |a: &Action| {
+        if !out.contains(a) {
+            out.push(a.clone());
+        }
+    };
+    if current.after_upgrade {
+        offer(&Action::Smoke);
+    }
+    for f in current.findings.iter().chain(&inc.diagnosis.findings) {
+        f.actions.iter().for_each(&mut offer);
+    }
+    let profile_changed = inc
+        .timeline
+        .iter()
+        .any(|e| matches!(&e.entry, Entry::Outcome { action, ok: true, .. } if action == "edit-profile"));
+    if profile_changed {
+        offer(&Action::Restart);
+    }
+    offer(&Action::Stop);
+    out
+}
+
 /// A reading in the operator's language.
 pub fn reading_text(lang: Lang, r: &Reading) -> String {
     let args: Vec<(&str, Arg)> = r.args.iter().map(|(k, v)| (k.as_str(), v.clone().into())).collect();

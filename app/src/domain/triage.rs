@@ -294,11 +294,11 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
     let points = &ev.points;
     let mut steps = Vec::new();
     let mut findings = Vec::new();
+    let bursts = preemption_bursts(points);
     let investigation = ev
         .investigation
         .clone()
-        .unwrap_or_else(|| investigate(&ev.log_tail.join("\n"), preemption_bursts(points)));
-    let preemption_bursts = preemption_bursts(points);
+        .unwrap_or_else(|| investigate(&ev.log_tail.join("\n"), bursts));
 
     // 1. Health.
     let mut health = Vec::new();
@@ -414,7 +414,7 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
     if let Some(p) = preempt {
         metrics.push(reading("ev-preemptions", &[("rate", format!("{p:.1}"))]));
     }
-    if alive && preemption_bursts {
+    if alive && bursts {
         findings.push(Finding {
             rule: Rule::Preemptions,
             evidence: vec![reading(

@@ -7,7 +7,9 @@ use crate::api::{
 };
 use crate::charts::{option, ChartKind};
 use crate::components::{use_i18n, EChart, I18n};
-use crate::domain::incident::{action_text, entry_text, reading_text, window_summary, Entry, Incident, Postmortem};
+use crate::domain::incident::{
+    action_text, entry_text, offered_actions, reading_text, window_summary, Entry, Incident, Postmortem,
+};
 use crate::domain::logscan::Verdict;
 use crate::domain::series::Point;
 use crate::domain::triage::{Action, Diagnosis, Finding};
@@ -158,11 +160,6 @@ fn Wizard(inc: Incident, refetch: Callback<()>) -> impl IntoView {
             )
         }
     };
-    let current: Diagnosis = inc
-        .latest
-        .as_ref()
-        .map(|(_, d)| d.clone())
-        .unwrap_or_else(|| inc.diagnosis.clone());
     let lang = i18n.lang;
     view! {
         <section class="incident" data-testid="incident" data-id=id>
@@ -199,7 +196,7 @@ fn Wizard(inc: Incident, refetch: Callback<()>) -> impl IntoView {
                 <DiagnosisCard d=d.clone() testid="incident-latest"/>
             })}
             <Investigator d=inc.diagnosis.clone()/>
-            {(!inc.resolved).then(|| view! { <Actions id d=current.clone() timeline=inc.timeline.clone() refetch/> })}
+            {(!inc.resolved).then(|| view! { <Actions id actions=offered_actions(&inc) refetch/> })}
             <Timeline inc=inc.clone() refetch/>
         </section>
     }
@@ -256,40 +253,9 @@ fn Investigator(d: Diagnosis) -> impl IntoView {
     })
 }
 
-/// The actions the current diagnosis offers, plus stop; restart only where the runbook allows.
-fn offered(d: &Diagnosis, timeline: &[crate::domain::incident::TimelineEntry]) -> Vec<Action> {
-    let mut out: Vec<Action> = Vec::new();
-    if d.after_upgrade {
-        out.push(Action::Smoke);
-    }
-    for f in &d.findings {
-        for a in &f.actions {
-            if !out.contains(a) {
-                out.push(a.clone());
-            }
-        }
-    }
-    let profile_changed = timeline
-        .iter()
-        .any(|e| matches!(&e.entry, Entry::Outcome { action, ok: true, .. } if action == "edit-profile"));
-    if profile_changed && !out.contains(&Action::Restart) {
-        out.push(Action::Restart);
-    }
-    if !out.contains(&Action::Stop) {
-        out.push(Action::Stop);
-    }
-    out
-}
-
 #[component]
-fn Actions(
-    id: i64,
-    d: Diagnosis,
-    timeline: Vec<crate::domain::incident::TimelineEntry>,
-    refetch: Callback<()>,
-) -> impl IntoView {
+fn Actions(id: i64, actions: Vec<Action>, refetch: Callback<()>) -> impl IntoView {
     let i18n = use_i18n();
-    let actions = offered(&d, &timeline);
     let restart_offered = actions.contains(&Action::Restart);
     let act = ServerAction::<IncidentAction>::new();
     let pending: RwSignal<Option<Action>> = RwSignal::new(None);

@@ -15,23 +15,32 @@ pub fn rotate(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The last `n` lines of a file, decoded lossily (engines print progress bars and partial
-/// UTF-8); reads at most the final few MiB.
-pub fn tail(path: &Path, n: usize) -> std::io::Result<Vec<String>> {
-    const MAX_READ: u64 = 4 << 20;
+/// The last `cap` bytes of a file, decoded lossily (engines print progress bars and partial
+/// UTF-8), and whether the start was cut off (so the first line may be partial).
+pub fn read_last(path: &Path, cap: u64) -> std::io::Result<(String, bool)> {
     let mut f = File::open(path)?;
     let len = f.metadata()?.len();
-    let start = len.saturating_sub(MAX_READ);
+    let start = len.saturating_sub(cap);
     f.seek(SeekFrom::Start(start))?;
     let mut buf = Vec::new();
     f.read_to_end(&mut buf)?;
-    let text = String::from_utf8_lossy(&buf);
+    Ok((String::from_utf8_lossy(&buf).into_owned(), start > 0))
+}
+
+/// The last `n` lines of text read by [`read_last`], cleaned for display.
+pub fn last_lines(text: &str, cut: bool, n: usize) -> Vec<String> {
     let mut lines: Vec<String> = text.lines().map(clean_line).collect();
-    if start > 0 && !lines.is_empty() {
+    if cut && !lines.is_empty() {
         lines.remove(0); // a partial line
     }
     let skip = lines.len().saturating_sub(n);
-    Ok(lines.split_off(skip))
+    lines.split_off(skip)
+}
+
+/// The last `n` lines of a file; reads at most the final few MiB.
+pub fn tail(path: &Path, n: usize) -> std::io::Result<Vec<String>> {
+    let (text, cut) = read_last(path, 4 << 20)?;
+    Ok(last_lines(&text, cut, n))
 }
 
 /// Reads what was appended since `offset`; returns the complete lines and the new offset.

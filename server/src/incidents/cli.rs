@@ -12,12 +12,6 @@ const OK: i32 = 0;
 const PROBLEM: i32 = 1;
 const USAGE: i32 = 2;
 
-/// Who the CLI records as the actor.
-fn who() -> String {
-    let user = std::env::var("USER").unwrap_or_else(|_| "operator".into());
-    format!("{user}@cli")
-}
-
 pub async fn triage(
     control: EngineControl,
     profile: &str,
@@ -27,7 +21,10 @@ pub async fn triage(
     lang: Lang,
 ) -> i32 {
     let incidents = Incidents::new(control, None, None).with_window(window);
-    let (id, ev, d) = match incidents.open(profile, &who(), "cli", clients_see_errors).await {
+    let (id, ev, d) = match incidents
+        .open(profile, &crate::cli::cli_actor(), "cli", clients_see_errors)
+        .await
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{e}");

@@ -86,11 +86,15 @@ pub async fn collect(
         app::domain::gpu::mark_owners(&mut gpu, &[(pid, p.name.clone())], crate::gpu::process_group);
     }
 
-    let log_path = control.log_path(profile);
-    let log_tail = logs::tail(&log_path, LOG_LINES).unwrap_or_default();
-    // The investigator reads the whole log of this run (its last 64 MiB), not just the tail.
-    let investigation = read_last(&log_path, 64 << 20)
-        .map(|text| app::domain::logscan::investigate(&text, app::domain::triage::preemption_bursts(&points)));
+    // One read of this run's log (its last 64 MiB): the investigator scans all of it, the
+    // evidence keeps the tail.
+    let log = logs::read_last(&control.log_path(profile), 64 << 20).ok();
+    let log_tail = log
+        .as_ref()
+        .map(|(text, cut)| logs::last_lines(text, *cut, LOG_LINES))
+        .unwrap_or_default();
+    let investigation =
+        log.map(|(text, _)| app::domain::logscan::investigate(&text, app::domain::triage::preemption_bursts(&points)));
     let engine_version = if health_status == Some(200) {
         crate::cli::engine_version(&base).await
     } else {
@@ -118,17 +122,6 @@ pub async fn collect(
         clients_see_errors,
         investigation,
     })
-}
-
-/// The last `cap` bytes of a file as text (lossy), `None` when it cannot be read.
-fn read_last(path: &std::path::Path, cap: u64) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(cap))).ok()?;
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Three scrapes `span / 2` apart: two points of rates and percentiles.

@@ -124,29 +124,6 @@ impl Incidents {
         Ok((id, ev, d))
     }
 
-    /// Whether the incident's diagnosis offers `action` (operating rule 3 for restarts).
-    /// A profile changed during this incident may be applied with a restart.
-    fn offered(inc: &app::domain::incident::Incident, action: &Action) -> bool {
-        let d = inc.latest.as_ref().map(|(_, d)| d).unwrap_or(&inc.diagnosis);
-        let by_finding = d
-            .findings
-            .iter()
-            .chain(inc.diagnosis.findings.iter())
-            .any(|f| f.actions.contains(action));
-        let profile_changed = inc.timeline.iter().any(|e| {
-            matches!(
-                &e.entry,
-                Entry::Outcome { action, ok: true, .. } if action == "edit-profile"
-            )
-        });
-        match action {
-            Action::Stop => true,
-            Action::Smoke => by_finding || d.after_upgrade,
-            Action::Restart => by_finding || profile_changed,
-            _ => by_finding,
-        }
-    }
-
     /// Starts one action; it runs in the background, and its outcome and the re-check land on
     /// the timeline.
     pub async fn act(&self, id: i64, action: Action, reason: &str, who: &str) -> Result<(), IncidentServiceError> {
@@ -157,7 +134,7 @@ impl Incidents {
         if inc.resolved {
             return Err(IncidentServiceError::Resolved(id));
         }
-        if !Self::offered(&inc, &action) {
+        if !app::domain::incident::offered_actions(&inc).contains(&action) {
             return Err(IncidentServiceError::NotOffered(action.id().to_string()));
         }
         if let Action::EditProfile { key, value } = &action {

@@ -172,23 +172,28 @@ pub async fn metric(port: u16, name: &str) -> f64 {
     parsed.samples.iter().filter(|s| s.name == name).map(|s| s.value).sum()
 }
 
+/// One streaming completion, read to the end; errors are ignored (load, not a check).
+pub async fn stream_completion(port: u16, prompt: String, max_tokens: u32) {
+    let body = serde_json::json!({"model": "m", "prompt": prompt, "max_tokens": max_tokens, "stream": true});
+    if let Ok(r) = client()
+        .post(format!("http://127.0.0.1:{port}/v1/completions"))
+        .json(&body)
+        .send()
+        .await
+    {
+        let _ = r.bytes().await;
+    }
+}
+
 /// Sends `n` streaming completions and returns their join handles (they finish on their own).
 pub fn load(port: u16, n: usize, prompt_chars: usize, max_tokens: u32) -> Vec<tokio::task::JoinHandle<()>> {
     (0..n)
         .map(|i| {
-            tokio::spawn(async move {
-                let prompt = format!("{i} {}", "x".repeat(prompt_chars));
-                let body =
-                    serde_json::json!({"model": "m", "prompt": prompt, "max_tokens": max_tokens, "stream": true});
-                if let Ok(r) = client()
-                    .post(format!("http://127.0.0.1:{port}/v1/completions"))
-                    .json(&body)
-                    .send()
-                    .await
-                {
-                    let _ = r.bytes().await;
-                }
-            })
+            tokio::spawn(stream_completion(
+                port,
+                format!("{i} {}", "x".repeat(prompt_chars)),
+                max_tokens,
+            ))
         })
         .collect()
 }
