@@ -346,6 +346,22 @@ mod tests {
         for col in crate::pages::fleet::SortKey::ALL {
             keys.push(format!("col-{}", col.id()));
         }
+        for r in crate::domain::auth::Role::ALL {
+            keys.push(format!("role-{}", r.as_str()));
+        }
+        use crate::domain::review;
+        for s in review::ChangeState::ALL {
+            keys.push(format!("change-state-{}", s.as_str()));
+        }
+        for e in review::EVENT_KINDS {
+            keys.push(format!("change-event-{e}"));
+        }
+        for s in review::GATE_STEPS {
+            keys.push(format!("change-gate-step-{s}"));
+        }
+        for c in review::GATE_CHECKS {
+            keys.push(format!("change-check-{c}"));
+        }
         let v = || "x".to_string();
         for kind in [
             IssueKind::Syntax { detail: v() },

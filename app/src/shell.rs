@@ -2,7 +2,9 @@
 
 use crate::components::{provide_i18n, LangSwitch};
 use crate::pages::{
+    accounts::{AccountPage, AccountsPage, LoginPage, SetupPage, UserMenu},
     bench::{BenchComparePage, BenchListPage},
+    changes::{ChangeListPage, ChangePage},
     engine::EnginePage,
     fleet::FleetPage,
     incidents::{IncidentListPage, IncidentPage},
@@ -68,9 +70,11 @@ pub fn App() -> impl IntoView {
                     <A href="/bench">{move || i18n.t("nav-bench")}</A>
                     <A href="/incidents">{move || i18n.t("nav-incidents")}</A>
                     <A href="/vram">{move || i18n.t("nav-vram")}</A>
+                    <A href="/changes">{move || i18n.t("nav-changes")}</A>
                     <A href="/journal">{move || i18n.t("nav-journal")}</A>
                 </nav>
                 <LangSwitch/>
+                <UserMenu/>
             </header>
             <main>
                 <Routes fallback=|| view! { <NotFound/> }>
@@ -85,6 +89,12 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/vram") view=VramPage/>
                     <Route path=path!("/journal") view=JournalPage/>
                     <Route path=path!("/incidents/:id") view=IncidentPage/>
+                    <Route path=path!("/changes") view=ChangeListPage/>
+                    <Route path=path!("/changes/:id") view=ChangePage/>
+                    <Route path=path!("/login") view=LoginPage/>
+                    <Route path=path!("/setup") view=SetupPage/>
+                    <Route path=path!("/account") view=AccountPage/>
+                    <Route path=path!("/admin/accounts") view=AccountsPage/>
                 </Routes>
             </main>
         </Router>

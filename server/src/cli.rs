@@ -168,6 +168,11 @@ enum Command {
         #[command(subcommand)]
         command: ProfileCommand,
     },
+    /// Console accounts: add, list, change role, disable, reset a password.
+    User {
+        #[command(subcommand)]
+        command: crate::auth::cli::UserCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -407,6 +412,10 @@ async fn run(cli: Cli) -> i32 {
         Command::Flags { profile, query } => flags(&control, &profile, query, json).await,
         Command::Profile { command } => profile_cmd(&control, command, json).await,
         Command::Journal { command } => journal_cmd(&control, command, json).await,
+        Command::User { command } => {
+            let accounts = crate::auth::Accounts::new(control.store.pool());
+            crate::auth::cli::run(&accounts, &control.journal(), command, json).await
+        }
     }
 }
 
@@ -791,11 +800,21 @@ pub async fn engine_version(base: &str) -> Option<String> {
     None
 }
 
-async fn health(control: &EngineControl, url: Option<String>, profile: Option<String>, json: bool) -> i32 {
-    let (base, model) = match target(control, "health", url, profile).await {
-        Ok(t) => (t.base, t.model),
-        Err(code) => return code,
-    };
+/// `/health` and a one-token completion, as `roofline health` and the change gate run them.
+pub struct HealthCheck {
+    pub health_code: u16,
+    pub health_ms: f64,
+    pub completion: Result<(), String>,
+    pub completion_ms: f64,
+}
+
+impl HealthCheck {
+    pub fn ok(&self) -> bool {
+        self.health_code == 200 && self.completion.is_ok()
+    }
+}
+
+pub async fn health_check(base: &str, model: Option<String>) -> HealthCheck {
     let client = reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(30))
@@ -811,7 +830,7 @@ async fn health(control: &EngineControl, url: Option<String>, profile: Option<St
     let health_code = health.as_ref().map(|r| r.status().as_u16()).unwrap_or(0);
     let model = match model {
         Some(m) => Some(m),
-        None => served_model(&base).await,
+        None => served_model(base).await,
     };
     let t1 = std::time::Instant::now();
     let completion = match &model {
@@ -828,6 +847,25 @@ async fn health(control: &EngineControl, url: Option<String>, profile: Option<St
         None => Err("no model name (give --profile or fix /v1/models)".into()),
     };
     let completion_ms = t1.elapsed().as_secs_f64() * 1000.0;
+    HealthCheck {
+        health_code,
+        health_ms,
+        completion,
+        completion_ms,
+    }
+}
+
+async fn health(control: &EngineControl, url: Option<String>, profile: Option<String>, json: bool) -> i32 {
+    let (base, model) = match target(control, "health", url, profile).await {
+        Ok(t) => (t.base, t.model),
+        Err(code) => return code,
+    };
+    let HealthCheck {
+        health_code,
+        health_ms,
+        completion,
+        completion_ms,
+    } = health_check(&base, model).await;
     let ok = health_code == 200 && completion.is_ok();
     if json {
         println!(

@@ -30,7 +30,7 @@ pub struct EngineInstall {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HostConfig {
-    /// Where the console listens. Until accounts exist it must be a loopback address.
+    /// Where the console listens.
     #[serde(default = "default_listen")]
     pub listen: SocketAddr,
     /// Model weights must live under this directory (relative paths are inside the data dir).
@@ -57,6 +57,25 @@ pub struct HostConfig {
     /// Other hosts in the fleet overview: remote Roofline consoles or bare engine URLs.
     #[serde(default)]
     pub fleet: Vec<FleetMember>,
+    /// What a profile change's gate runs and must meet before the candidate becomes active.
+    #[serde(default)]
+    pub gate: app::domain::review::GateThresholds,
+    #[serde(default)]
+    pub auth: AuthConfig,
+}
+
+/// Sign-in and machine access settings.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    /// Mark cookies `Secure` (HTTPS only). Default: on unless the console listens on loopback
+    /// (a console reachable from the network belongs behind TLS).
+    #[serde(default)]
+    pub secure_cookies: Option<bool>,
+    /// Bearer token Alertmanager sends to `/api/alerts/alertmanager`
+    /// (`http_config.authorization.credentials`). Without it the webhook is refused.
+    #[serde(default)]
+    pub alertmanager_token: Option<String>,
 }
 
 /// Another host in the fleet overview: either a remote Roofline console (its engines are read
@@ -107,6 +126,8 @@ impl Default for HostConfig {
             engines: BTreeMap::new(),
             scrape_interval_s: default_scrape_interval(),
             fleet: Vec::new(),
+            gate: Default::default(),
+            auth: Default::default(),
         }
     }
 }

@@ -3,6 +3,7 @@
 // Server-rendered leptos views are deeply nested types (the incident wizard, in test builds).
 #![recursion_limit = "256"]
 
+mod auth;
 mod bench;
 pub mod cli;
 mod collect;
@@ -16,6 +17,7 @@ mod gpu;
 mod history;
 mod incidents;
 mod journal;
+mod review;
 mod sim;
 mod smoke;
 mod supervisor;

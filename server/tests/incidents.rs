@@ -9,11 +9,15 @@ use std::time::Duration;
 #[tokio::test(flavor = "multi_thread")]
 async fn alerts_open_and_join_incidents_and_actions_follow_the_runbook() {
     let (env, _port) = Env::serving_vllm("eng", "");
+    env.append_config("\n[auth]\nalertmanager_token = \"am-secret-token\"\n");
+    env.add_user("olga", "operator");
+    env.add_user("vera", "viewer");
     let console_port = free_port();
     let _console = Console::start(&env, console_port);
     let base = format!("http://127.0.0.1:{console_port}");
     eventually(Duration::from_secs(30), async || console_engines(console_port).await).await;
     let c = client();
+    let olga = Session::login(&base, "olga").await;
     let alert = |status: &str| {
         serde_json::json!({"version": "4", "status": status, "receiver": "roofline", "alerts": [
             {"status": status, "labels": {"alertname": "EngineQueueGrowing", "profile": "eng"}, "annotations": {}},
@@ -21,6 +25,29 @@ async fn alerts_open_and_join_incidents_and_actions_follow_the_runbook() {
         ]})
     };
     let alerts_url = format!("{base}/api/alerts/alertmanager");
+    // Alertmanager authenticates with its bearer token; without it nothing opens.
+    let r = c.post(&alerts_url).json(&alert("firing")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    let r = c
+        .post(&alerts_url)
+        .bearer_auth("wrong")
+        .json(&alert("firing"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let c = reqwest::Client::builder()
+        .no_proxy()
+        .default_headers(
+            [(
+                reqwest::header::AUTHORIZATION,
+                "Bearer am-secret-token".parse().unwrap(),
+            )]
+            .into_iter()
+            .collect(),
+        )
+        .build()
+        .unwrap();
     let first = json(c.post(&alerts_url).json(&alert("firing"))).await;
     let id = first["incidents"][0]
         .as_i64()
@@ -42,9 +69,8 @@ async fn alerts_open_and_join_incidents_and_actions_follow_the_runbook() {
 
     let act = |action: serde_json::Value, reason: &str| {
         let body = serde_json::json!({"id": id, "action": action, "reason": reason});
-        let c = c.clone();
-        let url = format!("{base}/api/fn/incident_action");
-        async move { c.post(url).json(&body).send().await.unwrap() }
+        let req = olga.post_json("incident_action", &body);
+        async move { req.send().await.unwrap() }
     };
     // No reason: refused. Restart on a healthy engine: not offered (operating rule 3).
     let r = act(serde_json::json!({"kind": "stop"}), "  ").await;
@@ -56,35 +82,31 @@ async fn alerts_open_and_join_incidents_and_actions_follow_the_runbook() {
     assert_eq!(env.status("eng")["state"], "healthy", "nothing was touched");
 
     // A note goes on the timeline; the postmortem downloads in either language.
-    let r = c
-        .post(format!("{base}/api/fn/incident_note"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("id={id}&text=paged+by+Alertmanager"))
-        .send()
-        .await
-        .unwrap();
-    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
-    let md = text(c.get(format!("{base}/api/incidents/{id}/postmortem.md?lang=en"))).await;
+    let (status, body) = olga
+        .call("incident_note", &format!("id={id}&text=paged+by+Alertmanager"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    // A viewer reads the incident but cannot write on it.
+    let vera = Session::login(&base, "vera").await;
+    let (status, body) = vera.call("incident_note", &format!("id={id}&text=x")).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, _) = vera.call("get_incident", &format!("id={id}")).await;
+    assert_eq!(status, 200);
+    let md = text(olga.get(&format!("/api/incidents/{id}/postmortem.md?lang=en"))).await;
     assert!(md.starts_with("# Postmortem: incident"), "{md}");
     assert!(
         md.contains("EngineQueueGrowing") && md.contains("paged by Alertmanager"),
         "{md}"
     );
-    let ru = text(c.get(format!("{base}/api/incidents/{id}/postmortem.md?lang=ru"))).await;
+    let ru = text(olga.get(&format!("/api/incidents/{id}/postmortem.md?lang=ru"))).await;
     assert!(ru.contains("## Таймлайн") && ru.contains("## Корневая причина"), "{ru}");
-    let missing = c
-        .get(format!("{base}/api/incidents/9999/postmortem.md"))
-        .send()
-        .await
-        .unwrap();
+    let missing = olga.get("/api/incidents/9999/postmortem.md").send().await.unwrap();
     assert_eq!(missing.status(), 404);
 
     // Cross-origin writes are refused like every other write.
-    let evil = c
-        .post(format!("{base}/api/fn/incident_note"))
+    let evil = olga
+        .post_fn("incident_note", &format!("id={id}&text=x"))
         .header("origin", "http://evil.example")
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("id={id}&text=x"))
         .send()
         .await
         .unwrap();

@@ -1,5 +1,5 @@
-//! The console over real HTTP: server rendering in both languages, the guards that stand in
-//! for accounts (loopback only, no cross-origin writes), and the JSON fleet.
+//! The console over real HTTP: server rendering in both languages, the guards (sign-in for
+//! pages, no cross-origin writes), and the JSON fleet.
 
 mod common;
 use common::*;
@@ -9,41 +9,53 @@ use std::time::Duration;
 async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
     let env = Env::new();
     env.vllm_profile("web1", free_port(), "");
+    env.add_user("olga", "operator");
     let port = free_port();
     let _console = Console::start(&env, port);
     let base = format!("http://127.0.0.1:{port}");
-    let c = client();
+    let anon = client();
     let up = eventually(Duration::from_secs(20), async || {
-        c.get(format!("{base}/api/engines")).send().await.ok()
+        anon.get(format!("{base}/api/engines")).send().await.ok()
     })
     .await;
     assert!(up.is_some(), "console did not come up");
+    // Pages need a session: without one, the sign-in page (and back afterwards).
+    let r = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(format!("{base}/profiles/web1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "/login?next=/profiles/web1");
+    let login_page = text(anon.get(format!("{base}/login"))).await;
+    assert!(login_page.contains("data-testid=\"login-submit\""));
 
-    let en = text(c.get(&base)).await;
+    let session = Session::login(&base, "olga").await;
+    let c = client();
+    let get = |path: &str| c.get(format!("{base}{path}")).header("cookie", &session.cookie);
+    let en = text(get("")).await;
     assert!(en.contains("<html lang=\"en\"") && en.contains(">Fleet<"), "{en}");
     assert!(en.contains("web1"));
-    let ru = text(c.get(&base).header("cookie", "lang=ru")).await;
+    let ru = text(c.get(&base).header("cookie", format!("lang=ru; {}", session.cookie))).await;
     assert!(ru.contains("<html lang=\"ru\"") && ru.contains("Парк движков"));
-    let ru_header = text(
-        c.get(format!("{base}/profiles"))
-            .header("accept-language", "ru-RU,ru;q=0.9"),
-    )
-    .await;
+    let ru_header = text(get("/profiles").header("accept-language", "ru-RU,ru;q=0.9")).await;
     assert!(ru_header.contains("Профили запуска"));
-    let profile = text(c.get(format!("{base}/profiles/web1"))).await;
+    let profile = text(get("/profiles/web1")).await;
     assert!(
         profile.contains("--served-model-name m"),
         "the rendered command line is shown"
     );
-    let missing = c.get(format!("{base}/nope")).send().await.unwrap();
+    let missing = get("/nope").send().await.unwrap();
     assert_eq!(missing.status(), 404);
 
     // A cross-origin write is refused before it reaches engine control.
-    let evil = c
-        .post(format!("{base}/api/fn/run_engine_action"))
+    let evil = session
+        .post_fn("run_engine_action", "profile=web1&action=serve")
         .header("origin", "http://evil.example")
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("profile=web1&action=serve")
         .send()
         .await
         .unwrap();
@@ -70,12 +82,74 @@ async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
     assert_eq!(fleet[0]["simulated"], true);
 }
 
-#[test]
-fn the_console_refuses_to_listen_beyond_loopback() {
+/// On a fresh data dir the console prints a one-time setup secret; it creates the first admin
+/// once (signed in at once), and never again.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_admin_comes_from_the_one_time_secret() {
+    use std::io::BufRead;
     let env = Env::new();
-    let out = env.run(&["console", "--addr", "0.0.0.0:0"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(str(&out).1.contains("loopback"), "{:?}", str(&out));
+    let port = free_port();
+    let mut child = std::process::Command::new(BIN)
+        .args([
+            "--data",
+            env.data().to_str().unwrap(),
+            "console",
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let _console = Console(child);
+    // Keep draining stdout: a closed pipe would end the console at its next line.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(s) = line.split("one-time setup secret: ").nth(1) {
+                let _ = tx.send(s.to_string());
+            }
+        }
+    });
+    let secret = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the console prints the setup secret");
+    let base = format!("http://127.0.0.1:{port}");
+    eventually(Duration::from_secs(20), async || console_engines(port).await).await;
+    let c = client();
+    let setup = |secret: String, name: &str| {
+        let body = format!("secret={secret}&name={name}&password={}", urlencode(PASSWORD));
+        let req = c
+            .post(format!("{base}/api/fn/setup_admin"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body);
+        async move {
+            let r = req.send().await.unwrap();
+            (
+                r.status().as_u16(),
+                r.headers().get_all("set-cookie").iter().count(),
+                r.text().await.unwrap(),
+            )
+        }
+    };
+    let (status, _, body) = setup("wrong".into(), "root").await;
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("secret"), "{body}");
+    let (status, cookies, body) = setup(secret.clone(), "root").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(cookies, 2, "signed in: session and CSRF cookies");
+    let (_, _, body) = setup(secret, "second").await;
+    assert!(
+        body.contains("accounts exist already") || body.contains("secret"),
+        "used up: {body}"
+    );
+    let admin = Session::login(&base, "root").await;
+    let (status, body) = admin.call("list_accounts", "").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"root\"") && body.contains("admin"), "{body}");
+    let journal = text(admin.get("/api/journal.json?query=setup")).await;
+    assert!(journal.contains("account-created"), "{journal}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,5 +1,6 @@
 //! Pure domain logic: no I/O, usable from the server, the CLI and the browser alike.
 
+pub mod auth;
 pub mod bench;
 pub mod engine;
 pub mod envfile;
@@ -10,6 +11,7 @@ pub mod incident;
 pub mod logscan;
 pub mod profile;
 pub mod prometheus;
+pub mod review;
 pub mod series;
 pub mod signals;
 pub mod startup_failure;

@@ -3,9 +3,10 @@
 //! each step open once the steps before it validate; the argv for the chosen engine as you
 //! type (switching between a vLLM and an SGLang installation converts through the flag map and
 //! says what has no equivalent); flags checked against the installed engine; a diff against
-//! the active version; saved with a reason into the change journal.
+//! the active version; saved as a draft or submitted for review with a reason (the change then
+//! goes through review and the gate on its own page, `/changes/ID`).
 
-use crate::api::{check_profile_flags, get_profile_editor, EditorData, SaveProfile};
+use crate::api::{check_profile_flags, get_profile_editor, EditorData, ProposeChange};
 use crate::components::use_i18n;
 use crate::domain::envfile::{env_diff, parse, quote};
 use crate::domain::flagmap::{display_argv, render_argv, untranslatable_speculative_keys};
@@ -46,8 +47,14 @@ pub fn assemble(values: &[(String, String)], env_lines: &[String]) -> String {
 pub fn ProfileEditPage() -> impl IntoView {
     let i18n = use_i18n();
     let params = use_params_map();
-    let name = move || params.read().get("name").unwrap_or_default();
-    let data = Resource::new(name, get_profile_editor);
+    let query = leptos_router::hooks::use_query_map();
+    let key = move || {
+        (
+            params.read().get("name").unwrap_or_default(),
+            query.read().get("change").and_then(|c| c.parse::<i64>().ok()),
+        )
+    };
+    let data = Resource::new(key, |(name, change)| get_profile_editor(name, change));
     view! {
         <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
             {move || data.get().map(|r| match r {
@@ -62,8 +69,9 @@ pub fn ProfileEditPage() -> impl IntoView {
 fn Editor(data: EditorData) -> impl IntoView {
     let i18n = use_i18n();
     let name = data.name.clone();
-    let active = data.env_text.clone();
-    let parsed = parse(&active).unwrap_or_default();
+    let active = data.active_env.clone();
+    let change_id = data.change;
+    let parsed = parse(&data.env_text).unwrap_or_default();
     let env_lines: Vec<String> = parsed
         .iter()
         .filter(|a| a.key.starts_with("ENV_"))
@@ -124,7 +132,13 @@ fn Editor(data: EditorData) -> impl IntoView {
     });
     let diff = Memo::new(move |_| env_diff(&active, &text.get()));
     let check = Action::new(move |(n, t): &(String, String)| check_profile_flags(n.clone(), t.clone()));
-    let save = ServerAction::<SaveProfile>::new();
+    let save = ServerAction::<ProposeChange>::new();
+    let navigate = leptos_router::hooks::use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(id)) = save.value().get() {
+            navigate(&format!("/changes/{id}"), Default::default());
+        }
+    });
     let reason = RwSignal::new(String::new());
     let name_for_save = name.clone();
     let name_for_flags = name.clone();
@@ -200,18 +214,31 @@ fn Editor(data: EditorData) -> impl IntoView {
                 <span>{move || i18n.t("incident-action-reason")}</span>
                 <input type="text" data-testid="editor-reason" prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev))/>
             </label>
-            <button
-                type="button"
-                data-testid="editor-save"
-                disabled=move || validated.with(|r| r.is_err()) || diff.with(|d| d.is_empty()) || reason.with(|r| r.trim().is_empty()) || save.pending().get()
-                on:click=move |_| { save.dispatch(SaveProfile { name: name_for_save.clone(), env_text: text.get_untracked(), reason: reason.get_untracked() }); }
-            >
-                {move || i18n.t("editor-save")}
-            </button>
-            {move || save.value().get().map(|r| match r {
-                Ok(()) => view! { <p class="ok" data-testid="editor-saved">{move || i18n.t("editor-saved")}</p> }.into_any(),
-                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-            })}
+            {move || change_id.map(|id| view! { <p class="muted" data-testid="editor-change">{move || i18n.ta("editor-editing-change", &[("id", id.into())])}</p> })}
+            <div class="actions">
+                <button
+                    type="button"
+                    data-testid="editor-draft"
+                    disabled=move || validated.with(|r| r.is_err()) || diff.with(|d| d.is_empty()) || save.pending().get()
+                    on:click={
+                        let name = name_for_save.clone();
+                        move |_| { save.dispatch(ProposeChange { id: change_id, profile: name.clone(), env_text: text.get_untracked(), reason: reason.get_untracked(), submit: false }); }
+                    }
+                >
+                    {move || i18n.t("editor-save-draft")}
+                </button>
+                <button
+                    type="button"
+                    class="primary"
+                    data-testid="editor-submit"
+                    disabled=move || validated.with(|r| r.is_err()) || diff.with(|d| d.is_empty()) || reason.with(|r| r.trim().is_empty()) || save.pending().get()
+                    on:click=move |_| { save.dispatch(ProposeChange { id: change_id, profile: name_for_save.clone(), env_text: text.get_untracked(), reason: reason.get_untracked(), submit: true }); }
+                >
+                    {move || i18n.t("editor-submit")}
+                </button>
+            </div>
+            <p class="muted">{move || i18n.t("editor-review-hint")}</p>
+            {move || save.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorNote error=e/> })}
         </section>
     }
 }

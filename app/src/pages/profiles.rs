@@ -89,7 +89,7 @@ fn ProfileDetail(view: ProfileView) -> impl IntoView {
                 <h1>{p.name.clone()}</h1>
                 {view.simulated.then(|| view! { <SimulatedBadge/> })}
                 <a class="button" href=engine_href>{move || i18n.t("profile-open-engine")}</a>
-                <a class="button" data-testid="profile-edit" href=format!("/profiles/{}/edit", p.name)>{move || i18n.t("profile-edit")}</a>
+                <a class="button" data-testid="profile-edit" href=format!("/profiles/{}/edit", p.name)>{move || i18n.t("profile-propose")}</a>
             </div>
             <dl class="facts">
                 <dt>{move || i18n.t("col-engine")}</dt><dd>{format!("{} ({kind})", p.engine)}</dd>
@@ -122,6 +122,8 @@ fn ProfileDetail(view: ProfileView) -> impl IntoView {
             <pre class="argv" data-testid="argv">{display_argv(&view.argv)}</pre>
             <h2>{move || i18n.t("profile-file")}</h2>
             <pre class="envfile" data-testid="envfile">{view.env_text.clone()}</pre>
+            <h2>{move || i18n.t("changes-title")}</h2>
+            <crate::pages::changes::ChangeList profile=Some(p.name.clone())/>
         </section>
     }
 }

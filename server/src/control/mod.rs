@@ -146,12 +146,26 @@ impl EngineControl {
 
     /// Loads a profile and everything needed to launch it.
     pub async fn resolve(&self, name: &str) -> Result<(Profile, EngineKind, bool, Vec<String>), ControlError> {
-        let stored = self
-            .store
-            .get(name)
-            .await?
-            .ok_or_else(|| ControlError::NoSuchProfile(name.to_string()))?;
-        let profile = stored.profile;
+        self.resolve_as(name, None).await
+    }
+
+    /// Like [`Self::resolve`], for a candidate body of the profile when given (a change under
+    /// its gate), else the stored one.
+    pub async fn resolve_as(
+        &self,
+        name: &str,
+        candidate: Option<Profile>,
+    ) -> Result<(Profile, EngineKind, bool, Vec<String>), ControlError> {
+        let profile = match candidate {
+            Some(p) => p,
+            None => {
+                self.store
+                    .get(name)
+                    .await?
+                    .ok_or_else(|| ControlError::NoSuchProfile(name.to_string()))?
+                    .profile
+            }
+        };
         let install = self
             .data
             .engine(&profile.engine)
@@ -230,9 +244,20 @@ impl EngineControl {
     pub async fn serve(
         &self,
         name: &str,
+        progress: impl FnMut(&Progress) + Send,
+    ) -> Result<ServeOutcome, ControlError> {
+        self.serve_as(name, None, progress).await
+    }
+
+    /// Serves a profile from a candidate body instead of the stored one (the gate of a
+    /// change: same name, state dir and port, so the candidate runs where the active did).
+    pub async fn serve_as(
+        &self,
+        name: &str,
+        candidate: Option<Profile>,
         mut progress: impl FnMut(&Progress) + Send,
     ) -> Result<ServeOutcome, ControlError> {
-        let (profile, _kind, _sim, argv) = self.resolve(name).await?;
+        let (profile, _kind, _sim, argv) = self.resolve_as(name, candidate).await?;
         let lock = self.lock(name)?;
         if let Some(Ok(record)) = self.running(name) {
             drop(lock);

@@ -1,6 +1,7 @@
 //! The web console: leptos pages and server functions, the event streams, static files and
-//! the request guards (loopback only, no cross-origin writes) until accounts exist.
+//! the request guards (no cross-origin writes; sessions, roles and CSRF tokens).
 
+mod auth;
 mod events;
 mod guard;
 mod incidents;
@@ -73,11 +74,25 @@ pub fn router(
     let gates: Gates = Default::default();
     let incidents =
         crate::incidents::Incidents::new(control.clone(), Some(feeds.history.clone()), Some(feeds.gpu.clone()));
+    let auth = auth::AuthState {
+        accounts: crate::auth::Accounts::new(control.store.pool()),
+        limiter: Default::default(),
+        secure: control
+            .data
+            .config
+            .auth
+            .secure_cookies
+            .unwrap_or(!addr.ip().is_loopback()),
+        journal: control.journal(),
+    };
+    let changes = crate::review::Changes::new(control.clone());
     let services = Services(Arc::new(service::ConsoleServiceImpl::new(
         control.clone(),
         feeds.clone(),
         gates.clone(),
         incidents.clone(),
+        auth.clone(),
+        changes,
     )));
     let state = WebState {
         leptos: leptos.clone(),
@@ -112,6 +127,7 @@ pub fn router(
             },
         )
         .fallback(leptos_axum::file_and_error_handler::<WebState, _>(app::shell))
+        .layer(axum::middleware::from_fn_with_state(auth, auth::guard))
         .layer(axum::middleware::from_fn(guard::refuse_cross_origin_writes))
         .layer(axum::extract::DefaultBodyLimit::max(1 << 20))
         .with_state(state)
@@ -125,8 +141,24 @@ async fn favicon() -> impl axum::response::IntoResponse {
 /// Runs the console until Ctrl-C or SIGTERM. Engines keep running: they are not our children
 /// in any way that ends with us.
 pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<()> {
-    if !addr.ip().is_loopback() {
-        bail!("--addr {addr}: until accounts exist the console listens on a loopback address only (127.0.0.1 or ::1)");
+    if !addr.ip().is_loopback() && control.data.config.auth.secure_cookies == Some(false) {
+        tracing::warn!(
+            "listening on {addr} with secure_cookies = false: sessions travel in clear text unless TLS is in front"
+        );
+    }
+    crate::review::Changes::new(control.clone()).recover().await;
+    match crate::auth::Accounts::new(control.store.pool()).setup_secret().await {
+        Ok(Some(secret)) => {
+            // The one way in on a fresh console: printed once, stored only as a hash, used up
+            // by the first admin. A restart before that prints a new one.
+            let line = format!(
+                "No accounts yet. Create the first admin at http://{addr}/setup with this one-time setup secret: {secret}"
+            );
+            tracing::warn!("{line}");
+            println!("{line}");
+        }
+        Ok(None) => {}
+        Err(e) => bail!("reading accounts: {e}"),
     }
     let metrics = Arc::new(crate::console_metrics::ConsoleMetrics::default());
     let feeds = crate::supervisor::start(control.clone(), metrics.clone()).await;

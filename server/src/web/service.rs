@@ -19,6 +19,8 @@ pub struct ConsoleServiceImpl {
     history: crate::history::History,
     gates: super::Gates,
     incidents: crate::incidents::Incidents,
+    auth: super::auth::AuthState,
+    changes: crate::review::Changes,
 }
 
 impl ConsoleServiceImpl {
@@ -27,8 +29,12 @@ impl ConsoleServiceImpl {
         feeds: crate::supervisor::Feeds,
         gates: super::Gates,
         incidents: crate::incidents::Incidents,
+        auth: super::auth::AuthState,
+        changes: crate::review::Changes,
     ) -> Self {
         Self {
+            auth,
+            changes,
             control,
             fleet: feeds.fleet,
             gpu: feeds.gpu,
@@ -73,19 +79,7 @@ fn bench_run(row: crate::db::BenchRow) -> Option<BenchRun> {
     })
 }
 
-/// Who acts from the console. Until accounts exist every browser on this loopback-only
-/// console is the same operator.
-const CONSOLE_OPERATOR: &str = "operator@console";
-
-/// An edited profile, validated; errors name the field and line.
-fn edited_profile(name: &str, env_text: &str) -> Result<app::domain::profile::Profile, ApiError> {
-    if !app::domain::profile::valid_name(name) {
-        return Err(ApiError::NoSuchProfile(name.to_string()));
-    }
-    app::domain::profile::Profile::from_env(name, env_text)
-        .map(|(p, _)| p)
-        .map_err(|issues| ApiError::Invalid(issues.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; ")))
-}
+use crate::review::parse_profile as edited_profile;
 
 /// Maps incident errors to what the UI can explain.
 fn incident_error(e: crate::incidents::IncidentServiceError) -> ApiError {
@@ -110,6 +104,14 @@ pub fn api_error(e: ControlError) -> ApiError {
 }
 
 impl ConsoleService for ConsoleServiceImpl {
+    fn accounts(&self) -> &dyn app::api::AccountService {
+        &self.auth
+    }
+
+    fn changes(&self) -> &dyn app::api::ChangeService {
+        &self.changes
+    }
+
     fn engines(&self) -> BoxFut<'_, Result<Vec<EngineStatus>, ApiError>> {
         Box::pin(async move { Ok(self.fleet.borrow().clone()) })
     }
@@ -143,7 +145,7 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
-    fn act(&self, profile: String, action: EngineAction) -> BoxFut<'_, Result<(), ApiError>> {
+    fn act(&self, who: String, profile: String, action: EngineAction) -> BoxFut<'_, Result<(), ApiError>> {
         Box::pin(async move {
             let (p, kind, _, _) = self.control.resolve(&profile).await.map_err(api_error)?;
             let running = matches!(self.control.running(&profile), Some(Ok(_)));
@@ -177,13 +179,7 @@ impl ConsoleService for ConsoleServiceImpl {
                 let detail = crate::journal::context(&control, &profile, detail).await;
                 control
                     .journal()
-                    .record(
-                        CONSOLE_OPERATOR,
-                        action.as_str(),
-                        &profile,
-                        "from the engine page",
-                        detail,
-                    )
+                    .record(&who, action.as_str(), &profile, "from the engine page", detail)
                     .await;
             });
             Ok(())
@@ -265,7 +261,12 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
-    fn gate_start(&self, profile: String, bench: Option<BenchRequest>) -> BoxFut<'_, Result<(), ApiError>> {
+    fn gate_start(
+        &self,
+        who: String,
+        profile: String,
+        bench: Option<BenchRequest>,
+    ) -> BoxFut<'_, Result<(), ApiError>> {
         Box::pin(async move {
             let (p, kind, _, argv) = self.control.resolve(&profile).await.map_err(api_error)?;
             if !matches!(self.control.running(&profile), Some(Ok(_))) {
@@ -343,13 +344,7 @@ impl ConsoleService for ConsoleServiceImpl {
                         let detail = crate::journal::context(&control, &profile, detail).await;
                         control
                             .journal()
-                            .record(
-                                CONSOLE_OPERATOR,
-                                "gate-smoke",
-                                &profile,
-                                "gate step from the engine page",
-                                detail,
-                            )
+                            .record(&who, "gate-smoke", &profile, "gate step from the engine page", detail)
                             .await;
                         Self::set_gate(&gates, &profile, |s| {
                             s.running = false;
@@ -403,13 +398,7 @@ impl ConsoleService for ConsoleServiceImpl {
                         let detail = crate::journal::context(&control, &profile, detail).await;
                         control
                             .journal()
-                            .record(
-                                CONSOLE_OPERATOR,
-                                "gate-bench",
-                                &profile,
-                                "gate step from the engine page",
-                                detail,
-                            )
+                            .record(&who, "gate-bench", &profile, "gate step from the engine page", detail)
                             .await;
                         Self::set_gate(&gates, &profile, |s| {
                             s.running = false;
@@ -485,10 +474,15 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
-    fn incident_open(&self, profile: String, clients_see_errors: bool) -> BoxFut<'_, Result<i64, ApiError>> {
+    fn incident_open(
+        &self,
+        who: String,
+        profile: String,
+        clients_see_errors: bool,
+    ) -> BoxFut<'_, Result<i64, ApiError>> {
         Box::pin(async move {
             self.incidents
-                .open(&profile, CONSOLE_OPERATOR, "console", clients_see_errors)
+                .open(&profile, &who, "console", clients_see_errors)
                 .await
                 .map(|(id, _, _)| id)
                 .map_err(incident_error)
@@ -511,6 +505,7 @@ impl ConsoleService for ConsoleServiceImpl {
 
     fn incident_act(
         &self,
+        who: String,
         id: i64,
         action: app::domain::triage::Action,
         reason: String,
@@ -518,32 +513,23 @@ impl ConsoleService for ConsoleServiceImpl {
         Box::pin(async move {
             tracing::info!(incident = id, action = action.id(), %reason, "incident action requested from the console");
             self.incidents
-                .act(id, action, &reason, CONSOLE_OPERATOR)
+                .act(id, action, &reason, &who)
                 .await
                 .map_err(incident_error)
         })
     }
 
-    fn incident_note(&self, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>> {
-        Box::pin(async move {
-            self.incidents
-                .note(id, CONSOLE_OPERATOR, &text)
-                .await
-                .map_err(incident_error)
-        })
+    fn incident_note(&self, who: String, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move { self.incidents.note(id, &who, &text).await.map_err(incident_error) })
     }
 
-    fn incident_resolve(&self, id: i64) -> BoxFut<'_, Result<(), ApiError>> {
-        Box::pin(async move {
-            self.incidents
-                .resolve(id, CONSOLE_OPERATOR)
-                .await
-                .map_err(incident_error)
-        })
+    fn incident_resolve(&self, who: String, id: i64) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move { self.incidents.resolve(id, &who).await.map_err(incident_error) })
     }
 
     fn incident_postmortem(
         &self,
+        _who: String,
         id: i64,
         postmortem: app::domain::incident::Postmortem,
     ) -> BoxFut<'_, Result<(), ApiError>> {
@@ -606,9 +592,26 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
-    fn profile_editor(&self, name: String) -> BoxFut<'_, Result<app::api::EditorData, ApiError>> {
+    fn profile_editor(&self, name: String, change: Option<i64>) -> BoxFut<'_, Result<app::api::EditorData, ApiError>> {
         Box::pin(async move {
             let stored = self.stored(&name).await?;
+            let active_env = stored.profile.to_env();
+            let env_text = match change {
+                None => active_env.clone(),
+                Some(id) => {
+                    let row = crate::review::store::ChangeStore::new(self.control.store.pool())
+                        .get(id)
+                        .await
+                        .map_err(|e| ApiError::Invalid(e.to_string()))?;
+                    if row.profile != name {
+                        return Err(ApiError::Invalid(format!(
+                            "change #{id} is about {}, not {name}",
+                            row.profile
+                        )));
+                    }
+                    row.env
+                }
+            };
             let installs = self
                 .control
                 .data
@@ -626,7 +629,9 @@ impl ConsoleService for ConsoleServiceImpl {
                 .collect();
             Ok(app::api::EditorData {
                 name,
-                env_text: stored.profile.to_env(),
+                env_text,
+                active_env,
+                change,
                 installs,
             })
         })
@@ -645,41 +650,6 @@ impl ConsoleService for ConsoleServiceImpl {
                 unknown: report.unknown,
                 bad_values: report.bad_values,
             })
-        })
-    }
-
-    fn save_profile(&self, name: String, env_text: String, reason: String) -> BoxFut<'_, Result<(), ApiError>> {
-        Box::pin(async move {
-            if reason.trim().is_empty() {
-                return Err(ApiError::Invalid(
-                    "a profile change needs a reason: it goes into the journal".into(),
-                ));
-            }
-            let p = edited_profile(&name, &env_text)?;
-            if self.control.data.engine(&p.engine).is_none() {
-                return Err(ApiError::NoSuchEngine {
-                    profile: name,
-                    engine: p.engine,
-                });
-            }
-            let before = self.stored(&name).await?.profile.to_env();
-            self.control
-                .store
-                .upsert(&p)
-                .await
-                .map_err(|e| ApiError::Internal(e.to_string()))?;
-            let diff = crate::journal::env_diff(&before, &p.to_env());
-            self.control
-                .journal()
-                .record(
-                    CONSOLE_OPERATOR,
-                    "profile-change",
-                    &name,
-                    reason.trim(),
-                    serde_json::json!({"diff": diff, "from": "profile editor"}),
-                )
-                .await;
-            Ok(())
         })
     }
 }

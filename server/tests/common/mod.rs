@@ -279,3 +279,124 @@ impl Drop for Console {
         let _ = self.0.wait();
     }
 }
+
+/// The password every test account gets.
+pub const PASSWORD: &str = "correct horse battery staple";
+
+impl Env {
+    /// Adds a console account through `roofline user add` (password on standard input).
+    pub fn add_user(&self, name: &str, role: &str) {
+        use std::io::Write;
+        let mut child = Command::new(BIN)
+            .arg("--data")
+            .arg(self.data())
+            .args(["user", "add", name, "--role", role])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        writeln!(child.stdin.take().unwrap(), "{PASSWORD}").unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "user add {name}: {:?}", str(&out));
+    }
+
+    /// Appends to the host configuration (tables after the engines).
+    pub fn append_config(&self, text: &str) {
+        let path = self.data().join("roofline.toml");
+        let mut cfg = std::fs::read_to_string(&path).unwrap();
+        cfg.push_str(text);
+        std::fs::write(path, cfg).unwrap();
+    }
+}
+
+pub fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A signed-in browser, as far as HTTP goes: the session cookie and the CSRF header.
+#[derive(Clone)]
+pub struct Session {
+    pub base: String,
+    pub cookie: String,
+    pub csrf: String,
+    pub c: reqwest::Client,
+}
+
+impl Session {
+    /// Signs in through `/api/fn/login` (with `PASSWORD`); panics when refused.
+    pub async fn login(base: &str, name: &str) -> Session {
+        Self::try_login(base, name, PASSWORD).await.unwrap()
+    }
+
+    pub async fn try_login(base: &str, name: &str, password: &str) -> Result<Session, (u16, String)> {
+        let c = client();
+        let r = c
+            .post(format!("{base}/api/fn/login"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("name={}&password={}", urlencode(name), urlencode(password)))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let cookies: Vec<String> = r
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(|v| v.split(';').next().unwrap_or_default().to_string())
+            .collect();
+        let body = r.text().await.unwrap();
+        if status != 200 {
+            return Err((status, body));
+        }
+        let get = |n: &str| {
+            cookies
+                .iter()
+                .find_map(|c| c.strip_prefix(&format!("{n}=")).map(str::to_string))
+                .unwrap_or_default()
+        };
+        Ok(Session {
+            base: base.to_string(),
+            cookie: format!("roofline_session={}", get("roofline_session")),
+            csrf: get("roofline_csrf"),
+            c,
+        })
+    }
+
+    pub fn get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.c
+            .get(format!("{}{path}", self.base))
+            .header("cookie", &self.cookie)
+    }
+
+    /// A server function call with a form body, as the browser sends it.
+    pub fn post_fn(&self, endpoint: &str, form: &str) -> reqwest::RequestBuilder {
+        self.c
+            .post(format!("{}/api/fn/{endpoint}", self.base))
+            .header("cookie", &self.cookie)
+            .header("x-csrf-token", &self.csrf)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form.to_string())
+    }
+
+    /// A server function call with a JSON body (functions declared `input = Json`).
+    pub fn post_json(&self, endpoint: &str, body: &serde_json::Value) -> reqwest::RequestBuilder {
+        self.c
+            .post(format!("{}/api/fn/{endpoint}", self.base))
+            .header("cookie", &self.cookie)
+            .header("x-csrf-token", &self.csrf)
+            .json(body)
+    }
+
+    /// Calls and returns (status, body).
+    pub async fn call(&self, endpoint: &str, form: &str) -> (u16, String) {
+        let r = self.post_fn(endpoint, form).send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    }
+}

@@ -13,6 +13,13 @@ use crate::domain::{
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
+pub mod accounts;
+pub mod changes;
+pub mod csrf;
+
+pub use accounts::*;
+pub use changes::*;
+
 /// What the operator asks of an engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -43,6 +50,12 @@ pub enum ApiError {
     PortBusy { port: u16, owner: String },
     #[error("{0}")]
     Invalid(String),
+    /// Not signed in (or the session ended): the UI offers the sign-in page.
+    #[error("sign in first: {0}")]
+    Unauthorized(String),
+    /// Signed in, but the role or the CSRF token does not allow this.
+    #[error("not allowed: {0}")]
+    Forbidden(String),
     #[error("internal error: {0}")]
     Internal(String),
     #[error("request failed: {0}")]
@@ -176,11 +189,16 @@ pub mod service {
         fn engines(&self) -> BoxFut<'_, Result<Vec<EngineStatus>, ApiError>>;
         fn engine(&self, profile: String) -> BoxFut<'_, Result<EngineDetail, ApiError>>;
         /// Starts the action and returns once it is under way; progress arrives as status.
-        fn act(&self, profile: String, action: EngineAction) -> BoxFut<'_, Result<(), ApiError>>;
+        fn act(&self, who: String, profile: String, action: EngineAction) -> BoxFut<'_, Result<(), ApiError>>;
         fn profiles(&self) -> BoxFut<'_, Result<Vec<ProfileSummary>, ApiError>>;
         fn profile(&self, name: String) -> BoxFut<'_, Result<ProfileView, ApiError>>;
         /// Starts smoke-toolcall (no bench request) or bench against a running profile.
-        fn gate_start(&self, profile: String, bench: Option<BenchRequest>) -> BoxFut<'_, Result<(), ApiError>>;
+        fn gate_start(
+            &self,
+            who: String,
+            profile: String,
+            bench: Option<BenchRequest>,
+        ) -> BoxFut<'_, Result<(), ApiError>>;
         fn bench_runs(&self, profile: Option<String>, ids: Vec<i64>) -> BoxFut<'_, Result<Vec<BenchRun>, ApiError>>;
         fn last_smoke(&self, profile: String) -> BoxFut<'_, Result<Option<SmokeRun>, ApiError>>;
         /// Chart points of a profile over a range, oldest first.
@@ -190,19 +208,33 @@ pub mod service {
             range: crate::domain::series::Range,
         ) -> BoxFut<'_, Result<Vec<crate::domain::series::Point>, ApiError>>;
         /// Opens an incident on a profile (evidence first); returns its id.
-        fn incident_open(&self, profile: String, clients_see_errors: bool) -> BoxFut<'_, Result<i64, ApiError>>;
+        fn incident_open(
+            &self,
+            who: String,
+            profile: String,
+            clients_see_errors: bool,
+        ) -> BoxFut<'_, Result<i64, ApiError>>;
         fn incidents(&self) -> BoxFut<'_, Result<Vec<IncidentSummary>, ApiError>>;
         fn incident(&self, id: i64) -> BoxFut<'_, Result<Incident, ApiError>>;
         /// Starts one action with its reason; outcome and re-check arrive on the timeline.
-        fn incident_act(&self, id: i64, action: Action, reason: String) -> BoxFut<'_, Result<(), ApiError>>;
-        fn incident_note(&self, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>>;
-        fn incident_resolve(&self, id: i64) -> BoxFut<'_, Result<(), ApiError>>;
-        fn incident_postmortem(&self, id: i64, postmortem: Postmortem) -> BoxFut<'_, Result<(), ApiError>>;
-        fn profile_editor(&self, name: String) -> BoxFut<'_, Result<EditorData, ApiError>>;
+        fn incident_act(
+            &self,
+            who: String,
+            id: i64,
+            action: Action,
+            reason: String,
+        ) -> BoxFut<'_, Result<(), ApiError>>;
+        fn incident_note(&self, who: String, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>>;
+        fn incident_resolve(&self, who: String, id: i64) -> BoxFut<'_, Result<(), ApiError>>;
+        fn incident_postmortem(&self, who: String, id: i64, postmortem: Postmortem)
+            -> BoxFut<'_, Result<(), ApiError>>;
+        fn profile_editor(&self, name: String, change: Option<i64>) -> BoxFut<'_, Result<EditorData, ApiError>>;
         /// Checks an edited (unsaved) profile's flags against its installed engine.
         fn check_flags_text(&self, name: String, env_text: String) -> BoxFut<'_, Result<FlagCheck, ApiError>>;
-        /// Saves an edited profile with the reason, into the change journal.
-        fn save_profile(&self, name: String, env_text: String, reason: String) -> BoxFut<'_, Result<(), ApiError>>;
+        /// Account and session operations (signing in, setup, admin).
+        fn accounts(&self) -> &dyn accounts::AccountService;
+        /// Profile changes under review.
+        fn changes(&self) -> &dyn changes::ChangeService;
         /// Journal entries, newest first, matching `query` when given.
         fn journal(&self, query: Option<String>) -> BoxFut<'_, Result<Vec<JournalEntry>, ApiError>>;
         fn journal_verify(&self) -> BoxFut<'_, Result<JournalCheck, ApiError>>;
@@ -217,70 +249,143 @@ pub mod service {
     pub fn services() -> Result<Services, ApiError> {
         use_context::<Services>().ok_or_else(|| ApiError::Internal("console services missing from context".into()))
     }
+
+    /// The services, after checking the caller against `domain::auth::SERVER_FNS` for this
+    /// endpoint. Server functions call this rather than [`services`]: pages rendered on the
+    /// server call them directly, past the HTTP guard, and must be held to the same table.
+    pub fn authorized(endpoint: &str) -> Result<Services, ApiError> {
+        use crate::domain::auth::{access_for, Access};
+        match access_for(endpoint) {
+            None => Err(ApiError::Forbidden(format!("{endpoint} is not in the access table"))),
+            Some(Access::Public) => services(),
+            Some(Access::Role(needed)) => {
+                let c = caller()?;
+                if c.role.allows(needed) {
+                    services()
+                } else {
+                    Err(ApiError::Forbidden(format!(
+                        "{endpoint} needs the {} role; {} is {}",
+                        needed.as_str(),
+                        c.name,
+                        c.role.as_str()
+                    )))
+                }
+            }
+        }
+    }
+
+    /// The request's parts, as leptos_axum provides them to server functions and pages.
+    fn parts() -> Option<http::request::Parts> {
+        use_context::<http::request::Parts>()
+    }
+
+    /// Who is calling: the request guard put the signed-in account on the request.
+    pub fn caller() -> Result<Caller, ApiError> {
+        parts()
+            .and_then(|p| p.extensions.get::<Caller>().cloned())
+            .ok_or_else(|| ApiError::Unauthorized("no session".into()))
+    }
+
+    /// The caller, if signed in.
+    pub fn caller_opt() -> Option<Caller> {
+        parts().and_then(|p| p.extensions.get::<Caller>().cloned())
+    }
+
+    /// The session token of this request (for signing out).
+    pub fn session_token() -> Option<String> {
+        parts().and_then(|p| p.extensions.get::<SessionToken>().map(|t| t.0.clone()))
+    }
+
+    /// The client's address, for the sign-in rate limit.
+    pub fn client_addr() -> String {
+        parts()
+            .and_then(|p| p.extensions.get::<ClientAddr>().map(|a| a.0.clone()))
+            .unwrap_or_default()
+    }
+
+    /// Adds `Set-Cookie` headers to the response.
+    pub fn set_cookies(cookies: &[String]) {
+        if let Some(r) = use_context::<leptos_axum::ResponseOptions>() {
+            for c in cookies {
+                if let Ok(v) = http::HeaderValue::from_str(c) {
+                    r.append_header(http::header::SET_COOKIE, v);
+                }
+            }
+        }
+    }
 }
 
 /// Every engine the console knows, with its state.
-#[server(prefix = "/api/fn")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_engines")]
 pub async fn list_engines() -> Result<Vec<EngineStatus>, ApiError> {
-    service::services()?.0.engines().await
+    service::authorized("list_engines")?.0.engines().await
 }
 
 /// One engine's page data.
-#[server(prefix = "/api/fn")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_engine")]
 pub async fn get_engine(profile: String) -> Result<EngineDetail, ApiError> {
-    service::services()?.0.engine(profile).await
+    service::authorized("get_engine")?.0.engine(profile).await
 }
 
 /// Serve, stop or restart an engine (confirmed by the operator in the UI).
-#[server(prefix = "/api/fn")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "run_engine_action")]
 pub async fn run_engine_action(profile: String, action: EngineAction) -> Result<(), ApiError> {
-    service::services()?.0.act(profile, action).await
+    service::authorized("run_engine_action")?
+        .0
+        .act(service::caller()?.name, profile, action)
+        .await
 }
 
 /// All launch profiles.
-#[server(prefix = "/api/fn")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_profiles")]
 pub async fn list_profiles() -> Result<Vec<ProfileSummary>, ApiError> {
-    service::services()?.0.profiles().await
+    service::authorized("list_profiles")?.0.profiles().await
 }
 
 /// One launch profile with its rendered command.
-#[server(prefix = "/api/fn")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_profile")]
 pub async fn get_profile(name: String) -> Result<ProfileView, ApiError> {
-    service::services()?.0.profile(name).await
+    service::authorized("get_profile")?.0.profile(name).await
 }
 
 /// Starts smoke-toolcall against a running engine.
-#[server(prefix = "/api/fn")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "start_smoke")]
 pub async fn start_smoke(profile: String) -> Result<(), ApiError> {
-    service::services()?.0.gate_start(profile, None).await
+    service::authorized("start_smoke")?
+        .0
+        .gate_start(service::caller()?.name, profile, None)
+        .await
 }
 
 /// Starts a bench run against a running engine.
-#[server(prefix = "/api/fn")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "start_bench")]
 pub async fn start_bench(profile: String, request: BenchRequest) -> Result<(), ApiError> {
-    service::services()?.0.gate_start(profile, Some(request)).await
+    service::authorized("start_bench")?
+        .0
+        .gate_start(service::caller()?.name, profile, Some(request))
+        .await
 }
 
 /// Stored bench runs, newest first: of one profile, or the given ids (for comparison).
-#[server(prefix = "/api/fn")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_bench_runs")]
 pub async fn list_bench_runs(profile: Option<String>, ids: Vec<i64>) -> Result<Vec<BenchRun>, ApiError> {
-    service::services()?.0.bench_runs(profile, ids).await
+    service::authorized("list_bench_runs")?.0.bench_runs(profile, ids).await
 }
 
 /// The newest smoke-toolcall run of a profile, with every case and raw answer.
-#[server(prefix = "/api/fn")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_last_smoke")]
 pub async fn get_last_smoke(profile: String) -> Result<Option<SmokeRun>, ApiError> {
-    service::services()?.0.last_smoke(profile).await
+    service::authorized("get_last_smoke")?.0.last_smoke(profile).await
 }
 
 /// Chart points of an engine over a time range (15 min from memory, 1 h and 24 h from the
 /// stored minute rollups). A stable endpoint, so scripts can read the history too.
-#[server(prefix = "/api/fn", endpoint = "get_series")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_series")]
 pub async fn get_series(
     profile: String,
     range: crate::domain::series::Range,
 ) -> Result<Vec<crate::domain::series::Point>, ApiError> {
-    service::services()?.0.series(profile, range).await
+    service::authorized("get_series")?.0.series(profile, range).await
 }
 
 use crate::domain::incident::{Incident, IncidentSummary, Postmortem};
@@ -288,42 +393,57 @@ use crate::domain::triage::Action;
 use leptos::server_fn::codec::Json;
 
 /// Opens an incident from the engine page: captures the evidence, then runs the triage.
-#[server(prefix = "/api/fn", endpoint = "open_incident")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "open_incident")]
 pub async fn open_incident(profile: String, clients_see_errors: bool) -> Result<i64, ApiError> {
-    service::services()?.0.incident_open(profile, clients_see_errors).await
+    service::authorized("open_incident")?
+        .0
+        .incident_open(service::caller()?.name, profile, clients_see_errors)
+        .await
 }
 
 /// Incidents, newest first.
-#[server(prefix = "/api/fn", endpoint = "list_incidents")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_incidents")]
 pub async fn list_incidents() -> Result<Vec<IncidentSummary>, ApiError> {
-    service::services()?.0.incidents().await
+    service::authorized("list_incidents")?.0.incidents().await
 }
 
 /// One incident with its evidence, diagnosis, timeline and postmortem.
-#[server(prefix = "/api/fn", endpoint = "get_incident")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_incident")]
 pub async fn get_incident(id: i64) -> Result<Incident, ApiError> {
-    service::services()?.0.incident(id).await
+    service::authorized("get_incident")?.0.incident(id).await
 }
 
 /// One action of the wizard, with the operator's reason.
-#[server(prefix = "/api/fn", endpoint = "incident_action", input = Json)]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "incident_action", input = Json)]
 pub async fn incident_action(id: i64, action: Action, reason: String) -> Result<(), ApiError> {
-    service::services()?.0.incident_act(id, action, reason).await
+    service::authorized("incident_action")?
+        .0
+        .incident_act(service::caller()?.name, id, action, reason)
+        .await
 }
 
-#[server(prefix = "/api/fn", endpoint = "incident_note")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "incident_note")]
 pub async fn incident_note(id: i64, text: String) -> Result<(), ApiError> {
-    service::services()?.0.incident_note(id, text).await
+    service::authorized("incident_note")?
+        .0
+        .incident_note(service::caller()?.name, id, text)
+        .await
 }
 
-#[server(prefix = "/api/fn", endpoint = "resolve_incident")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "resolve_incident")]
 pub async fn resolve_incident(id: i64) -> Result<(), ApiError> {
-    service::services()?.0.incident_resolve(id).await
+    service::authorized("resolve_incident")?
+        .0
+        .incident_resolve(service::caller()?.name, id)
+        .await
 }
 
-#[server(prefix = "/api/fn", endpoint = "save_postmortem", input = Json)]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "save_postmortem", input = Json)]
 pub async fn save_postmortem(id: i64, postmortem: Postmortem) -> Result<(), ApiError> {
-    service::services()?.0.incident_postmortem(id, postmortem).await
+    service::authorized("save_postmortem")?
+        .0
+        .incident_postmortem(service::caller()?.name, id, postmortem)
+        .await
 }
 
 /// A model directory under the models root, as the VRAM calculator needs it.
@@ -337,9 +457,9 @@ pub struct ModelInfo {
 }
 
 /// Models under the configured models root (unreadable ones are skipped and logged).
-#[server(prefix = "/api/fn", endpoint = "list_models")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_models")]
 pub async fn list_models() -> Result<Vec<ModelInfo>, ApiError> {
-    service::services()?.0.models().await
+    service::authorized("list_models")?.0.models().await
 }
 
 /// One entry of the change journal.
@@ -367,14 +487,14 @@ pub struct JournalCheck {
     pub broken: Option<(i64, String)>,
 }
 
-#[server(prefix = "/api/fn", endpoint = "list_journal")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_journal")]
 pub async fn list_journal(query: Option<String>) -> Result<Vec<JournalEntry>, ApiError> {
-    service::services()?.0.journal(query).await
+    service::authorized("list_journal")?.0.journal(query).await
 }
 
-#[server(prefix = "/api/fn", endpoint = "verify_journal")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "verify_journal")]
 pub async fn verify_journal() -> Result<JournalCheck, ApiError> {
-    service::services()?.0.journal_verify().await
+    service::authorized("verify_journal")?.0.journal_verify().await
 }
 
 /// An engine installation as the editor needs it: its kind and the command argv starts with.
@@ -390,7 +510,12 @@ pub struct InstallInfo {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EditorData {
     pub name: String,
+    /// Where editing starts: the active profile, or the change being reworked.
     pub env_text: String,
+    /// The active profile, for the diff.
+    pub active_env: String,
+    /// The change being reworked, if any.
+    pub change: Option<i64>,
     pub installs: Vec<InstallInfo>,
 }
 
@@ -402,17 +527,18 @@ pub struct FlagCheck {
     pub bad_values: Vec<crate::domain::help_flags::BadValue>,
 }
 
-#[server(prefix = "/api/fn", endpoint = "get_profile_editor")]
-pub async fn get_profile_editor(name: String) -> Result<EditorData, ApiError> {
-    service::services()?.0.profile_editor(name).await
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_profile_editor")]
+pub async fn get_profile_editor(name: String, change: Option<i64>) -> Result<EditorData, ApiError> {
+    service::authorized("get_profile_editor")?
+        .0
+        .profile_editor(name, change)
+        .await
 }
 
-#[server(prefix = "/api/fn", endpoint = "check_profile_flags")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "check_profile_flags")]
 pub async fn check_profile_flags(name: String, env_text: String) -> Result<FlagCheck, ApiError> {
-    service::services()?.0.check_flags_text(name, env_text).await
-}
-
-#[server(prefix = "/api/fn", endpoint = "save_profile")]
-pub async fn save_profile(name: String, env_text: String, reason: String) -> Result<(), ApiError> {
-    service::services()?.0.save_profile(name, env_text, reason).await
+    service::authorized("check_profile_flags")?
+        .0
+        .check_flags_text(name, env_text)
+        .await
 }

@@ -1,0 +1,275 @@
+//! Profile changes: the list, and one change's page with its diff, the review (approve or
+//! request changes, with comments), the gate's steps and checks as they run, and rollback.
+
+use crate::api::{get_change, list_changes, ChangeView, ReviewChange, RollbackChange, StartChangeGate, WithdrawChange};
+use crate::components::use_i18n;
+use crate::domain::review::{ChangeAction, ChangeState};
+use crate::pages::ErrorNote;
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+fn state_class(s: ChangeState) -> &'static str {
+    match s {
+        ChangeState::Active | ChangeState::Approved => "ok",
+        ChangeState::GateFailed | ChangeState::ChangesRequested => "error",
+        ChangeState::Gating | ChangeState::Submitted => "warning",
+        _ => "muted",
+    }
+}
+
+#[component]
+fn StateTag(state: ChangeState) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <span class=format!("tag {}", state_class(state)) data-testid="change-state" data-state=state.as_str()>
+            {move || i18n.t(&format!("change-state-{}", state.as_str()))}
+        </span>
+    }
+}
+
+#[component]
+pub fn ChangeListPage() -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <section class="changes">
+            <div class="page-head"><h1>{move || i18n.t("changes-title")}</h1></div>
+            <p class="muted">{move || i18n.t("changes-intro")}</p>
+            <ChangeList profile=None/>
+        </section>
+    }
+}
+
+/// Changes, newest first: all of them, or one profile's (on the profile's page).
+#[component]
+pub fn ChangeList(profile: Option<String>) -> impl IntoView {
+    let i18n = use_i18n();
+    let rows = Resource::new(move || profile.clone(), list_changes);
+    view! {
+            <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
+                {move || rows.get().map(|r| match r {
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    Ok(list) if list.is_empty() => view! { <p class="muted">{move || i18n.t("changes-empty")}</p> }.into_any(),
+                    Ok(list) => view! {
+                        <table class="grid" data-testid="changes-table">
+                            <thead><tr>
+                                <th scope="col">"#"</th>
+                                <th scope="col">{move || i18n.t("col-profile")}</th>
+                                <th scope="col">{move || i18n.t("change-author")}</th>
+                                <th scope="col">{move || i18n.t("change-state")}</th>
+                                <th scope="col">{move || i18n.t("journal-reason")}</th>
+                                <th scope="col">{move || i18n.t("change-updated")}</th>
+                            </tr></thead>
+                            <tbody>
+                                {list.into_iter().map(|c| view! {
+                                    <tr data-testid="change-row">
+                                        <td class="num"><a href=format!("/changes/{}", c.id)>{c.id}</a></td>
+                                        <td><a href=format!("/profiles/{}", c.profile)>{c.profile.clone()}</a></td>
+                                        <td>{c.author.clone()}</td>
+                                        <td><StateTag state=c.state/></td>
+                                        <td>{c.reason.clone()}</td>
+                                        <td class="mono">{c.updated_at.clone()}</td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    }.into_any(),
+                })}
+            </Transition>
+    }
+}
+
+#[component]
+pub fn ChangePage() -> impl IntoView {
+    let i18n = use_i18n();
+    let params = use_params_map();
+    let id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
+    let data = Resource::new(id, get_change);
+    view! {
+        <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
+            {move || data.get().map(|r| match r {
+                Ok(c) => view! { <LiveChange change=c/> }.into_any(),
+                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+/// The change, refreshed every two seconds while its gate runs (and after each step taken).
+#[component]
+fn LiveChange(change: ChangeView) -> impl IntoView {
+    let state = RwSignal::new(change);
+    let refresh = move || {
+        #[cfg(feature = "hydrate")]
+        {
+            let id = state.with_untracked(|c| c.summary.id);
+            leptos::task::spawn_local(async move {
+                if let Ok(next) = get_change(id).await {
+                    if state.with_untracked(|cur| *cur != next) {
+                        state.set(next);
+                    }
+                }
+            });
+        }
+    };
+    #[cfg(feature = "hydrate")]
+    if let Ok(handle) = set_interval_with_handle(
+        move || {
+            if state.with_untracked(|c| c.summary.state == ChangeState::Gating) {
+                refresh();
+            }
+        },
+        std::time::Duration::from_secs(2),
+    ) {
+        on_cleanup(move || handle.clear());
+    }
+    let refetch = Callback::new(move |_| refresh());
+    view! { {move || view! { <ChangeBody c=state.get() refetch/> }} }
+}
+
+#[component]
+fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
+    let i18n = use_i18n();
+    let id = c.summary.id;
+    let profile = c.summary.profile.clone();
+    let review = ServerAction::<ReviewChange>::new();
+    let withdraw = ServerAction::<WithdrawChange>::new();
+    let gate = ServerAction::<StartChangeGate>::new();
+    let rollback = ServerAction::<RollbackChange>::new();
+    Effect::new(move |_| {
+        let done = [
+            review.version().get(),
+            withdraw.version().get(),
+            gate.version().get(),
+            rollback.version().get(),
+        ];
+        if done.iter().any(|v| *v > 0) {
+            refetch.run(());
+        }
+    });
+    let comment = RwSignal::new(String::new());
+    let rollback_reason = RwSignal::new(String::new());
+    let allowed = c.allowed.clone();
+    let can = move |a: ChangeAction| allowed.contains(&a);
+    let error = move || {
+        [
+            review.value().get(),
+            withdraw.value().get(),
+            gate.value().get(),
+            rollback.value().get(),
+        ]
+        .into_iter()
+        .flatten()
+        .find_map(|r| r.err())
+        .map(|e| view! { <ErrorNote error=e/> })
+    };
+    let gate_report = c.gate.clone();
+    let t = c.thresholds.clone();
+    view! {
+        <section class="change" data-testid="change" data-id=id>
+            <div class="page-head">
+                <h1>{move || i18n.ta("change-title", &[("id", id.into()), ("profile", profile.clone().into())])}</h1>
+                <StateTag state=c.summary.state/>
+            </div>
+            <p>
+                {move || i18n.t("change-author")} ": " <strong data-testid="change-author">{c.summary.author.clone()}</strong>
+                " · " {move || i18n.t("journal-reason")} ": " <span data-testid="change-reason">{c.summary.reason.clone()}</span>
+            </p>
+            {c.stale.then(|| view! { <p class="warning" role="alert" data-testid="change-stale">{move || i18n.t("change-stale")}</p> })}
+            <h2>{move || i18n.t("editor-diff")}</h2>
+            <pre class="envfile" data-testid="change-diff">{c.diff.join("\n")}</pre>
+
+            <div class="actions" data-testid="change-actions">
+                {can(ChangeAction::Edit).then(|| view! {
+                    <a class="button" data-testid="change-edit" href=format!("/profiles/{}/edit?change={id}", c.summary.profile)>{move || i18n.t("change-edit")}</a>
+                })}
+                {can(ChangeAction::Withdraw).then(|| view! {
+                    <button type="button" data-testid="change-withdraw" on:click=move |_| { withdraw.dispatch(WithdrawChange { id, comment: comment.get_untracked() }); }>{move || i18n.t("change-withdraw")}</button>
+                })}
+                {can(ChangeAction::StartGate).then(|| view! {
+                    <button type="button" class="primary" data-testid="change-start-gate" disabled=move || gate.pending().get()
+                        on:click=move |_| { gate.dispatch(StartChangeGate { id }); }>{move || i18n.t("change-start-gate")}</button>
+                })}
+            </div>
+            {(can(ChangeAction::Approve) || can(ChangeAction::RequestChanges)).then(|| view! {
+                <div class="review" data-testid="change-review">
+                    <label class="editor-field">
+                        <span>{move || i18n.t("change-comment")}</span>
+                        <textarea data-testid="change-comment" prop:value=move || comment.get() on:input=move |ev| comment.set(event_target_value(&ev))></textarea>
+                    </label>
+                    <div class="actions">
+                        <button type="button" class="primary" data-testid="change-approve" disabled=move || review.pending().get()
+                            on:click=move |_| { review.dispatch(ReviewChange { id, approve: true, comment: comment.get_untracked() }); }>{move || i18n.t("change-approve")}</button>
+                        <button type="button" data-testid="change-request-changes" disabled=move || review.pending().get() || comment.with(|c| c.trim().is_empty())
+                            on:click=move |_| { review.dispatch(ReviewChange { id, approve: false, comment: comment.get_untracked() }); }>{move || i18n.t("change-request-changes")}</button>
+                    </div>
+                </div>
+            })}
+            {can(ChangeAction::Rollback).then(|| view! {
+                <div class="review" data-testid="change-rollback-form">
+                    <label class="editor-field">
+                        <span>{move || i18n.t("incident-action-reason")}</span>
+                        <input type="text" data-testid="change-rollback-reason" prop:value=move || rollback_reason.get() on:input=move |ev| rollback_reason.set(event_target_value(&ev))/>
+                    </label>
+                    <button type="button" data-testid="change-rollback" disabled=move || rollback.pending().get() || rollback_reason.with(|r| r.trim().is_empty())
+                        on:click=move |_| { rollback.dispatch(RollbackChange { id, reason: rollback_reason.get_untracked() }); }>{move || i18n.t("change-rollback")}</button>
+                </div>
+            })}
+            {error}
+
+            <h2>{move || i18n.t("change-gate")}</h2>
+            <p class="muted small" data-testid="change-thresholds">{move || i18n.ta("change-gate-thresholds", &[
+                ("requests", t.requests.into()), ("concurrency", t.concurrency.into()),
+                ("ttft", format!("{:.0}", t.max_ttft_p95_ms).into()), ("tpot", format!("{:.0}", t.max_tpot_p95_ms).into()),
+                ("failed", t.max_failed.into()),
+            ])}</p>
+            {match gate_report {
+                None => view! { <p class="muted">{move || i18n.t("change-gate-none")}</p> }.into_any(),
+                Some(g) => view! {
+                    <ol class="gate-steps" data-testid="gate-steps" data-passed=g.passed.map(|p| p.to_string()).unwrap_or_default()>
+                        {g.steps.into_iter().map(|s| {
+                            let class = match s.pass { Some(true) => "ok", Some(false) => "error", None => "warning" };
+                            let name = s.name.clone();
+                            view! {
+                                <li class=class data-testid="gate-step" data-step=s.name.clone() data-pass=s.pass.map(|p| p.to_string()).unwrap_or_default()>
+                                    <strong>{move || i18n.t(&format!("change-gate-step-{name}"))}</strong>" "{s.detail.clone()}
+                                </li>
+                            }
+                        }).collect_view()}
+                    </ol>
+                    {(!g.checks.is_empty()).then(|| view! {
+                        <table class="grid" data-testid="gate-checks">
+                            <tbody>
+                                {g.checks.into_iter().map(|k| {
+                                    let name = k.name.clone();
+                                    view! {
+                                        <tr class=if k.pass { "ok" } else { "error" } data-check=k.name.clone()>
+                                            <td>{move || i18n.t(&format!("change-check-{name}"))}</td>
+                                            <td class="mono">{k.value.clone()}</td>
+                                            <td class="mono">{k.limit.clone()}</td>
+                                        </tr>
+                                    }
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    })}
+                    {g.bench_run.map(|b| view! { <p><a href=format!("/bench/compare?ids={b}")>{move || i18n.t("change-bench-run")}</a></p> })}
+                }.into_any(),
+            }}
+
+            <h2>{move || i18n.t("change-history")}</h2>
+            <ol class="timeline" data-testid="change-events">
+                {c.events.into_iter().map(|e| {
+                    let kind = e.kind.clone();
+                    view! {
+                        <li data-testid="change-event" data-kind=e.kind.clone()>
+                            <span class="mono small">{e.at.clone()}</span>" "
+                            <strong>{e.who.clone()}</strong>" "
+                            {move || i18n.t(&format!("change-event-{kind}"))}
+                            {(!e.text.is_empty()).then(|| view! { <blockquote>{e.text.clone()}</blockquote> })}
+                        </li>
+                    }
+                }).collect_view()}
+            </ol>
+        </section>
+    }
+}

@@ -1,0 +1,368 @@
+//! Local accounts, sessions and the first-run setup secret, in SQLite.
+//!
+//! Passwords are stored as argon2id PHC strings; session and setup tokens only as SHA-256
+//! digests, so reading the database signs nobody in. A session carries its own CSRF token,
+//! which every mutating request must echo in a header.
+
+pub mod cli;
+pub mod ratelimit;
+
+use app::domain::auth::{check_name, check_password, CredentialError, Role};
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use rand::RngCore;
+use sqlx::SqlitePool;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A session ends after this long without a request.
+pub const IDLE_S: i64 = 12 * 3600;
+/// ... and after this long in any case.
+pub const ABSOLUTE_S: i64 = 7 * 24 * 3600;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("database: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    #[error("{0}")]
+    Credential(#[from] CredentialError),
+    #[error("user name or password is wrong")]
+    BadLogin,
+    #[error("an account named {0} already exists")]
+    Exists(String),
+    #[error("no account named {0}")]
+    NoSuchAccount(String),
+    #[error("the setup secret is wrong or already used")]
+    BadSecret,
+    #[error("accounts exist already: sign in, or ask an admin for an account")]
+    AlreadySetUp,
+    #[error("{name} is the last admin who can sign in; make another admin first")]
+    LastAdmin { name: String },
+    #[error("hashing the password: {0}")]
+    Hash(String),
+}
+
+/// An account as listed for admins (never the hash).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AccountRow {
+    pub name: String,
+    pub role: Role,
+    pub disabled: bool,
+    pub created_at: String,
+}
+
+/// A signed-in session as the request guard sees it.
+#[derive(Clone, Debug)]
+pub struct SessionInfo {
+    pub name: String,
+    pub role: Role,
+    pub csrf: String,
+}
+
+/// A fresh session: the cookie's token and the CSRF token.
+#[derive(Clone, Debug)]
+pub struct NewSession {
+    pub token: String,
+    pub csrf: String,
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// 32 random bytes, hex: tokens and secrets.
+pub fn random_token() -> String {
+    let mut b = [0u8; 32];
+    rand::rng().fill_bytes(&mut b);
+    hex::encode(b)
+}
+
+fn digest(token: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(token.as_bytes()))
+}
+
+fn hash_password(password: &str) -> Result<String, AuthError> {
+    let mut salt = [0u8; 16];
+    rand::rng().fill_bytes(&mut salt);
+    let salt = SaltString::encode_b64(&salt).map_err(|e| AuthError::Hash(e.to_string()))?;
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| AuthError::Hash(e.to_string()))
+}
+
+fn verify_password(password: &str, phc: &str) -> bool {
+    PasswordHash::new(phc)
+        .map(|h| Argon2::default().verify_password(password.as_bytes(), &h).is_ok())
+        .unwrap_or(false)
+}
+
+/// A hash to verify against when the user does not exist, so a wrong name takes as long as
+/// a wrong password and does not tell which names exist.
+fn dummy_hash() -> &'static str {
+    static H: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    H.get_or_init(|| hash_password("not a password of anybody").unwrap_or_default())
+}
+
+/// Accounts and sessions in one database.
+#[derive(Clone)]
+pub struct Accounts {
+    pool: SqlitePool,
+}
+
+impl Accounts {
+    pub fn new(pool: SqlitePool) -> Self {
+        Self { pool }
+    }
+
+    pub async fn count(&self) -> Result<i64, AuthError> {
+        Ok(sqlx::query_scalar("select count(*) from account")
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
+    /// Creates an account after checking the name and password rules.
+    pub async fn create(&self, name: &str, password: &str, role: Role) -> Result<(), AuthError> {
+        check_name(name)?;
+        check_password(name, password)?;
+        let hash = hash_password(password)?;
+        let r = sqlx::query("insert into account (name, password_hash, role) values ($1, $2, $3)")
+            .bind(name)
+            .bind(hash)
+            .bind(role.as_str())
+            .execute(&self.pool)
+            .await;
+        match r {
+            Ok(_) => Ok(()),
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Err(AuthError::Exists(name.into())),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub async fn list(&self) -> Result<Vec<AccountRow>, AuthError> {
+        let rows: Vec<(String, String, bool, String)> =
+            sqlx::query_as("select name, role, disabled, created_at from account order by name")
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(name, role, disabled, created_at)| AccountRow {
+                name,
+                role: role.parse().unwrap_or(Role::Viewer),
+                disabled,
+                created_at,
+            })
+            .collect())
+    }
+
+    /// Checks a name and password; a disabled account fails like a wrong password.
+    pub async fn verify(&self, name: &str, password: &str) -> Result<(i64, Role), AuthError> {
+        let row: Option<(i64, String, String, bool)> =
+            sqlx::query_as("select account_id, password_hash, role, disabled from account where name = $1")
+                .bind(name)
+                .fetch_optional(&self.pool)
+                .await?;
+        let pw = password.to_string();
+        let (hash, found) = match &row {
+            Some((_, h, _, _)) => (h.clone(), true),
+            None => (dummy_hash().to_string(), false),
+        };
+        let ok = tokio::task::spawn_blocking(move || verify_password(&pw, &hash))
+            .await
+            .unwrap_or(false);
+        match row {
+            Some((id, _, role, false)) if ok && found => Ok((id, role.parse().unwrap_or(Role::Viewer))),
+            _ => Err(AuthError::BadLogin),
+        }
+    }
+
+    /// Changes role, disabled flag or password; refuses to leave no admin who can sign in.
+    /// A password change or a disable ends the account's sessions.
+    pub async fn update(
+        &self,
+        name: &str,
+        role: Option<Role>,
+        disabled: Option<bool>,
+        password: Option<&str>,
+    ) -> Result<(), AuthError> {
+        let mut tx = self.pool.begin().await?;
+        let current: Option<(i64, String, bool)> =
+            sqlx::query_as("select account_id, role, disabled from account where name = $1")
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let (id, cur_role, cur_disabled) = current.ok_or_else(|| AuthError::NoSuchAccount(name.into()))?;
+        let was_admin = cur_role == "admin" && !cur_disabled;
+        let stays_admin =
+            role.map(|r| r == Role::Admin).unwrap_or(cur_role == "admin") && !disabled.unwrap_or(cur_disabled);
+        if was_admin && !stays_admin {
+            let admins: i64 = sqlx::query_scalar("select count(*) from account where role = 'admin' and disabled = 0")
+                .fetch_one(&mut *tx)
+                .await?;
+            if admins <= 1 {
+                return Err(AuthError::LastAdmin { name: name.into() });
+            }
+        }
+        if let Some(r) = role {
+            sqlx::query("update account set role = $1 where account_id = $2")
+                .bind(r.as_str())
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        if let Some(d) = disabled {
+            sqlx::query("update account set disabled = $1 where account_id = $2")
+                .bind(d)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        if let Some(p) = password {
+            check_password(name, p)?;
+            sqlx::query("update account set password_hash = $1 where account_id = $2")
+                .bind(hash_password(p)?)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        if password.is_some() || disabled == Some(true) {
+            sqlx::query("delete from session where account_id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn open_session(&self, account_id: i64) -> Result<NewSession, AuthError> {
+        let s = NewSession {
+            token: random_token(),
+            csrf: random_token(),
+        };
+        let t = now();
+        sqlx::query(
+            "insert into session (token_hash, account_id, csrf, created_at, last_seen) values ($1, $2, $3, $4, $4)",
+        )
+        .bind(digest(&s.token))
+        .bind(account_id)
+        .bind(&s.csrf)
+        .bind(t)
+        .execute(&self.pool)
+        .await?;
+        // Expired sessions go when new ones come; no separate sweeper needed.
+        sqlx::query("delete from session where last_seen < $1 or created_at < $2")
+            .bind(t - IDLE_S)
+            .bind(t - ABSOLUTE_S)
+            .execute(&self.pool)
+            .await?;
+        Ok(s)
+    }
+
+    /// The session behind a cookie token, if it is live and its account can sign in.
+    pub async fn session(&self, token: &str) -> Result<Option<SessionInfo>, AuthError> {
+        let t = now();
+        let row: Option<(String, String, String, i64, i64)> = sqlx::query_as(
+            "select a.name, a.role, s.csrf, s.created_at, s.last_seen
+             from session s join account a using (account_id)
+             where s.token_hash = $1 and a.disabled = 0",
+        )
+        .bind(digest(token))
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some((name, role, csrf, created, last_seen)) = row else {
+            return Ok(None);
+        };
+        if t - last_seen > IDLE_S || t - created > ABSOLUTE_S {
+            return Ok(None);
+        }
+        // Writing last_seen on every request costs a write; once a minute is enough.
+        if t - last_seen > 60 {
+            sqlx::query("update session set last_seen = $1 where token_hash = $2")
+                .bind(t)
+                .bind(digest(token))
+                .execute(&self.pool)
+                .await?;
+        }
+        Ok(Some(SessionInfo {
+            name,
+            role: role.parse().unwrap_or(Role::Viewer),
+            csrf,
+        }))
+    }
+
+    pub async fn close_session(&self, token: &str) -> Result<(), AuthError> {
+        sqlx::query("delete from session where token_hash = $1")
+            .bind(digest(token))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// When no account exists, makes a new one-time setup secret (replacing an unused one)
+    /// and returns it for the console log; otherwise `None`.
+    pub async fn setup_secret(&self) -> Result<Option<String>, AuthError> {
+        if self.count().await? > 0 {
+            sqlx::query("delete from setup_secret").execute(&self.pool).await?;
+            return Ok(None);
+        }
+        let secret = random_token()[..24].to_string();
+        sqlx::query(
+            "insert into setup_secret (id, secret_hash) values (1, $1)
+             on conflict (id) do update set secret_hash = excluded.secret_hash, created_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')",
+        )
+        .bind(digest(&secret))
+        .execute(&self.pool)
+        .await?;
+        Ok(Some(secret))
+    }
+
+    /// Creates the first admin with the setup secret, which is used up; returns the account id.
+    pub async fn setup_admin(&self, secret: &str, name: &str, password: &str) -> Result<i64, AuthError> {
+        check_name(name)?;
+        check_password(name, password)?;
+        let hash = hash_password(password)?;
+        let mut tx = self.pool.begin().await?;
+        let accounts: i64 = sqlx::query_scalar("select count(*) from account")
+            .fetch_one(&mut *tx)
+            .await?;
+        if accounts > 0 {
+            return Err(AuthError::AlreadySetUp);
+        }
+        let used = sqlx::query("delete from setup_secret where id = 1 and secret_hash = $1")
+            .bind(digest(secret.trim()))
+            .execute(&mut *tx)
+            .await?;
+        if used.rows_affected() != 1 {
+            return Err(AuthError::BadSecret);
+        }
+        let id: i64 = sqlx::query_scalar(
+            "insert into account (name, password_hash, role) values ($1, $2, 'admin') returning account_id",
+        )
+        .bind(name)
+        .bind(hash)
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_verify_and_hashes_are_salted() {
+        let a = hash_password("correct horse battery").unwrap();
+        let b = hash_password("correct horse battery").unwrap();
+        assert!(a.starts_with("$argon2id$"));
+        assert_ne!(a, b, "salted");
+        assert!(verify_password("correct horse battery", &a));
+        assert!(!verify_password("correct horse batterY", &a));
+        assert!(!verify_password("x", "not a phc string"));
+    }
+}

@@ -1,0 +1,226 @@
+//! Profile changes and their review history in SQLite.
+
+use app::api::{ChangeEvent, ChangeSummary};
+use app::domain::review::{ChangeState, GateReport};
+use sqlx::SqlitePool;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    #[error("no change #{0}")]
+    NotFound(i64),
+}
+
+/// One stored change.
+#[derive(Clone, Debug)]
+pub struct ChangeRow {
+    pub id: i64,
+    pub profile: String,
+    pub author: String,
+    pub state: ChangeState,
+    pub reason: String,
+    pub base_env: String,
+    pub env: String,
+    pub gate: Option<GateReport>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl ChangeRow {
+    pub fn summary(&self) -> ChangeSummary {
+        ChangeSummary {
+            id: self.id,
+            profile: self.profile.clone(),
+            author: self.author.clone(),
+            state: self.state,
+            reason: self.reason.clone(),
+            created_at: self.created_at.clone(),
+            updated_at: self.updated_at.clone(),
+        }
+    }
+}
+
+type Row = (
+    i64,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    String,
+    String,
+);
+
+const COLUMNS: &str = "change_id, profile, author, state, reason, base_env, env, gate_report, created_at, updated_at";
+
+fn decode(r: Row) -> ChangeRow {
+    ChangeRow {
+        id: r.0,
+        profile: r.1,
+        author: r.2,
+        // An unknown state (a newer console wrote it) reads as withdrawn: nothing acts on it.
+        state: ChangeState::parse(&r.3).unwrap_or(ChangeState::Withdrawn),
+        reason: r.4,
+        base_env: r.5,
+        env: r.6,
+        gate: r.7.and_then(|g| serde_json::from_str(&g).ok()),
+        created_at: r.8,
+        updated_at: r.9,
+    }
+}
+
+#[derive(Clone)]
+pub struct ChangeStore {
+    pool: SqlitePool,
+}
+
+impl ChangeStore {
+    pub fn new(pool: SqlitePool) -> Self {
+        Self { pool }
+    }
+
+    pub async fn insert(
+        &self,
+        profile: &str,
+        author: &str,
+        state: ChangeState,
+        reason: &str,
+        base_env: &str,
+        env: &str,
+    ) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(
+            "insert into profile_change (profile, author, state, reason, base_env, env)
+             values ($1, $2, $3, $4, $5, $6) returning change_id",
+        )
+        .bind(profile)
+        .bind(author)
+        .bind(state.as_str())
+        .bind(reason)
+        .bind(base_env)
+        .bind(env)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    pub async fn get(&self, id: i64) -> Result<ChangeRow, StoreError> {
+        let row: Option<Row> = sqlx::query_as(&format!("select {COLUMNS} from profile_change where change_id = $1"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(decode).ok_or(StoreError::NotFound(id))
+    }
+
+    pub async fn list(&self, profile: Option<&str>) -> Result<Vec<ChangeRow>, StoreError> {
+        let rows: Vec<Row> = sqlx::query_as(&format!(
+            "select {COLUMNS} from profile_change where $1 is null or profile = $1 order by change_id desc limit 500"
+        ))
+        .bind(profile)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(decode).collect())
+    }
+
+    /// New content (and reason) for a change being reworked, in its new state.
+    pub async fn update_content(
+        &self,
+        id: i64,
+        state: ChangeState,
+        reason: &str,
+        base_env: &str,
+        env: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "update profile_change set state = $2, reason = $3, base_env = $4, env = $5,
+                 updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') where change_id = $1",
+        )
+        .bind(id)
+        .bind(state.as_str())
+        .bind(reason)
+        .bind(base_env)
+        .bind(env)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Moves a change from `from` to `to`; false when it was not in `from` any more (somebody
+    /// else acted first), so two approvals or two gates never both go through.
+    pub async fn transition(&self, id: i64, from: ChangeState, to: ChangeState) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "update profile_change set state = $3, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'),
+                 activated_at = case when $3 = 'active' then strftime('%Y-%m-%dT%H:%M:%SZ', 'now') else activated_at end
+             where change_id = $1 and state = $2",
+        )
+        .bind(id)
+        .bind(from.as_str())
+        .bind(to.as_str())
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn set_gate(&self, id: i64, report: &GateReport) -> Result<(), StoreError> {
+        sqlx::query("update profile_change set gate_report = $2 where change_id = $1")
+            .bind(id)
+            .bind(serde_json::to_string(report).unwrap_or_default())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The profile's most recently activated change that is still active.
+    pub async fn newest_active(&self, profile: &str) -> Result<Option<i64>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "select change_id from profile_change where profile = $1 and activated_at is not null
+             order by activated_at desc, change_id desc limit 1",
+        )
+        .bind(profile)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Whether another change of the profile is in its gate now.
+    pub async fn gating(&self, profile: &str) -> Result<Option<i64>, StoreError> {
+        Ok(
+            sqlx::query_scalar("select change_id from profile_change where profile = $1 and state = 'gating' limit 1")
+                .bind(profile)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
+    }
+
+    /// Gates cut off by a console restart: they can never report, so they failed.
+    pub async fn interrupted_gates(&self) -> Result<Vec<i64>, StoreError> {
+        Ok(
+            sqlx::query_scalar("select change_id from profile_change where state = 'gating'")
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
+    pub async fn add_event(&self, id: i64, who: &str, kind: &str, text: &str) -> Result<(), StoreError> {
+        sqlx::query("insert into change_event (change_id, who, kind, text) values ($1, $2, $3, $4)")
+            .bind(id)
+            .bind(who)
+            .bind(kind)
+            .bind(text)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn events(&self, id: i64) -> Result<Vec<ChangeEvent>, StoreError> {
+        let rows: Vec<(String, String, String, String)> =
+            sqlx::query_as("select who, kind, text, at from change_event where change_id = $1 order by event_id")
+                .bind(id)
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(who, kind, text, at)| ChangeEvent { who, kind, text, at })
+            .collect())
+    }
+}

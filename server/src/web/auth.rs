@@ -1,0 +1,418 @@
+//! The request guard (who is calling, may they, does the CSRF token match) and the account
+//! service behind the sign-in, setup and admin server functions.
+//!
+//! Pages need a session (else a redirect to `/login`); server functions need what
+//! `app::domain::auth::SERVER_FNS` says and, for every call, the session's CSRF token in the
+//! `x-csrf-token` header; other `/api/` routes need a session. Public: `/login`, `/setup`, the
+//! static bundle, `/metrics`, `/api/engines` (what other consoles in the fleet read), and the
+//! Alertmanager webhook, which checks its own bearer token.
+
+use crate::auth::{ratelimit::LoginLimiter, Accounts, AuthError};
+use app::api::csrf;
+use app::api::service::BoxFut;
+use app::api::{AccountInfo, AccountService, ApiError, Caller, ClientAddr, SessionToken, SignedIn};
+use app::domain::auth::{Access, Role};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use std::net::SocketAddr;
+
+pub const SESSION_COOKIE: &str = "roofline_session";
+
+/// What the guard and the account service share.
+#[derive(Clone)]
+pub struct AuthState {
+    pub accounts: Accounts,
+    pub limiter: LoginLimiter,
+    /// Cookies get `Secure` (served over HTTPS by a proxy in front).
+    pub secure: bool,
+    pub journal: crate::journal::Journal,
+}
+
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|c| csrf::cookie_value(c, name))
+        .filter(|v| !v.is_empty())
+}
+
+/// What a path needs.
+#[derive(Debug, PartialEq, Eq)]
+enum Need {
+    Public,
+    /// A server function (by endpoint).
+    Function(&'static str, Access),
+    UnknownFunction,
+    /// A JSON or stream route: a session, answered 401 without one.
+    Session,
+    /// A page: a session, else a redirect to the sign-in page.
+    Page,
+}
+
+fn need(path: &str) -> Need {
+    const PUBLIC: &[&str] = &[
+        "/login",
+        "/setup",
+        "/favicon.svg",
+        "/metrics",
+        "/api/engines",
+        "/api/alerts/alertmanager",
+    ];
+    if PUBLIC.contains(&path) || path.starts_with("/pkg/") {
+        return Need::Public;
+    }
+    if let Some(name) = path.strip_prefix("/api/fn/") {
+        return app::domain::auth::SERVER_FNS
+            .iter()
+            .find(|(e, _)| *e == name)
+            .map(|(e, a)| Need::Function(e, *a))
+            .unwrap_or(Need::UnknownFunction);
+    }
+    if path.starts_with("/api/") {
+        return Need::Session;
+    }
+    Need::Page
+}
+
+/// A JSON-encoded `ApiError` with its status, which the UI's server-function client decodes.
+fn api_refusal(status: StatusCode, e: ApiError) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        serde_json::to_string(&e).unwrap_or_default(),
+    )
+        .into_response()
+}
+
+/// Identifies the caller and applies the access rules before any handler runs.
+pub async fn guard(State(auth): State<AuthState>, mut req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_string();
+    let token = cookie(req.headers(), SESSION_COOKIE);
+    let session = match &token {
+        Some(t) => auth.accounts.session(t).await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "reading the session failed");
+            None
+        }),
+        None => None,
+    };
+    let addr = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    req.extensions_mut().insert(ClientAddr(addr));
+    if let (Some(s), Some(t)) = (&session, token) {
+        req.extensions_mut().insert(Caller {
+            name: s.name.clone(),
+            role: s.role,
+        });
+        req.extensions_mut().insert(SessionToken(t));
+    }
+    match need(&path) {
+        Need::Public => {}
+        Need::UnknownFunction => {
+            return api_refusal(
+                StatusCode::FORBIDDEN,
+                ApiError::Forbidden(format!("{path} is not in the access table")),
+            )
+        }
+        Need::Function(_, Access::Public) => {}
+        Need::Function(name, Access::Role(needed)) => {
+            let Some(s) = &session else {
+                return api_refusal(
+                    StatusCode::UNAUTHORIZED,
+                    ApiError::Unauthorized("no session, or it ended".into()),
+                );
+            };
+            if !s.role.allows(needed) {
+                return api_refusal(
+                    StatusCode::FORBIDDEN,
+                    ApiError::Forbidden(format!(
+                        "{name} needs the {} role; {} is {}",
+                        needed.as_str(),
+                        s.name,
+                        s.role.as_str()
+                    )),
+                );
+            }
+            let sent = req.headers().get(csrf::HEADER).and_then(|v| v.to_str().ok());
+            if !constant_time_eq(sent.unwrap_or_default(), &s.csrf) {
+                return api_refusal(
+                    StatusCode::FORBIDDEN,
+                    ApiError::Forbidden("CSRF token missing or wrong; reload the page".into()),
+                );
+            }
+        }
+        Need::Session => {
+            if session.is_none() {
+                return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
+            }
+        }
+        Need::Page => {
+            if session.is_none() {
+                if req.method() != Method::GET && req.method() != Method::HEAD {
+                    return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
+                }
+                let next = req
+                    .uri()
+                    .path_and_query()
+                    .map(|p| p.as_str().to_string())
+                    .unwrap_or_else(|| "/".into());
+                let to = match auth.accounts.count().await {
+                    Ok(0) => "/setup".to_string(),
+                    _ => format!("/login?next={}", urlencode(&next)),
+                };
+                return Redirect::to(&to).into_response();
+            }
+        }
+    }
+    next.run(req).await
+}
+
+fn constant_time_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+impl AuthState {
+    fn cookies(&self, token: &str, csrf_token: &str, max_age: i64) -> Vec<String> {
+        let secure = if self.secure { "; Secure" } else { "" };
+        vec![
+            format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}"),
+            // Readable by our own scripts (they echo it in the header), not HttpOnly on purpose.
+            format!(
+                "{}={csrf_token}; Path=/; SameSite=Strict; Max-Age={max_age}{secure}",
+                csrf::COOKIE
+            ),
+        ]
+    }
+
+    async fn sign_in(&self, id: i64, name: String, role: Role) -> Result<SignedIn, ApiError> {
+        let s = self.accounts.open_session(id).await.map_err(auth_error)?;
+        Ok(SignedIn {
+            caller: Caller { name, role },
+            cookies: self.cookies(&s.token, &s.csrf, crate::auth::ABSOLUTE_S),
+        })
+    }
+
+    async fn record(&self, who: &str, kind: &str, subject: &str, reason: &str, detail: serde_json::Value) {
+        self.journal.record(who, kind, subject, reason, detail).await;
+    }
+}
+
+fn auth_error(e: AuthError) -> ApiError {
+    match e {
+        AuthError::Sqlx(_) | AuthError::Hash(_) => ApiError::Internal(e.to_string()),
+        AuthError::BadLogin | AuthError::BadSecret => ApiError::Unauthorized(e.to_string()),
+        other => ApiError::Invalid(other.to_string()),
+    }
+}
+
+impl AccountService for AuthState {
+    fn login(&self, name: String, password: String, addr: String) -> BoxFut<'_, Result<SignedIn, ApiError>> {
+        Box::pin(async move {
+            let name = name.trim().to_string();
+            if let Err(wait) = self.limiter.check(&name, &addr) {
+                return Err(ApiError::Forbidden(format!(
+                    "too many failed sign-ins for {name} or from {addr}; try again in {} s",
+                    wait.as_secs().max(1)
+                )));
+            }
+            match self.accounts.verify(&name, &password).await {
+                Ok((id, role)) => {
+                    self.limiter.succeeded(&name);
+                    tracing::info!(user = %name, %addr, "signed in");
+                    self.sign_in(id, name, role).await
+                }
+                Err(AuthError::BadLogin) => {
+                    self.limiter.failed(&name, &addr);
+                    tracing::warn!(user = %name, %addr, "failed sign-in");
+                    Err(auth_error(AuthError::BadLogin))
+                }
+                Err(e) => Err(auth_error(e)),
+            }
+        })
+    }
+
+    fn logout(&self, token: Option<String>) -> BoxFut<'_, Result<Vec<String>, ApiError>> {
+        Box::pin(async move {
+            if let Some(t) = token {
+                self.accounts.close_session(&t).await.map_err(auth_error)?;
+            }
+            Ok(self.cookies("", "", 0))
+        })
+    }
+
+    fn setup_admin(
+        &self,
+        secret: String,
+        name: String,
+        password: String,
+        addr: String,
+    ) -> BoxFut<'_, Result<SignedIn, ApiError>> {
+        Box::pin(async move {
+            // Guessing the secret is rate-limited like a password.
+            if let Err(wait) = self.limiter.check("setup", &addr) {
+                return Err(ApiError::Forbidden(format!(
+                    "too many wrong setup secrets; try again in {} s",
+                    wait.as_secs().max(1)
+                )));
+            }
+            match self.accounts.setup_admin(&secret, &name, &password).await {
+                Ok(id) => {
+                    self.record(
+                        &name,
+                        "account-created",
+                        &name,
+                        "first admin (setup secret)",
+                        serde_json::json!({"role": "admin"}),
+                    )
+                    .await;
+                    self.sign_in(id, name, Role::Admin).await
+                }
+                Err(AuthError::BadSecret) => {
+                    self.limiter.failed("setup", &addr);
+                    Err(auth_error(AuthError::BadSecret))
+                }
+                Err(e) => Err(auth_error(e)),
+            }
+        })
+    }
+
+    fn needs_setup(&self) -> BoxFut<'_, Result<bool, ApiError>> {
+        Box::pin(async move { Ok(self.accounts.count().await.map_err(auth_error)? == 0) })
+    }
+
+    fn change_password(&self, who: String, old: String, new: String) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            self.accounts.verify(&who, &old).await.map_err(|e| match e {
+                AuthError::BadLogin => ApiError::Invalid("old password: wrong".into()),
+                other => auth_error(other),
+            })?;
+            self.accounts
+                .update(&who, None, None, Some(&new))
+                .await
+                .map_err(auth_error)?;
+            self.record(
+                &who,
+                "account-password",
+                &who,
+                "own password changed",
+                serde_json::json!({}),
+            )
+            .await;
+            Ok(())
+        })
+    }
+
+    fn list(&self) -> BoxFut<'_, Result<Vec<AccountInfo>, ApiError>> {
+        Box::pin(async move {
+            Ok(self
+                .accounts
+                .list()
+                .await
+                .map_err(auth_error)?
+                .into_iter()
+                .map(|a| AccountInfo {
+                    name: a.name,
+                    role: a.role,
+                    disabled: a.disabled,
+                    created_at: a.created_at,
+                })
+                .collect())
+        })
+    }
+
+    fn create(&self, who: String, name: String, role: Role, password: String) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            self.accounts
+                .create(name.trim(), &password, role)
+                .await
+                .map_err(auth_error)?;
+            self.record(
+                &who,
+                "account-created",
+                name.trim(),
+                "created by an admin",
+                serde_json::json!({"role": role}),
+            )
+            .await;
+            Ok(())
+        })
+    }
+
+    fn update(
+        &self,
+        who: String,
+        name: String,
+        role: Option<Role>,
+        disabled: Option<bool>,
+        password: Option<String>,
+    ) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            self.accounts
+                .update(&name, role, disabled, password.as_deref())
+                .await
+                .map_err(auth_error)?;
+            self.record(
+                &who,
+                "account-changed",
+                &name,
+                "changed by an admin",
+                serde_json::json!({"role": role, "disabled": disabled, "password_reset": password.is_some()}),
+            )
+            .await;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server function added without an entry in the access table would be refused for
+    /// everybody; this says so at test time instead of in production.
+    #[test]
+    fn every_registered_server_function_is_in_the_access_table() {
+        let paths: Vec<&str> = leptos::server_fn::axum::server_fn_paths().map(|(p, _)| p).collect();
+        assert!(paths.len() >= app::domain::auth::SERVER_FNS.len(), "{paths:?}");
+        for path in paths {
+            assert!(
+                matches!(need(path), Need::Function(..)),
+                "{path} has no entry in app::domain::auth::SERVER_FNS"
+            );
+        }
+        for (name, _) in app::domain::auth::SERVER_FNS {
+            assert!(
+                leptos::server_fn::axum::server_fn_paths().any(|(p, _)| p == format!("/api/fn/{name}")),
+                "{name} is in the table but not a server function"
+            );
+        }
+    }
+
+    #[test]
+    fn paths_are_classified_deny_by_default() {
+        assert_eq!(need("/pkg/console.wasm"), Need::Public);
+        assert_eq!(need("/login"), Need::Public);
+        assert_eq!(need("/api/fn/nope"), Need::UnknownFunction);
+        assert!(matches!(
+            need("/api/fn/review_change"),
+            Need::Function("review_change", Access::Role(Role::Approver))
+        ));
+        assert_eq!(need("/api/journal.json"), Need::Session);
+        assert_eq!(need("/changes/3"), Need::Page);
+        assert!(constant_time_eq("abc", "abc") && !constant_time_eq("abc", "abd") && !constant_time_eq("", "a"));
+    }
+}

@@ -1,0 +1,189 @@
+//! Accounts over real HTTP: every server function refused without a session, without the
+//! role, or without the CSRF token; sign-in rate-limited; cookies HttpOnly and SameSite;
+//! disabling an account ends its sessions; the last admin stays.
+
+mod common;
+use app::domain::auth::{Access, Role, SERVER_FNS};
+use common::*;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_function_checks_session_role_and_csrf() {
+    let env = Env::new();
+    env.vllm_profile("acc", free_port(), "");
+    for (n, r) in [
+        ("vera", "viewer"),
+        ("olga", "operator"),
+        ("anna", "approver"),
+        ("root", "admin"),
+    ] {
+        env.add_user(n, r);
+    }
+    let port = free_port();
+    let _console = Console::start(&env, port);
+    eventually(Duration::from_secs(30), async || console_engines(port).await).await;
+    let base = format!("http://127.0.0.1:{port}");
+    let anon = client();
+    let mut sessions = std::collections::HashMap::new();
+    for (n, r) in [
+        ("vera", Role::Viewer),
+        ("olga", Role::Operator),
+        ("anna", Role::Approver),
+        ("root", Role::Admin),
+    ] {
+        sessions.insert(r, Session::login(&base, n).await);
+    }
+    for (endpoint, access) in SERVER_FNS {
+        let Access::Role(needed) = access else { continue };
+        let url = format!("{base}/api/fn/{endpoint}");
+        let r = anon.post(&url).body("").send().await.unwrap();
+        assert_eq!(r.status(), 401, "{endpoint} without a session");
+        for role in Role::ALL.into_iter().filter(|r| r < needed) {
+            let (status, body) = sessions[&role].call(endpoint, "").await;
+            assert_eq!(status, 403, "{endpoint} as {role:?}: {body}");
+        }
+        let s = &sessions[needed];
+        let r =
+            s.c.post(&url)
+                .header("cookie", &s.cookie)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body("")
+                .send()
+                .await
+                .unwrap();
+        assert_eq!(r.status(), 403, "{endpoint} without the CSRF token");
+        assert!(r.text().await.unwrap().contains("CSRF"));
+        let r =
+            s.c.post(&url)
+                .header("cookie", &s.cookie)
+                .header("x-csrf-token", "0".repeat(64))
+                .body("")
+                .send()
+                .await
+                .unwrap();
+        assert_eq!(r.status(), 403, "{endpoint} with a wrong CSRF token");
+    }
+    let r = sessions[&Role::Admin].call("no_such_function", "").await;
+    assert_eq!(r.0, 403, "unknown functions are refused: {}", r.1);
+    // Other API routes need a session; the fleet JSON and /metrics stay open for the fleet.
+    assert_eq!(
+        anon.get(format!("{base}/api/journal.json"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+    assert_eq!(
+        anon.get(format!("{base}/api/events/fleet"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+    assert_eq!(
+        anon.get(format!("{base}/api/engines")).send().await.unwrap().status(),
+        200
+    );
+
+    // With role and token a viewer reads, an operator acts.
+    let (status, body) = sessions[&Role::Viewer].call("list_profiles", "").await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = sessions[&Role::Viewer]
+        .call("run_engine_action", "profile=acc&action=serve")
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(env.status("acc")["state"], "stopped");
+
+    // Admins manage accounts; the last admin cannot be demoted; disabling ends sessions.
+    let admin = &sessions[&Role::Admin];
+    let (status, body) = admin
+        .post_json(
+            "update_account",
+            &serde_json::json!({"name": "root", "role": "operator", "disabled": null, "password": null}),
+        )
+        .send()
+        .await
+        .map(|r| (r.status().as_u16(), r))
+        .unwrap();
+    let text = body.text().await.unwrap();
+    assert!(status >= 400 && text.contains("last admin"), "{text}");
+    let (status, body) = admin
+        .call(
+            "create_account",
+            &format!("name=newbie&role=operator&password={}", urlencode(PASSWORD)),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = admin
+        .call("create_account", "name=short&role=operator&password=abc")
+        .await;
+    assert!(status >= 400 && body.contains("password"), "{body}");
+    let newbie = Session::login(&base, "newbie").await;
+    assert_eq!(newbie.call("list_profiles", "").await.0, 200);
+    let r = admin
+        .post_json(
+            "update_account",
+            &serde_json::json!({"name": "newbie", "role": null, "disabled": true, "password": null}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        newbie.call("list_profiles", "").await.0,
+        401,
+        "a disabled account's session ends"
+    );
+    assert!(Session::try_login(&base, "newbie", PASSWORD).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sign_in_sets_strict_cookies_and_is_rate_limited() {
+    let env = Env::new();
+    env.add_user("olga", "operator");
+    let port = free_port();
+    let _console = Console::start(&env, port);
+    eventually(Duration::from_secs(30), async || console_engines(port).await).await;
+    let base = format!("http://127.0.0.1:{port}");
+    let r = client()
+        .post(format!("{base}/api/fn/login"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("name=olga&password={}", urlencode(PASSWORD)))
+        .send()
+        .await
+        .unwrap();
+    let cookies: Vec<String> = r
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect();
+    let session = cookies.iter().find(|c| c.starts_with("roofline_session=")).unwrap();
+    assert!(
+        session.contains("HttpOnly") && session.contains("SameSite=Strict"),
+        "{session}"
+    );
+    let csrf = cookies.iter().find(|c| c.starts_with("roofline_csrf=")).unwrap();
+    assert!(!csrf.contains("HttpOnly") && csrf.contains("SameSite=Strict"), "{csrf}");
+
+    // A wrong user name answers like a wrong password.
+    let (_, nobody) = Session::try_login(&base, "nobody", "whatever whatever")
+        .await
+        .err()
+        .unwrap();
+    let (_, wrong) = Session::try_login(&base, "olga", "whatever whatever")
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(nobody, wrong);
+    for _ in 0..4 {
+        assert!(Session::try_login(&base, "olga", "not the password").await.is_err());
+    }
+    let (_, body) = Session::try_login(&base, "olga", PASSWORD)
+        .await
+        .err()
+        .expect("locked after five failures");
+    assert!(body.contains("too many failed sign-ins"), "{body}");
+}

@@ -1,0 +1,216 @@
+//! A profile change end to end over HTTP: proposed by an operator (validated, with a reason),
+//! approved by somebody else (never the author), gated on the real simulator (serve, health,
+//! smoke-toolcall, bench thresholds), active, and rolled back in one step; a failing gate
+//! leaves the previous profile serving. Every step lands in the journal with who did it.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+async fn change(s: &Session, id: i64) -> serde_json::Value {
+    let r = s.post_fn("get_change", &format!("id={id}")).send().await.unwrap();
+    r.json().await.unwrap()
+}
+
+async fn settle(s: &Session, id: i64) -> serde_json::Value {
+    eventually(Duration::from_secs(180), async || {
+        let c = change(s, id).await;
+        (c["summary"]["state"] != "gating").then_some(c)
+    })
+    .await
+    .expect("the gate finishes")
+}
+
+fn propose(id: Option<i64>, env_text: &str, reason: &str, submit: bool) -> String {
+    let id = id.map(|i| format!("id={i}&")).unwrap_or_default();
+    format!(
+        "{id}profile=ed&env_text={}&reason={}&submit={submit}",
+        urlencode(env_text),
+        urlencode(reason)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollback_restores() {
+    let (env, port) = Env::serving_vllm("ed", "");
+    for (n, r) in [("alice", "operator"), ("bob", "approver"), ("vera", "viewer")] {
+        env.add_user(n, r);
+    }
+    let console_port = free_port();
+    let _console = Console::start(&env, console_port);
+    eventually(Duration::from_secs(30), async || console_engines(console_port).await).await;
+    let base = format!("http://127.0.0.1:{console_port}");
+    let alice = Session::login(&base, "alice").await;
+    let bob = Session::login(&base, "bob").await;
+    let vera = Session::login(&base, "vera").await;
+    let _ = port;
+    let active = str(&env.run(&["profile", "export", "ed"])).0;
+    assert!(active.contains("CONTEXT_LENGTH=8192"), "{active}");
+    let good = active.replace("CONTEXT_LENGTH=8192", "CONTEXT_LENGTH=4096");
+
+    // Validation names the field; submitting needs a reason; viewers cannot propose.
+    let (status, body) = alice
+        .call(
+            "propose_change",
+            &propose(
+                None,
+                &good.replace("CONTEXT_LENGTH=4096", "MEM_FRACTION=1.5"),
+                "x",
+                true,
+            ),
+        )
+        .await;
+    assert!(status >= 400 && body.contains("MEM_FRACTION"), "{body}");
+    let (status, body) = alice.call("propose_change", &propose(None, &good, " ", true)).await;
+    assert!(status >= 400 && body.contains("reason"), "{body}");
+    let (status, _) = vera.call("propose_change", &propose(None, &good, "r", true)).await;
+    assert_eq!(status, 403);
+
+    let (status, body) = alice
+        .call(
+            "propose_change",
+            &propose(None, &good, "4k context for the 24 GiB card", true),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let id: i64 = body.trim().parse().unwrap();
+    // Bob writes a competing change before Alice's is active: it will go stale.
+    let other = good.replace("CONTEXT_LENGTH=4096", "CONTEXT_LENGTH=2048");
+    let (status, body) = bob
+        .call("propose_change", &propose(None, &other, "even shorter", true))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let bobs: i64 = body.trim().parse().unwrap();
+
+    // Nobody approves their own change; operators cannot approve at all.
+    let (status, body) = bob
+        .call("review_change", &format!("id={bobs}&approve=true&comment="))
+        .await;
+    assert!(status >= 400 && body.contains("another approver"), "{body}");
+    let (status, _) = alice
+        .call("review_change", &format!("id={id}&approve=true&comment="))
+        .await;
+    assert_eq!(status, 403);
+    let c = change(&bob, id).await;
+    assert_eq!(c["summary"]["state"], "submitted");
+    assert_eq!(c["allowed"], serde_json::json!(["approve", "request-changes"]));
+    assert!(c["diff"].to_string().contains("+CONTEXT_LENGTH=4096"), "{c}");
+    let (status, body) = bob
+        .call("review_change", &format!("id={id}&approve=true&comment=looks+right"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    // The gate: the candidate is served in place and checked; the profile changes only now.
+    assert!(!str(&env.run(&["profile", "show", "ed"]))
+        .0
+        .contains("CONTEXT_LENGTH=4096"));
+    let (status, _) = vera.call("start_change_gate", &format!("id={id}")).await;
+    assert_eq!(status, 403);
+    let (status, body) = alice.call("start_change_gate", &format!("id={id}")).await;
+    assert_eq!(status, 200, "{body}");
+    let done = settle(&alice, id).await;
+    assert_eq!(done["summary"]["state"], "active", "{done}");
+    let steps: Vec<&str> = done["gate"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["serve", "health", "smoke", "bench"]);
+    assert!(done["gate"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["pass"] == true));
+    assert!(str(&env.run(&["profile", "show", "ed"]))
+        .0
+        .contains("CONTEXT_LENGTH=4096"));
+    assert_eq!(
+        env.status("ed")["state"],
+        "healthy",
+        "the active engine runs the new profile"
+    );
+
+    // Bob's change was written against the old profile: it cannot be approved now.
+    let bobs_view = change(&alice, bobs).await;
+    assert_eq!(bobs_view["stale"], true);
+
+    // One action rolls back, restarting the engine on the previous profile.
+    let (status, body) = alice
+        .call("rollback_change", &format!("id={id}&reason=clients+need+8k"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(change(&alice, id).await["summary"]["state"], "rolled-back");
+    assert!(!str(&env.run(&["profile", "show", "ed"]))
+        .0
+        .contains("CONTEXT_LENGTH=4096"));
+    eventually(Duration::from_secs(60), async || {
+        let restarted = alice
+            .get("/api/journal.json?query=rollback%20of%20change")
+            .send()
+            .await
+            .ok()?
+            .text()
+            .await
+            .ok()?
+            .contains("\"ok\":true");
+        (restarted && env.status("ed")["state"] == "healthy").then_some(())
+    })
+    .await
+    .expect("the engine comes back on the previous profile");
+
+    // A candidate that cannot start fails its gate; the previous profile serves again.
+    let broken = active.replace(&env.model().display().to_string(), "/etc");
+    let (_, body) = alice
+        .call("propose_change", &propose(None, &broken, "move the weights", true))
+        .await;
+    let bad: i64 = body.trim().parse().unwrap();
+    bob.call("review_change", &format!("id={bad}&approve=true&comment="))
+        .await;
+    let (status, body) = alice.call("start_change_gate", &format!("id={bad}")).await;
+    assert_eq!(status, 200, "{body}");
+    let failed = settle(&alice, bad).await;
+    assert_eq!(failed["summary"]["state"], "gate-failed", "{failed}");
+    let restore = failed["gate"]["steps"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(restore["name"], "restore");
+    assert_eq!(restore["pass"], true, "{restore}");
+    assert_eq!(env.status("ed")["state"], "healthy", "{failed} {}", env.status("ed"));
+    assert!(!str(&env.run(&["profile", "show", "ed"])).0.contains("/etc"));
+
+    // The journal tells the story with who did what.
+    let journal: serde_json::Value = alice
+        .get("/api/journal.json?query=ed")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let kinds: Vec<(String, String)> = journal
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap().to_string(),
+                e["who"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for (kind, who) in [
+        ("change-submitted", "alice"),
+        ("change-approved", "bob"),
+        ("gate-smoke", "alice"),
+        ("gate-bench", "alice"),
+        ("change-activated", "alice"),
+        ("change-rolled-back", "alice"),
+        ("gate-failed", "alice"),
+    ] {
+        assert!(
+            kinds.iter().any(|(k, w)| k == kind && w == who),
+            "{kind} by {who} missing from {kinds:?}"
+        );
+    }
+    let verify = env.run(&["journal", "verify"]);
+    assert!(verify.status.success(), "{:?}", str(&verify));
+}
