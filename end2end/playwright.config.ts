@@ -4,6 +4,8 @@ import { defineConfig } from "@playwright/test";
 // ROOFLINE_URL points at it. Browsers come from Debian's chromium package: nothing is downloaded.
 export default defineConfig({
   testDir: "./tests",
+  // Signs in as the admin test.sh created; specs about other roles sign in themselves.
+  globalSetup: "./global-setup.ts",
   timeout: 90_000,
   expect: { timeout: 30_000 },
   workers: 1,
@@ -12,6 +14,7 @@ export default defineConfig({
   use: {
     baseURL: process.env.ROOFLINE_URL ?? "http://127.0.0.1:3000",
     trace: "off",
+    storageState: "test-results/.auth/admin.json",
     launchOptions: {
       executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],

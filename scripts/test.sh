@@ -27,6 +27,11 @@ step "browser tests"
 scripts/build-site.sh
 data=$(mktemp -d)
 port=${ROOFLINE_E2E_PORT:-3999}
+# The accounts the browser tests sign in as (passwords on stdin, never in argv).
+export ROOFLINE_E2E_PASSWORD="${ROOFLINE_E2E_PASSWORD:-correct horse battery staple}"
+for account in root:admin alice:operator bob:approver vera:viewer; do
+  echo "$ROOFLINE_E2E_PASSWORD" | target/debug/roofline --data "$data" user add "${account%%:*}" --role "${account##*:}" >/dev/null
+done
 target/debug/roofline --data "$data" console --demo --addr "127.0.0.1:$port" >"$log/console.txt" 2>&1 &
 console=$!
 cleanup() {

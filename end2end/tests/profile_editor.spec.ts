@@ -1,7 +1,7 @@
 import { expect, test } from "@playwright/test";
 import { waitForHydration } from "./pages/console";
 
-test("the profile editor validates step by step, previews and converts argv, diffs, and saves with a reason", async ({ page }) => {
+test("the profile editor validates step by step, previews and converts argv, diffs, and saves a draft", async ({ page }) => {
   await page.goto("/profiles/demo-sglang/edit");
   await waitForHydration(page);
   const argv = page.getByTestId("editor-argv");
@@ -22,20 +22,23 @@ test("the profile editor validates step by step, previews and converts argv, dif
   await page.getByTestId("field-MEM_FRACTION").fill("0.85");
   await expect(page.locator("fieldset[data-step=parsers]")).toHaveAttribute("data-open", "true");
 
-  // The diff against the active version; saving needs a reason.
-  await expect(page.getByTestId("editor-diff")).toContainText("-MEM_FRACTION=0.88");
-  await expect(page.getByTestId("editor-diff")).toContainText("+MEM_FRACTION=0.85");
-  await expect(page.getByTestId("editor-save")).toBeDisabled();
-  await page.getByTestId("editor-reason").fill("leave room for the CUDA graphs");
-  await page.getByTestId("editor-save").click();
-  await expect(page.getByTestId("editor-saved")).toBeVisible();
-
   // Flags are checked against the installed engine's own --help.
   await page.getByTestId("editor-check-flags").click();
   await expect(page.getByTestId("editor-flags")).toHaveAttribute("data-ok", "true", { timeout: 60_000 });
 
-  // The change is in the journal, with its reason.
-  await page.goto("/journal");
+  // The diff against the active version; submitting for review needs a reason, a draft not.
+  await expect(page.getByTestId("editor-diff")).toContainText("-MEM_FRACTION=0.88");
+  await expect(page.getByTestId("editor-diff")).toContainText("+MEM_FRACTION=0.85");
+  await expect(page.getByTestId("editor-submit")).toBeDisabled();
+  await page.getByTestId("editor-reason").fill("leave room for the CUDA graphs");
+  await page.getByTestId("editor-draft").click();
+
+  // The draft has its own page; its author can edit it again from there.
+  await expect(page).toHaveURL(/\/changes\/\d+$/);
   await waitForHydration(page);
-  await expect(page.locator("[data-testid=journal-row][data-kind=profile-change]").first()).toContainText("leave room for the CUDA graphs");
+  await expect(page.getByTestId("change-state")).toHaveAttribute("data-state", "draft");
+  await expect(page.getByTestId("change-diff")).toContainText("+MEM_FRACTION=0.85");
+  await page.getByTestId("change-edit").click();
+  await expect(page.getByTestId("editor-change")).toBeVisible();
+  await expect(page.getByTestId("field-MEM_FRACTION")).toHaveValue("0.85");
 });

@@ -76,3 +76,13 @@ export class IncidentPage {
     await this.page.getByTestId("action-confirm").click();
   }
 }
+
+/** Signs in through the sign-in page (in a context without the admin's session). */
+export async function signIn(page: Page, name: string, password: string) {
+  await page.goto("/login");
+  await waitForHydration(page);
+  await page.getByTestId("login-name").fill(name);
+  await page.getByTestId("login-password").fill(password);
+  await page.getByTestId("login-submit").click();
+  await expect(page.getByTestId("user-name")).toHaveText(name);
+}
