@@ -155,7 +155,7 @@ impl Incidents {
         let reason = reason.trim().to_string();
         tokio::spawn(async move {
             let profile = inc.profile.clone();
-            let result = this.perform(&profile, &action).await;
+            let result = this.perform(&profile, &action, &who, &reason).await;
             let (ok, detail) = match result {
                 Ok(d) => (true, d),
                 Err(e) => (false, e),
@@ -163,7 +163,7 @@ impl Incidents {
             let context = serde_json::json!({"incident": id, "action": action, "ok": ok, "outcome": detail});
             let context = crate::journal::context(&this.control, &profile, context).await;
             let kind = match &action {
-                Action::EditProfile { .. } => "profile-change",
+                Action::EditProfile { .. } => "change-submitted",
                 _ => "incident-action",
             };
             this.control
@@ -239,7 +239,7 @@ impl Incidents {
         Ok(changed)
     }
 
-    async fn perform(&self, profile: &str, action: &Action) -> Result<String, String> {
+    async fn perform(&self, profile: &str, action: &Action, who: &str, reason: &str) -> Result<String, String> {
         let wait_healthy = async {
             let deadline = tokio::time::Instant::now() + RECHECK_WAIT;
             while tokio::time::Instant::now() < deadline {
@@ -274,8 +274,33 @@ impl Incidents {
                     .changed_profile(profile, key, value)
                     .await
                     .map_err(|e| e.to_string())?;
-                self.control.store.upsert(&changed).await.map_err(|e| e.to_string())?;
-                Ok(format!("{key}={value} saved; restart to apply"))
+                // Under review like every profile change: an approver approves it and its gate
+                // makes it active (or the previous profile stays).
+                let base = self
+                    .control
+                    .store
+                    .get(profile)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| format!("no profile named {profile}"))?
+                    .profile
+                    .to_env();
+                let changes = crate::review::store::ChangeStore::new(self.control.store.pool());
+                let id = changes
+                    .insert(
+                        profile,
+                        who,
+                        app::domain::review::ChangeState::Submitted,
+                        reason,
+                        &base,
+                        &changed.to_env(),
+                    )
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let _ = changes.add_event(id, who, "submitted", reason).await;
+                Ok(format!(
+                    "{key}={value} proposed as change #{id}: it applies once an approver approves it and its gate passes (/changes/{id})"
+                ))
             }
             Action::Smoke => {
                 let (p, kind, _, _) = self.control.resolve(profile).await.map_err(|e| e.to_string())?;
