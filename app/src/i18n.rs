@@ -359,6 +359,9 @@ mod tests {
         for s in review::GATE_STEPS {
             keys.push(format!("change-gate-step-{s}"));
         }
+        for o in review::GATE_OUTCOMES {
+            keys.push(format!("change-gate-{o}"));
+        }
         for c in review::GATE_CHECKS {
             keys.push(format!("change-check-{c}"));
         }

@@ -1134,8 +1134,12 @@ async fn gpu(control: &EngineControl, json: bool) -> i32 {
     } else {
         match &state {
             app::domain::gpu::GpuState::NoDriver { reason } => println!("{reason}"),
-            app::domain::gpu::GpuState::Available { driver, gpus } => {
-                println!("driver {}", driver.as_deref().unwrap_or("?"));
+            app::domain::gpu::GpuState::Available { driver, cuda, gpus } => {
+                println!(
+                    "driver {}, CUDA {}",
+                    driver.as_deref().unwrap_or("?"),
+                    cuda.as_deref().unwrap_or("?")
+                );
                 let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
                 let opt = |v: Option<String>| v.unwrap_or_else(|| "n/a".into());
                 for g in gpus {

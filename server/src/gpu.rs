@@ -42,6 +42,11 @@ impl GpuSource for NvmlSource {
             }
         };
         let driver = nvml.sys_driver_version().ok();
+        // NVML reports 12040 for CUDA 12.4.
+        let cuda = nvml
+            .sys_cuda_driver_version()
+            .ok()
+            .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10));
         let count = match nvml.device_count() {
             Ok(c) => c,
             Err(e) => {
@@ -94,7 +99,7 @@ impl GpuSource for NvmlSource {
                 processes,
             });
         }
-        GpuState::Available { driver, gpus }
+        GpuState::Available { driver, cuda, gpus }
     }
 }
 

@@ -188,8 +188,9 @@ impl Journal {
     }
 }
 
-/// The context an engine action is recorded with: engine version (when it answers) and the
-/// NVIDIA driver (when there is one). CUDA and an image digest are not known to the console.
+/// The context an engine action is recorded with: the engine installation, its version (when it
+/// answers), the NVIDIA driver and CUDA version (when there is a driver), and the container
+/// image when the installation names one. A digest is not known to the console.
 pub async fn context(
     control: &crate::control::EngineControl,
     profile: &str,
@@ -203,8 +204,13 @@ pub async fn context(
         }
     }
     let gpu = tokio::task::spawn_blocking(|| crate::gpu::source().read()).await;
-    if let Ok(app::domain::gpu::GpuState::Available { driver: Some(d), .. }) = gpu {
-        detail["driver"] = d.into();
+    if let Ok(app::domain::gpu::GpuState::Available { driver, cuda, .. }) = gpu {
+        if let Some(d) = driver {
+            detail["driver"] = d.into();
+        }
+        if let Some(c) = cuda {
+            detail["cuda"] = c.into();
+        }
     }
     detail
 }

@@ -18,6 +18,7 @@ fn recording(env: &Env, pid: i64) -> std::path::PathBuf {
 #[test]
 fn recorded_readings_mark_our_engine_and_a_foreign_process() {
     let (env, _port) = Env::serving_vllm("g", "");
+    env.add_user("vera", "viewer");
     let pid = env.status("g")["pid"].as_i64().unwrap();
     let path = recording(&env, pid);
     let out = std::process::Command::new(BIN)
@@ -57,6 +58,7 @@ fn without_a_driver_gpu_says_so_plainly() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_console_shows_gpus_per_engine_and_on_the_engine_page() {
     let (env, _port) = Env::serving_vllm("g", "");
+    env.add_user("vera", "viewer");
     let pid = env.status("g")["pid"].as_i64().unwrap();
     let path = recording(&env, pid);
     let console_port = free_port();
@@ -73,7 +75,8 @@ async fn the_console_shows_gpus_per_engine_and_on_the_engine_page() {
     assert_eq!(gpu["memory_used_gib"], 75.0);
     assert_eq!(gpu["temperature_c"], 64.0);
     // The engine page lists the GPU with its processes: ours linked, the other one foreign.
-    let html = text(client().get(format!("http://127.0.0.1:{console_port}/engines/g"))).await;
+    let vera = Session::login(&format!("http://127.0.0.1:{console_port}"), "vera").await;
+    let html = text(vera.get("/engines/g")).await;
     assert!(html.contains("data-testid=\"gpu-row\""), "{html}");
     assert!(html.contains("data-owner=\"ours\"") && html.contains("data-owner=\"foreign\""));
     assert!(html.contains("sw_power_cap") && html.contains("612 / 700 W"));

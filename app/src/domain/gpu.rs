@@ -37,6 +37,9 @@ pub struct GpuReading {
 pub enum GpuState {
     Available {
         driver: Option<String>,
+        /// The CUDA version the driver supports (e.g. `12.4`).
+        #[serde(default)]
+        cuda: Option<String>,
         gpus: Vec<GpuReading>,
     },
     /// No NVIDIA driver or library on this host: said plainly, not an empty panel.
@@ -166,6 +169,7 @@ mod tests {
         };
         GpuState::Available {
             driver: Some("570.86".into()),
+            cuda: Some("12.8".into()),
             gpus: vec![gpu(0, &[101, 102]), gpu(1, &[103, 999])],
         }
     }

@@ -326,8 +326,27 @@ pub struct GateStep {
     pub name: String,
     /// `None` while it runs.
     pub pass: Option<bool>,
+    /// In English, for the journal; an engine's or the network's own error text as it came.
     pub detail: String,
+    /// The message key for the UI (`change-gate-…`) with its arguments, when the outcome is
+    /// one the console words itself; otherwise the UI shows `detail`.
+    #[serde(default)]
+    pub key: Option<String>,
+    #[serde(default)]
+    pub args: Vec<(String, String)>,
 }
+
+/// The localisable outcomes a gate step can have (message keys `change-gate-{id}`).
+pub const GATE_OUTCOMES: &[&str] = &[
+    "serve-started",
+    "serve-running",
+    "health-ok",
+    "smoke-ok",
+    "smoke-failed",
+    "bench-ok",
+    "bench-failed",
+    "restore-ok",
+];
 
 /// The gate's record on a change, updated as it runs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

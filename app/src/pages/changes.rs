@@ -207,7 +207,7 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
             {can(ChangeAction::Rollback).then(|| view! {
                 <div class="review" data-testid="change-rollback-form">
                     <label class="editor-field">
-                        <span>{move || i18n.t("incident-action-reason")}</span>
+                        <span>{move || i18n.t("change-rollback-reason")}</span>
                         <input type="text" data-testid="change-rollback-reason" prop:value=move || rollback_reason.get() on:input=move |ev| rollback_reason.set(event_target_value(&ev))/>
                     </label>
                     <button type="button" data-testid="change-rollback" disabled=move || rollback.pending().get() || rollback_reason.with(|r| r.trim().is_empty())
@@ -229,9 +229,18 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
                         {g.steps.into_iter().map(|s| {
                             let class = match s.pass { Some(true) => "ok", Some(false) => "error", None => "warning" };
                             let name = s.name.clone();
+                            let (key, args, detail) = (s.key.clone(), s.args.clone(), s.detail.clone());
+                            let outcome = move || match &key {
+                                Some(k) => {
+                                    let args: Vec<(&str, crate::i18n::Arg)> = args.iter().map(|(k, v)| (k.as_str(), crate::i18n::Arg::from(v.clone()))).collect();
+                                    i18n.ta(k, &args)
+                                }
+                                None if s.pass.is_none() => i18n.t("change-gate-running"),
+                                None => detail.clone(),
+                            };
                             view! {
                                 <li class=class data-testid="gate-step" data-step=s.name.clone() data-pass=s.pass.map(|p| p.to_string()).unwrap_or_default()>
-                                    <strong>{move || i18n.t(&format!("change-gate-step-{name}"))}</strong>" "{s.detail.clone()}
+                                    <strong>{move || i18n.t(&format!("change-gate-step-{name}"))}</strong>" "{outcome}
                                 </li>
                             }
                         }).collect_view()}

@@ -20,8 +20,9 @@ pub fn GpuPanel(gpu: RwSignal<GpuState>) -> impl IntoView {
                 </p>
             }
             .into_any(),
-            GpuState::Available { driver, gpus } => view! {
-                <p class="muted">{move || i18n.ta("gpu-driver", &[("driver", driver.clone().unwrap_or_default().into())])}</p>
+            GpuState::Available { driver, cuda, gpus } => view! {
+                <p class="muted">{move || i18n.ta("gpu-driver", &[("driver", driver.clone().unwrap_or_default().into())])}
+                    {cuda.clone().map(|c| format!(" · CUDA {c}"))}</p>
                 <table class="grid" data-testid="gpu-table">
                     <thead>
                         <tr>

@@ -169,7 +169,17 @@ impl Changes {
         let served = self.control.serve_as(&name, Some(candidate.clone()), |_| {}).await;
         let (kind, argv) = match (served, self.control.resolve_as(&name, Some(candidate.clone())).await) {
             (Ok(outcome), Ok((_, kind, _, argv))) => {
-                set_last(&mut report, Some(true), format!("{outcome:?}"));
+                let (key, pid) = match outcome {
+                    crate::control::ServeOutcome::Started { pid } => ("serve-started", pid),
+                    crate::control::ServeOutcome::AlreadyRunning { pid } => ("serve-running", pid),
+                };
+                set_outcome(
+                    &mut report,
+                    true,
+                    key,
+                    &[("pid", pid.to_string())],
+                    format!("{outcome:?}"),
+                );
                 (kind, argv)
             }
             (Err(e), _) | (Ok(_), Err(e)) => {
@@ -193,7 +203,15 @@ impl Changes {
                 .unwrap_or_else(|e| e.clone()),
             h.completion_ms
         );
-        set_last(&mut report, Some(h.ok()), detail);
+        if h.ok() {
+            let args = [
+                ("health_ms", format!("{:.0}", h.health_ms)),
+                ("completion_ms", format!("{:.0}", h.completion_ms)),
+            ];
+            set_outcome(&mut report, true, "health-ok", &args, detail);
+        } else {
+            set_last(&mut report, Some(false), detail);
+        }
         if !h.ok() {
             return self.finish_gate(row, who, report, was_running).await;
         }
@@ -229,12 +247,15 @@ impl Changes {
             .filter(|c| !c.pass && !c.skipped)
             .map(|c| c.case.clone())
             .collect();
-        let detail = if smoke_passed {
-            format!("{} cases passed", smoke.cases.iter().filter(|c| c.pass).count())
+        if smoke_passed {
+            let n = smoke.cases.iter().filter(|c| c.pass).count().to_string();
+            let detail = format!("{n} cases passed");
+            set_outcome(&mut report, true, "smoke-ok", &[("count", n)], detail);
         } else {
-            format!("failed: {}", failed_cases.join(", "))
-        };
-        set_last(&mut report, Some(smoke_passed), detail);
+            let cases = failed_cases.join(", ");
+            let detail = format!("failed: {cases}");
+            set_outcome(&mut report, false, "smoke-failed", &[("cases", cases)], detail);
+        }
         self.journal(
             &who,
             "gate-smoke",
@@ -281,19 +302,26 @@ impl Changes {
                 report.checks = review::judge_bench(&summary, &t);
                 let passed = report.checks.iter().all(|c| c.pass);
                 let failing: Vec<&GateCheck> = report.checks.iter().filter(|c| !c.pass).collect();
-                let detail = if passed {
-                    format!(
-                        "{} requests, TTFT p95 {:.0} ms, TPOT p95 {:.1} ms",
-                        summary.completed, summary.ttft_ms.p95, summary.tpot_ms.p95
-                    )
+                if passed {
+                    let args = [
+                        ("requests", summary.completed.to_string()),
+                        ("ttft", format!("{:.0}", summary.ttft_ms.p95)),
+                        ("tpot", format!("{:.1}", summary.tpot_ms.p95)),
+                    ];
+                    let detail = format!(
+                        "{} requests, TTFT p95 {} ms, TPOT p95 {} ms",
+                        args[0].1, args[1].1, args[2].1
+                    );
+                    set_outcome(&mut report, true, "bench-ok", &args, detail);
                 } else {
-                    failing
+                    let names = failing.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
+                    let detail = failing
                         .iter()
                         .map(|c| format!("{} {} (limit {})", c.name, c.value, c.limit))
                         .collect::<Vec<_>>()
-                        .join("; ")
-                };
-                set_last(&mut report, Some(passed), detail);
+                        .join("; ");
+                    set_outcome(&mut report, false, "bench-failed", &[("checks", names)], detail);
+                }
                 passed
             }
             Err(e) => {
@@ -345,14 +373,22 @@ impl Changes {
         let _ = self.control.stop(&name).await;
         if was_running {
             let restored = self.control.serve(&name, |_| {}).await;
-            report.steps.push(step(
-                "restore",
-                Some(restored.is_ok()),
-                match restored {
-                    Ok(o) => format!("previous profile served again: {o:?}"),
-                    Err(e) => format!("serving the previous profile failed: {e}"),
-                },
-            ));
+            report.steps.push(step("restore", None, String::new()));
+            match restored {
+                Ok(o) => {
+                    let pid = match o {
+                        crate::control::ServeOutcome::Started { pid }
+                        | crate::control::ServeOutcome::AlreadyRunning { pid } => pid,
+                    };
+                    let detail = format!("previous profile served again: {o:?}");
+                    set_outcome(&mut report, true, "restore-ok", &[("pid", pid.to_string())], detail);
+                }
+                Err(e) => set_last(
+                    &mut report,
+                    Some(false),
+                    format!("serving the previous profile failed: {e}"),
+                ),
+            }
         }
         self.save_gate(row.id, &report).await;
         let _ = self
@@ -382,6 +418,17 @@ fn step(name: &str, pass: Option<bool>, detail: String) -> GateStep {
         name: name.into(),
         pass,
         detail,
+        key: None,
+        args: Vec::new(),
+    }
+}
+
+/// Ends the running step with an outcome the UI words itself (`change-gate-{key}`).
+fn set_outcome(report: &mut GateReport, pass: bool, key: &str, args: &[(&str, String)], detail: String) {
+    set_last(report, Some(pass), detail);
+    if let Some(s) = report.steps.last_mut() {
+        s.key = Some(format!("change-gate-{key}"));
+        s.args = args.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     }
 }
 
