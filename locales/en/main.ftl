@@ -589,3 +589,6 @@ change-gate-smoke-failed = failed cases: { $cases }
 change-gate-bench-ok = { $requests } requests; TTFT p95 { $ttft } ms, TPOT p95 { $tpot } ms
 change-gate-bench-failed = over the thresholds: { $checks }
 change-gate-restore-ok = the previous profile serves again (pid { $pid })
+vram-check-title = KV cache: prediction against the engine
+vram-check-line = Predicted { $predicted } tokens, the engine reported { $observed } (error { $error }%), for a { $gpu } GiB GPU ({ $source }).
+vram-check-concurrency = Maximum concurrency: { $observed }x reported, { $predicted }x predicted.

@@ -596,3 +596,6 @@ change-gate-smoke-failed = не пройдены кейсы: { $cases }
 change-gate-bench-ok = запросов: { $requests }; TTFT p95 { $ttft } мс, TPOT p95 { $tpot } мс
 change-gate-bench-failed = превышены пороги: { $checks }
 change-gate-restore-ok = прежний профиль снова работает (pid { $pid })
+vram-check-title = KV-кэш: прогноз против движка
+vram-check-line = Прогноз { $predicted } токенов, движок сообщил { $observed } (ошибка { $error }%), для GPU на { $gpu } ГиБ ({ $source }).
+vram-check-concurrency = Максимальная параллельность: движок { $observed }x, прогноз { $predicted }x.

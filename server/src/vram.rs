@@ -135,6 +135,69 @@ pub struct VramArgs {
 
 /// Runs `roofline vram`; exit 0 fits, 1 does not fit (or the engine disagrees by over 10%),
 /// 2 bad input.
+/// The calculator's inputs a profile fixes: TP, memory fraction, context, KV dtype.
+fn profile_inputs(p: &app::domain::profile::Profile) -> (u64, Option<f64>, Option<u64>, KvDtype) {
+    (
+        p.tensor_parallel as u64,
+        p.mem_fraction,
+        p.context_length.map(u64::from),
+        match p.kv_cache_dtype.as_deref() {
+            Some(d) if d.starts_with("fp8") => KvDtype::Fp8,
+            _ => KvDtype::Auto,
+        },
+    )
+}
+
+/// The engine page's check: the prediction for the profile on this host's GPU (NVML's first
+/// GPU; for a simulated engine the simulator's GPU size) against the engine's startup lines.
+pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::api::VramCheck, String> {
+    let (prof, _, simulated, _) = control.resolve(name).await.map_err(|e| e.to_string())?;
+    let (gpu_gib, gpu_source) = if simulated {
+        let gib = prof
+            .env
+            .get("ROOFLINE_SIM_GPU_GIB")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(80.0);
+        (gib, "simulator")
+    } else {
+        match tokio::task::spawn_blocking(|| crate::gpu::source().read()).await {
+            Ok(app::domain::gpu::GpuState::Available { gpus, .. }) if !gpus.is_empty() => {
+                (gpus[0].memory_total_bytes as f64 / (1u64 << 30) as f64, "nvml")
+            }
+            Ok(app::domain::gpu::GpuState::NoDriver { reason }) => return Err(reason),
+            _ => return Err("NVML lists no GPU".into()),
+        }
+    };
+    let dir = crate::config::confined(&control.data.models_root(), Path::new(&prof.model))?;
+    let (shape, weights_bytes, _) = read_model_dir(&dir, None).map_err(|e| e.to_string())?;
+    let (tp, util, ctx, kv_dtype) = profile_inputs(&prof);
+    let inputs = Inputs {
+        weights_bytes,
+        gpu_gib,
+        tp,
+        util: util.unwrap_or(0.9),
+        ctx: ctx.unwrap_or(shape.max_position.min(32768)),
+        kv_dtype,
+        concurrency: None,
+        activation_gib: None,
+        non_torch_gib: 1.0,
+    };
+    let report = calculate(&shape, &inputs).map_err(|e| e.to_string())?;
+    let lines = logs::tail(&control.log_path(name), 5000).map_err(|e| e.to_string())?;
+    let seen = observed(&lines.join("\n"));
+    let Some(tokens) = seen.kv_tokens else {
+        return Err("the engine has not logged its KV cache size yet".into());
+    };
+    Ok(app::api::VramCheck {
+        gpu_gib,
+        gpu_source: gpu_source.into(),
+        predicted_tokens: report.kv_tokens,
+        predicted_concurrency: report.max_concurrency,
+        error_pct: error_pct(report.kv_tokens as f64, tokens as f64),
+        observed: seen,
+    })
+}
+
 pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
     let mut tp = a.tp;
     let mut util = a.util;
@@ -147,13 +210,11 @@ pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
     let loaded = match (&a.profile, &a.model, &a.config) {
         (Some(p), None, None) => match control.resolve(p).await {
             Ok((prof, _, _, _)) => {
-                tp = tp.or(Some(prof.tensor_parallel as u64));
-                util = util.or(prof.mem_fraction);
-                ctx = ctx.or(prof.context_length.map(u64::from));
-                kv_dtype = kv_dtype.or(Some(match prof.kv_cache_dtype.as_deref() {
-                    Some(d) if d.starts_with("fp8") => KvDtype::Fp8,
-                    _ => KvDtype::Auto,
-                }));
+                let (p_tp, p_util, p_ctx, p_kv) = profile_inputs(&prof);
+                tp = tp.or(Some(p_tp));
+                util = util.or(p_util);
+                ctx = ctx.or(p_ctx);
+                kv_dtype = kv_dtype.or(Some(p_kv));
                 log_path = Some(control.log_path(p));
                 match crate::config::confined(&control.data.models_root(), Path::new(&prof.model)) {
                     Ok(dir) => read_model_dir(&dir, a.weights_gib),

@@ -71,3 +71,26 @@ fn model_directories_with_safetensors_and_bad_input() {
     assert_eq!(no_tp.status.code(), Some(2));
     assert!(str(&no_tp).1.contains("--tp"));
 }
+
+/// The engine page's check reads the same lines through the console (the simulator's GPU).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_engine_page_compares_the_logged_kv_cache_with_the_prediction() {
+    let (env, _port) = Env::serving_vllm("v", "ENV_ROOFLINE_SIM_GPU_GIB=96\n");
+    env.add_user("vera", "viewer");
+    let port = free_port();
+    let _console = Console::start(&env, port);
+    eventually(std::time::Duration::from_secs(30), async || console_engines(port).await).await;
+    let vera = Session::login(&format!("http://127.0.0.1:{port}"), "vera").await;
+    let r = vera.post_fn("get_vram_check", "profile=v").send().await.unwrap();
+    let v: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(v["gpu_source"], "simulator", "{v}");
+    assert_eq!(
+        v["gpu_gib"], 96.0,
+        "the simulator's GPU size, from the profile's environment"
+    );
+    let err = v["error_pct"].as_f64().expect("an error against the engine's line");
+    assert!(err.abs() < 5.0, "{v}");
+    assert!(v["observed"]["kv_tokens"].as_u64().unwrap() > 0);
+    let html = text(vera.get("/engines/v")).await;
+    assert!(html.contains("data-testid=\"kv-check\""));
+}

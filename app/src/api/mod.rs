@@ -238,6 +238,8 @@ pub mod service {
         /// Journal entries, newest first, matching `query` when given.
         fn journal(&self, query: Option<String>) -> BoxFut<'_, Result<Vec<JournalEntry>, ApiError>>;
         fn journal_verify(&self) -> BoxFut<'_, Result<JournalCheck, ApiError>>;
+        /// The engine's logged KV cache size against the calculator.
+        fn vram_check(&self, profile: String) -> BoxFut<'_, Result<VramCheck, ApiError>>;
         /// The models under the models root, read for the VRAM calculator.
         fn models(&self) -> BoxFut<'_, Result<Vec<ModelInfo>, ApiError>>;
     }
@@ -454,6 +456,26 @@ pub struct ModelInfo {
     pub weights_bytes: u64,
     /// `index`, `headers` or `estimated`.
     pub weights_source: String,
+}
+
+/// A running engine's own startup report of its KV cache against the calculator's prediction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VramCheck {
+    /// GPU memory used for the prediction, and where it came from (`nvml`, `simulator`).
+    pub gpu_gib: f64,
+    pub gpu_source: String,
+    pub predicted_tokens: u64,
+    pub predicted_concurrency: f64,
+    pub observed: crate::domain::vram::Observed,
+    /// Prediction against the engine's "GPU KV cache size", in percent.
+    pub error_pct: Option<f64>,
+}
+
+/// The KV cache check of a profile's engine; `Err` says why there is none (no driver, the
+/// engine has not logged its size yet).
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_vram_check")]
+pub async fn get_vram_check(profile: String) -> Result<VramCheck, ApiError> {
+    service::authorized("get_vram_check")?.0.vram_check(profile).await
 }
 
 /// Models under the configured models root (unreadable ones are skipped and logged).

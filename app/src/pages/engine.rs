@@ -157,6 +157,7 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
             <Transition fallback=|| ()>
                 {move || smoke.get().and_then(|r| r.ok()).flatten().map(|run| view! { <SmokeResult run/> })}
             </Transition>
+            <crate::pages::vram::EngineKvCheck profile=profile.clone() healthy=Signal::derive(move || status.read().state == EngineState::Healthy)/>
             <h2>{move || i18n.t("engine-command")}</h2>
             <pre class="argv" data-testid="argv">{argv_text}</pre>
             <h2>{move || i18n.t("engine-log")}</h2>

@@ -2,7 +2,7 @@
 //! GPU size, TP, utilisation, context and KV dtype, and the answer updates as you type: the
 //! same calculation as `roofline vram`, running in the browser.
 
-use crate::api::{list_models, ModelInfo};
+use crate::api::{get_vram_check, list_models, ModelInfo};
 use crate::components::use_i18n;
 use crate::domain::vram::{calculate, parse_config, Inputs, KvDtype, ModelShape};
 use crate::pages::ErrorNote;
@@ -128,6 +128,44 @@ pub fn VramPage() -> impl IntoView {
                     }.into_any()
                 }
             }}
+        </section>
+    }
+}
+
+/// On an engine page: the calculator's KV cache prediction for the profile against what the
+/// engine logged at startup ("GPU KV cache size", "Maximum concurrency"), with the error.
+/// Loaded again whenever the engine becomes healthy (a new start logs new lines).
+#[component]
+pub fn EngineKvCheck(profile: String, #[prop(into)] healthy: Signal<bool>) -> impl IntoView {
+    let i18n = use_i18n();
+    let check = Resource::new(move || (profile.clone(), healthy.get()), |(p, _)| get_vram_check(p));
+    view! {
+        <section class="kv-check" data-testid="kv-check">
+            <h2>{move || i18n.t("vram-check-title")}</h2>
+            <Transition fallback=|| ()>
+                {move || check.get().map(|r| match r {
+                    Ok(c) => {
+                        let err = c.error_pct.map(|e| format!("{e:+.1}")).unwrap_or_else(|| "?".into());
+                        let class = if c.error_pct.is_some_and(|e| e.abs() > 10.0) { "warning" } else { "ok" };
+                        view! {
+                            <p class=class data-testid="kv-check-result" data-error=c.error_pct.map(|e| format!("{e:.2}")).unwrap_or_default()>
+                                {move || i18n.ta("vram-check-line", &[
+                                    ("predicted", c.predicted_tokens.into()),
+                                    ("observed", c.observed.kv_tokens.unwrap_or(0).into()),
+                                    ("error", err.clone().into()),
+                                    ("gpu", format!("{:.0}", c.gpu_gib).into()),
+                                    ("source", c.gpu_source.clone().into()),
+                                ])}
+                                {c.observed.max_concurrency.map(|x| {
+                                    let predicted = format!("{:.2}", c.predicted_concurrency);
+                                    view! { " " {move || i18n.ta("vram-check-concurrency", &[("observed", format!("{x:.2}").into()), ("predicted", predicted.clone().into())])} }
+                                })}
+                            </p>
+                        }.into_any()
+                    }
+                    Err(e) => view! { <p class="muted" data-testid="kv-check-none">{e.to_string()}</p> }.into_any(),
+                })}
+            </Transition>
         </section>
     }
 }

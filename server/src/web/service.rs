@@ -541,6 +541,14 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
+    fn vram_check(&self, profile: String) -> BoxFut<'_, Result<app::api::VramCheck, ApiError>> {
+        Box::pin(async move {
+            crate::vram::engine_check(&self.control, &profile)
+                .await
+                .map_err(ApiError::Invalid)
+        })
+    }
+
     fn models(&self) -> BoxFut<'_, Result<Vec<app::api::ModelInfo>, ApiError>> {
         Box::pin(async move {
             let root = self.control.data.models_root();
