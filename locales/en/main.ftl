@@ -592,3 +592,5 @@ change-gate-restore-ok = the previous profile serves again (pid { $pid })
 vram-check-title = KV cache: prediction against the engine
 vram-check-line = Predicted { $predicted } tokens, the engine reported { $observed } (error { $error }%), for a { $gpu } GiB GPU ({ $source }).
 vram-check-concurrency = Maximum concurrency: { $observed }x reported, { $predicted }x predicted.
+accounts-password = Password
+accounts-set-password = Set (ends their sessions)

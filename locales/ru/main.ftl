@@ -599,3 +599,5 @@ change-gate-restore-ok = прежний профиль снова работае
 vram-check-title = KV-кэш: прогноз против движка
 vram-check-line = Прогноз { $predicted } токенов, движок сообщил { $observed } (ошибка { $error }%), для GPU на { $gpu } ГиБ ({ $source }).
 vram-check-concurrency = Максимальная параллельность: движок { $observed }x, прогноз { $predicted }x.
+accounts-password = Пароль
+accounts-set-password = Задать (завершит их сеансы)

@@ -925,14 +925,7 @@ async fn bench(control: &EngineControl, t: &Target, params: app::domain::bench::
     }
     let runs = crate::db::RunStore::new(control.store.pool());
     let stored = runs
-        .add_bench(
-            t.profile.as_deref(),
-            &params.url,
-            &params.model,
-            version.as_deref(),
-            &serde_json::to_value(&params).unwrap_or_default(),
-            &serde_json::to_value(&summary).unwrap_or_default(),
-        )
+        .add_bench(t.profile.as_deref(), version.as_deref(), &params, &summary)
         .await;
     if json {
         println!(
@@ -1008,15 +1001,7 @@ async fn smoke(
     })
     .await;
     let runs = crate::db::RunStore::new(control.store.pool());
-    let stored = runs
-        .add_smoke(
-            t.profile.as_deref(),
-            &t.base,
-            &model,
-            report.passed(),
-            &serde_json::to_value(&report).unwrap_or_default(),
-        )
-        .await;
+    let stored = runs.add_smoke(t.profile.as_deref(), &report).await;
     if json {
         println!(
             "{}",

@@ -154,16 +154,17 @@ impl RunStore {
         Self { pool }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Stores a finished bench run (its URL and model come from the parameters).
     pub async fn add_bench(
         &self,
         profile: Option<&str>,
-        url: &str,
-        model: &str,
         engine_version: Option<&str>,
-        params: &serde_json::Value,
-        summary: &serde_json::Value,
+        params: &app::domain::bench::BenchParams,
+        summary: &app::domain::bench::BenchSummary,
     ) -> Result<i64, StoreError> {
+        let (url, model) = (&params.url, &params.model);
+        let params = serde_json::to_value(params).unwrap_or_default();
+        let summary = serde_json::to_value(summary).unwrap_or_default();
         let id = sqlx::query_scalar(
             "insert into bench_run (profile, url, model, engine_version, params, summary) values ($1, $2, $3, $4, $5, $6) returning bench_run_id",
         )
@@ -201,14 +202,14 @@ impl RunStore {
         Ok(row.map(bench_row))
     }
 
+    /// Stores a smoke-toolcall run (URL, model and verdict come from the report).
     pub async fn add_smoke(
         &self,
         profile: Option<&str>,
-        url: &str,
-        model: &str,
-        passed: bool,
-        report: &serde_json::Value,
+        report: &app::domain::toolcall::SmokeReport,
     ) -> Result<i64, StoreError> {
+        let (url, model, passed) = (&report.url, &report.model, report.passed());
+        let report = serde_json::to_value(report).unwrap_or_default();
         let id = sqlx::query_scalar("insert into smoke_run (profile, url, model, passed, report) values ($1, $2, $3, $4, $5) returning smoke_run_id")
             .bind(profile)
             .bind(url)

@@ -89,20 +89,8 @@ async fn the_first_admin_comes_from_the_one_time_secret() {
     use std::io::BufRead;
     let env = Env::new();
     let port = free_port();
-    let mut child = std::process::Command::new(BIN)
-        .args([
-            "--data",
-            env.data().to_str().unwrap(),
-            "console",
-            "--addr",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let _console = Console(child);
+    let mut console = Console::start_with(&env, port, &[], std::process::Stdio::piped());
+    let stdout = console.0.stdout.take().unwrap();
     // Keep draining stdout: a closed pipe would end the console at its next line.
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

@@ -238,6 +238,15 @@ impl SmokeReport {
     pub fn passed(&self) -> bool {
         self.cases.iter().all(|c| c.pass || c.skipped)
     }
+
+    /// The cases that ran and failed, by name.
+    pub fn failed_cases(&self) -> Vec<String> {
+        self.cases
+            .iter()
+            .filter(|c| !c.pass && !c.skipped)
+            .map(|c| c.case.clone())
+            .collect()
+    }
 }
 
 /// What a case expects of an answer.

@@ -209,11 +209,13 @@ pub fn AccountsPage() -> impl IntoView {
                                 <th scope="col">{move || i18n.t("accounts-role")}</th>
                                 <th scope="col">{move || i18n.t("accounts-state")}</th>
                                 <th scope="col">{move || i18n.t("accounts-created")}</th>
+                                <th scope="col">{move || i18n.t("accounts-password")}</th>
                             </tr></thead>
                             <tbody>
                                 {list.into_iter().map(|a| {
-                                    let (n1, n2) = (a.name.clone(), a.name.clone());
+                                    let (n1, n2, n3) = (a.name.clone(), a.name.clone(), a.name.clone());
                                     let disabled = a.disabled;
+                                    let new_password = RwSignal::new(String::new());
                                     view! {
                                         <tr data-testid="account-row" data-name=a.name.clone()>
                                             <td>{a.name.clone()}</td>
@@ -231,6 +233,16 @@ pub fn AccountsPage() -> impl IntoView {
                                                 {disabled.then(|| view! { " " <span class="muted">{move || i18n.t("accounts-disabled")}</span> })}
                                             </td>
                                             <td class="mono">{a.created_at.clone()}</td>
+                                            <td>
+                                                <form class="inline" on:submit=move |ev| {
+                                                    ev.prevent_default();
+                                                    update.dispatch(UpdateAccount { name: n3.clone(), role: None, disabled: None, password: Some(new_password.get_untracked()) });
+                                                    new_password.set(String::new());
+                                                }>
+                                                    {text_input(new_password, "password", "account-new-password", "new-password")}
+                                                    <button type="submit" data-testid="account-set-password" disabled=move || new_password.with(|p| p.is_empty())>{move || i18n.t("accounts-set-password")}</button>
+                                                </form>
+                                            </td>
                                         </tr>
                                     }
                                 }).collect_view()}

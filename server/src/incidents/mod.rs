@@ -308,21 +308,8 @@ impl Incidents {
                 let report = crate::smoke::run(&base, p.model_name(), None, |_| {}).await;
                 let passed = report.passed();
                 let runs = crate::db::RunStore::new(self.control.store.pool());
-                let _ = runs
-                    .add_smoke(
-                        Some(profile),
-                        &base,
-                        p.model_name(),
-                        passed,
-                        &serde_json::to_value(&report).unwrap_or_default(),
-                    )
-                    .await;
-                let failed: Vec<String> = report
-                    .cases
-                    .iter()
-                    .filter(|c| !c.pass && !c.skipped)
-                    .map(|c| c.case.clone())
-                    .collect();
+                let _ = runs.add_smoke(Some(profile), &report).await;
+                let failed = report.failed_cases();
                 if passed {
                     Ok("smoke-toolcall PASS".into())
                 } else {

@@ -231,22 +231,8 @@ impl Changes {
         let smoke = crate::smoke::run(&base, &model, Some(preflight), |_| {}).await;
         let runs = crate::db::RunStore::new(self.control.store.pool());
         let smoke_passed = smoke.passed();
-        report.smoke_run = runs
-            .add_smoke(
-                Some(&name),
-                &base,
-                &model,
-                smoke_passed,
-                &serde_json::to_value(&smoke).unwrap_or_default(),
-            )
-            .await
-            .ok();
-        let failed_cases: Vec<String> = smoke
-            .cases
-            .iter()
-            .filter(|c| !c.pass && !c.skipped)
-            .map(|c| c.case.clone())
-            .collect();
+        report.smoke_run = runs.add_smoke(Some(&name), &smoke).await.ok();
+        let failed_cases = smoke.failed_cases();
         if smoke_passed {
             let n = smoke.cases.iter().filter(|c| c.pass).count().to_string();
             let detail = format!("{n} cases passed");
@@ -289,14 +275,7 @@ impl Changes {
             Ok((summary, _)) => {
                 let version = crate::cli::engine_version(&base).await;
                 report.bench_run = runs
-                    .add_bench(
-                        Some(&name),
-                        &base,
-                        &model,
-                        version.as_deref(),
-                        &serde_json::to_value(&params).unwrap_or_default(),
-                        &serde_json::to_value(&summary).unwrap_or_default(),
-                    )
+                    .add_bench(Some(&name), version.as_deref(), &params, &summary)
                     .await
                     .ok();
                 report.checks = review::judge_bench(&summary, &t);

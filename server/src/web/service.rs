@@ -331,15 +331,7 @@ impl ConsoleService for ConsoleServiceImpl {
                         })
                         .await;
                         let passed = report.passed();
-                        let id = runs
-                            .add_smoke(
-                                Some(&profile),
-                                &base,
-                                &model,
-                                passed,
-                                &serde_json::to_value(&report).unwrap_or_default(),
-                            )
-                            .await;
+                        let id = runs.add_smoke(Some(&profile), &report).await;
                         let detail = serde_json::json!({"passed": passed, "run": id.as_ref().ok()});
                         let detail = crate::journal::context(&control, &profile, detail).await;
                         control
@@ -378,14 +370,7 @@ impl ConsoleService for ConsoleServiceImpl {
                                 .await;
                         let outcome = match result {
                             Ok((summary, _)) => runs
-                                .add_bench(
-                                    Some(&profile),
-                                    &base,
-                                    &model,
-                                    version.as_deref(),
-                                    &serde_json::to_value(&params).unwrap_or_default(),
-                                    &serde_json::to_value(&summary).unwrap_or_default(),
-                                )
+                                .add_bench(Some(&profile), version.as_deref(), &params, &summary)
                                 .await
                                 .map(|id| (id, summary.failed == 0 && !summary.client_overloaded))
                                 .map_err(|e| e.to_string()),

@@ -243,6 +243,11 @@ impl Console {
 
     /// A console with extra environment (a GPU recording, say).
     pub fn start_with_env(env: &Env, port: u16, vars: &[(&str, &std::path::Path)]) -> Self {
+        Self::start_with(env, port, vars, std::process::Stdio::null())
+    }
+
+    /// A console whose standard output goes to `stdout` (piped: the test reads the log).
+    pub fn start_with(env: &Env, port: u16, vars: &[(&str, &std::path::Path)], stdout: std::process::Stdio) -> Self {
         Console(
             Command::new(BIN)
                 .envs(vars.iter().map(|(k, v)| (*k, *v)))
@@ -253,7 +258,7 @@ impl Console {
                     "--addr",
                     &format!("127.0.0.1:{port}"),
                 ])
-                .stdout(std::process::Stdio::null())
+                .stdout(stdout)
                 .stderr(std::process::Stdio::null())
                 .spawn()
                 .unwrap(),
