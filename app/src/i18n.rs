@@ -359,6 +359,17 @@ mod tests {
         for s in review::GATE_STEPS {
             keys.push(format!("change-gate-step-{s}"));
         }
+        for k in [
+            "unit-ms",
+            "unit-tok-s",
+            "change-check-client-ok",
+            "change-check-client-overloaded",
+            "change-check-client-limit",
+            "vram-check-source-nvml",
+            "vram-check-source-simulator",
+        ] {
+            keys.push(k.to_string());
+        }
         for o in review::GATE_OUTCOMES {
             keys.push(format!("change-gate-{o}"));
         }

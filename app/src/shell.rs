@@ -25,9 +25,10 @@ use leptos_router::{
 /// to the browser so hydration starts in the same language.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     let lang = crate::components::i18n_ctx_initial();
+    let role = crate::components::initial_role().map(|r| r.as_str());
     view! {
         <!DOCTYPE html>
-        <html lang=lang.code()>
+        <html lang=lang.code() data-role=role>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
@@ -51,6 +52,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     let i18n = provide_i18n();
+    crate::components::provide_role();
     // Effects run only in the browser, after hydration: tests and scripts wait for this mark.
     Effect::new(move |_| {
         #[cfg(feature = "hydrate")]

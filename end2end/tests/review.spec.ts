@@ -64,9 +64,18 @@ test("an operator proposes a change, an approver approves it, the gate runs on t
   await expect(alice.getByTestId("journal-check")).toHaveAttribute("data-intact", "true");
 });
 
-test("signing out ends the session and pages ask to sign in again", async ({ page }) => {
+test("a viewer is offered no operator actions, and signing out ends the session", async ({ page }) => {
   await signIn(page, "vera", PASSWORD);
   await expect(page.getByTestId("user-menu")).toHaveAttribute("data-role", "viewer");
+  // A viewer reads everything but is not offered what only operators may do.
+  await page.goto("/engines/demo-sglang");
+  await waitForHydration(page);
+  await expect(page.getByTestId("action-stop")).toBeDisabled();
+  await expect(page.getByTestId("open-incident")).toBeDisabled();
+  await page.goto("/profiles/demo-sglang");
+  await waitForHydration(page);
+  await expect(page.getByTestId("envfile")).toBeVisible();
+  await expect(page.getByTestId("profile-edit")).toHaveCount(0);
   await page.getByTestId("logout").click();
   await expect(page).toHaveURL(/\/login/);
   await page.goto("/journal");

@@ -4,6 +4,7 @@ mod confirm;
 mod echart;
 mod i18n_ctx;
 mod lang_switch;
+mod role_ctx;
 mod sse;
 mod state_badge;
 
@@ -11,5 +12,6 @@ pub use confirm::ConfirmDialog;
 pub use echart::EChart;
 pub use i18n_ctx::{initial_lang as i18n_ctx_initial, provide_i18n, use_i18n, I18n};
 pub use lang_switch::LangSwitch;
+pub use role_ctx::{can, initial_role, provide_role};
 pub use sse::use_event_stream;
 pub use state_badge::{PhaseSteps, SimulatedBadge, StateBadge};

@@ -270,40 +270,63 @@ impl Default for GateThresholds {
 pub struct GateCheck {
     /// `failed`, `ttft-p95`, `tpot-p95`, `output-throughput`, `client`.
     pub name: String,
+    /// In English with units, for the journal.
     pub limit: String,
     pub value: String,
     pub pass: bool,
+    /// The same as numbers, for the UI to word in its language: `ms`, `tok/s`, `count` or
+    /// `flag` (1 = the client was overloaded); `at_most` says which way the limit points.
+    #[serde(default)]
+    pub measured: f64,
+    #[serde(default)]
+    pub threshold: f64,
+    #[serde(default)]
+    pub unit: String,
+    #[serde(default)]
+    pub at_most: bool,
 }
 
 /// The bench summary against the thresholds, every check listed (passing or not).
 pub fn judge_bench(s: &super::bench::BenchSummary, t: &GateThresholds) -> Vec<GateCheck> {
-    let check = |name: &str, limit: String, value: String, pass: bool| GateCheck {
+    let check = |name: &str,
+                 (measured, threshold, unit, at_most): (f64, f64, &str, bool),
+                 limit: String,
+                 value: String,
+                 pass: bool| GateCheck {
         name: name.into(),
         limit,
         value,
         pass,
+        measured,
+        threshold,
+        unit: unit.into(),
+        at_most,
     };
     vec![
         check(
             "failed",
+            (s.failed as f64, t.max_failed as f64, "count", true),
             format!("≤ {}", t.max_failed),
             s.failed.to_string(),
             s.failed <= t.max_failed && s.completed > 0,
         ),
         check(
             "ttft-p95",
+            (s.ttft_ms.p95, t.max_ttft_p95_ms, "ms", true),
             format!("≤ {:.0} ms", t.max_ttft_p95_ms),
             format!("{:.1} ms", s.ttft_ms.p95),
             s.ttft_ms.p95 <= t.max_ttft_p95_ms,
         ),
         check(
             "tpot-p95",
+            (s.tpot_ms.p95, t.max_tpot_p95_ms, "ms", true),
             format!("≤ {:.0} ms", t.max_tpot_p95_ms),
             format!("{:.1} ms", s.tpot_ms.p95),
             s.tpot_ms.p95 <= t.max_tpot_p95_ms,
         ),
         check(
             "output-throughput",
+            (s.output_throughput, t.min_output_tok_s, "tok/s", false),
             format!("≥ {:.1} tok/s", t.min_output_tok_s),
             format!("{:.1} tok/s", s.output_throughput),
             s.output_throughput >= t.min_output_tok_s,
@@ -311,11 +334,32 @@ pub fn judge_bench(s: &super::bench::BenchSummary, t: &GateThresholds) -> Vec<Ga
         // A client that fell behind measured itself, not the engine: not a pass.
         check(
             "client",
+            (f64::from(u8::from(s.client_overloaded)), 0.0, "flag", true),
             "not overloaded".into(),
             if s.client_overloaded { "overloaded" } else { "ok" }.into(),
             !s.client_overloaded,
         ),
     ]
+}
+
+/// A check's measured value and its limit in the UI's words (`unit-*` message keys hold the
+/// units; the client check is worded whole).
+pub fn check_texts(c: &GateCheck, tr: impl Fn(&str) -> String) -> (String, String) {
+    let num = |v: f64| match c.unit.as_str() {
+        "count" => format!("{v:.0}"),
+        "ms" | "tok/s" => format!("{v:.1} {}", tr(&format!("unit-{}", c.unit.replace('/', "-")))),
+        _ => String::new(),
+    };
+    if c.unit == "flag" {
+        let value = if c.measured > 0.0 {
+            "change-check-client-overloaded"
+        } else {
+            "change-check-client-ok"
+        };
+        return (tr(value), tr("change-check-client-limit"));
+    }
+    let sign = if c.at_most { "≤" } else { "≥" };
+    (num(c.measured), format!("{sign} {}", num(c.threshold)))
 }
 
 /// One step of a gate run: serve the candidate, health, smoke-toolcall, bench, and (on
@@ -472,6 +516,24 @@ mod tests {
         s.completed = 0;
         s.failed = 0;
         assert!(!judge_bench(&s, &t)[0].pass, "nothing completed is not a pass");
+    }
+
+    #[test]
+    fn checks_are_worded_with_the_uis_units() {
+        let s = super::super::bench::BenchSummary {
+            completed: 4,
+            client_overloaded: true,
+            ..Default::default()
+        };
+        let checks = judge_bench(&s, &GateThresholds::default());
+        let tr = |k: &str| format!("<{k}>");
+        assert_eq!(
+            check_texts(&checks[1], tr),
+            ("0.0 <unit-ms>".into(), "≤ 5000.0 <unit-ms>".into())
+        );
+        assert_eq!(check_texts(&checks[3], tr).1, "≥ 1.0 <unit-tok-s>");
+        assert_eq!(check_texts(&checks[4], tr).0, "<change-check-client-overloaded>");
+        assert!(!checks[4].pass);
     }
 
     #[test]

@@ -253,8 +253,8 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
                                     view! {
                                         <tr class=if k.pass { "ok" } else { "error" } data-check=k.name.clone()>
                                             <td>{move || i18n.t(&format!("change-check-{name}"))}</td>
-                                            <td class="mono">{k.value.clone()}</td>
-                                            <td class="mono">{k.limit.clone()}</td>
+                                            <td class="mono">{let k = k.clone(); move || crate::domain::review::check_texts(&k, |key| i18n.t(key)).0}</td>
+                                            <td class="mono">{let k = k.clone(); move || crate::domain::review::check_texts(&k, |key| i18n.t(key)).1}</td>
                                         </tr>
                                     }
                                 }).collect_view()}

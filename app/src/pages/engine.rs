@@ -104,12 +104,14 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
         pending_confirm.set(None);
     });
     let on_cancel = Callback::new(move |_| pending_confirm.set(None));
+    let operator = crate::components::can(crate::domain::auth::Role::Operator);
     let button = move |a: EngineAction, enabled: fn(EngineState) -> bool| {
         view! {
             <button
                 type="button"
                 data-testid=format!("action-{}", a.as_str())
-                disabled=move || !enabled(state.get()) || action.pending().get()
+                title=move || (!operator).then(|| i18n.t("needs-operator"))
+                disabled=move || !operator || !enabled(state.get()) || action.pending().get()
                 on:click=move |_| pending_confirm.set(Some(a))
             >
                 {move || i18n.t(&format!("action-{}", a.as_str()))}

@@ -20,7 +20,9 @@ pub fn GatePanel(
     let concurrency = RwSignal::new(8usize);
     let input_len = RwSignal::new(512usize);
     let output_len = RwSignal::new(128u32);
-    let busy = move || gate.get().is_some_and(|g| g.running) || smoke.pending().get() || bench.pending().get();
+    let operator = crate::components::can(crate::domain::auth::Role::Operator);
+    let busy =
+        move || !operator || gate.get().is_some_and(|g| g.running) || smoke.pending().get() || bench.pending().get();
     let p_smoke = profile.clone();
     let p_bench = profile.clone();
     let num = |sig: RwSignal<usize>| {

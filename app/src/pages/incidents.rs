@@ -23,6 +23,7 @@ pub fn OpenIncidentButton(profile: String) -> impl IntoView {
     let i18n = use_i18n();
     let open = ServerAction::<OpenIncident>::new();
     let clients = RwSignal::new(false);
+    let operator = crate::components::can(crate::domain::auth::Role::Operator);
     let navigate = use_navigate();
     Effect::new(move |_| {
         if let Some(Ok(id)) = open.value().get() {
@@ -34,8 +35,8 @@ pub fn OpenIncidentButton(profile: String) -> impl IntoView {
             <button
                 type="button"
                 data-testid="open-incident"
-                disabled=move || open.pending().get()
-                title=move || i18n.t("incident-open-hint")
+                disabled=move || !operator || open.pending().get()
+                title=move || if operator { i18n.t("incident-open-hint") } else { i18n.t("needs-operator") }
                 on:click=move |_| {
                     open.dispatch(OpenIncident { profile: profile.clone(), clients_see_errors: clients.get_untracked() });
                 }

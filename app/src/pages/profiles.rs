@@ -89,7 +89,9 @@ fn ProfileDetail(view: ProfileView) -> impl IntoView {
                 <h1>{p.name.clone()}</h1>
                 {view.simulated.then(|| view! { <SimulatedBadge/> })}
                 <a class="button" href=engine_href>{move || i18n.t("profile-open-engine")}</a>
-                <a class="button" data-testid="profile-edit" href=format!("/profiles/{}/edit", p.name)>{move || i18n.t("profile-propose")}</a>
+                {crate::components::can(crate::domain::auth::Role::Operator).then(|| view! {
+                    <a class="button" data-testid="profile-edit" href=format!("/profiles/{}/edit", p.name)>{move || i18n.t("profile-propose")}</a>
+                })}
             </div>
             <dl class="facts">
                 <dt>{move || i18n.t("col-engine")}</dt><dd>{format!("{} ({kind})", p.engine)}</dd>

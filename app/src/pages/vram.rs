@@ -154,7 +154,7 @@ pub fn EngineKvCheck(profile: String, #[prop(into)] healthy: Signal<bool>) -> im
                                     ("observed", c.observed.kv_tokens.unwrap_or(0).into()),
                                     ("error", err.clone().into()),
                                     ("gpu", format!("{:.0}", c.gpu_gib).into()),
-                                    ("source", c.gpu_source.clone().into()),
+                                    ("source", i18n.t(&format!("vram-check-source-{}", c.gpu_source)).into()),
                                 ])}
                                 {c.observed.max_concurrency.map(|x| {
                                     let predicted = format!("{:.2}", c.predicted_concurrency);
