@@ -12,13 +12,23 @@ pub struct Env {
     pub dir: tempfile::TempDir,
 }
 
-/// A free loopback port (bound and released; good enough for tests on one machine).
+/// A free loopback port (bound and released), never one this test process handed out before:
+/// the kernel may give the same released port twice in a row, and two profiles of one test
+/// would then collide.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 const HOST: &str = "models_root = \"models\"\nstate_dir = \"state\"\nserve_timeout_s = 60\nstop_grace_s = 5\n\n[engines.sim-vllm]\nkind = \"vllm\"\nsimulator = true\n\n[engines.sim-sglang]\nkind = \"sglang\"\nsimulator = true\n";
