@@ -76,6 +76,11 @@ pub struct AuthConfig {
     /// (`http_config.authorization.credentials`). Without it the webhook is refused.
     #[serde(default)]
     pub alertmanager_token: Option<String>,
+    /// Reverse proxies (TLS terminators) in front of the console. Their `X-Forwarded-For`
+    /// names the client; without this, every client behind a proxy shares its address in the
+    /// sign-in rate limit.
+    #[serde(default)]
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 /// Another host in the fleet overview: either a remote Roofline console (its engines are read

@@ -27,6 +27,8 @@ pub struct AuthState {
     pub limiter: LoginLimiter,
     /// Cookies get `Secure` (served over HTTPS by a proxy in front).
     pub secure: bool,
+    /// Proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     pub journal: crate::journal::Journal,
 }
 
@@ -102,11 +104,15 @@ pub async fn guard(State(auth): State<AuthState>, mut req: Request, next: Next) 
         }),
         None => None,
     };
-    let addr = req
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip().to_string())
-        .unwrap_or_else(|| "unknown".into());
+    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+    let forwarded = req
+        .headers()
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect::<Vec<_>>()
+        .join(",");
+    let addr = client_addr(peer, &forwarded, &auth.trusted_proxies);
     req.extensions_mut().insert(ClientAddr(addr));
     if let (Some(s), Some(t)) = (&session, token) {
         req.extensions_mut().insert(Caller {
@@ -174,6 +180,23 @@ pub async fn guard(State(auth): State<AuthState>, mut req: Request, next: Next) 
         }
     }
     next.run(req).await
+}
+
+/// The client's address: the peer, or, when the peer is a trusted proxy, the right-most
+/// `X-Forwarded-For` entry that is not one of the trusted proxies (entries further left are
+/// whatever the client claimed).
+fn client_addr(peer: Option<std::net::IpAddr>, forwarded: &str, trusted: &[std::net::IpAddr]) -> String {
+    let Some(peer) = peer else { return "unknown".into() };
+    if !trusted.contains(&peer) {
+        return peer.to_string();
+    }
+    forwarded
+        .rsplit(',')
+        .map(str::trim)
+        .filter_map(|h| h.parse::<std::net::IpAddr>().ok())
+        .find(|ip| !trusted.contains(ip))
+        .unwrap_or(peer)
+        .to_string()
 }
 
 fn constant_time_eq(a: &str, b: &str) -> bool {
@@ -404,6 +427,17 @@ mod tests {
                 "{name} is in the table but not a server function"
             );
         }
+    }
+
+    #[test]
+    fn forwarded_for_is_believed_only_from_trusted_proxies() {
+        let proxy: std::net::IpAddr = "10.0.0.1".parse().unwrap();
+        let client: std::net::IpAddr = "192.0.2.7".parse().unwrap();
+        assert_eq!(client_addr(Some(client), "1.2.3.4", &[proxy]), "192.0.2.7");
+        assert_eq!(client_addr(Some(proxy), "6.6.6.6, 192.0.2.7", &[proxy]), "192.0.2.7");
+        assert_eq!(client_addr(Some(proxy), "192.0.2.7, 10.0.0.1", &[proxy]), "192.0.2.7");
+        assert_eq!(client_addr(Some(proxy), "garbage", &[proxy]), "10.0.0.1");
+        assert_eq!(client_addr(None, "", &[]), "unknown");
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub fn router(
             .secure_cookies
             .unwrap_or(!addr.ip().is_loopback()),
         journal: control.journal(),
+        trusted_proxies: control.data.config.auth.trusted_proxies.clone(),
     };
     let changes = crate::review::Changes::new(control.clone());
     let services = Services(Arc::new(service::ConsoleServiceImpl::new(
