@@ -32,6 +32,9 @@ test("an operator proposes a change, an approver approves it, the gate runs on t
   await waitForHydration(bob);
   await expect(bob.getByTestId("change-author")).toHaveText("alice");
   await expect(bob.getByTestId("change-diff")).toContainText("-MAX_RUNNING_REQUESTS=64");
+  await bob.getByTestId("change-note").fill("did the TPOT drop on the bench run?");
+  await bob.getByTestId("change-note-submit").click();
+  await expect(bob.getByTestId("change-events")).toContainText("did the TPOT drop on the bench run?");
   await bob.getByTestId("change-comment").fill("agreed, watch the queue after");
   await bob.getByTestId("change-approve").click();
   await expect(bob.getByTestId("change-state")).toHaveAttribute("data-state", "approved");

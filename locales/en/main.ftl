@@ -602,3 +602,5 @@ change-check-client-overloaded = fell behind its schedule
 change-check-client-limit = must keep its schedule
 vram-check-source-nvml = NVML
 vram-check-source-simulator = the simulator's GPU
+change-event-commented = commented
+change-add-comment = Comment

@@ -609,3 +609,5 @@ change-check-client-overloaded = отставал от расписания
 change-check-client-limit = должен успевать по расписанию
 vram-check-source-nvml = NVML
 vram-check-source-simulator = GPU симулятора
+change-event-commented = прокомментировал(а)
+change-add-comment = Комментировать

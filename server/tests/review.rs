@@ -91,8 +91,16 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
         .call("review_change", &format!("id={id}&approve=true&comment="))
         .await;
     assert_eq!(status, 403);
+    // Discussion goes into the history; viewers read it but do not write.
+    let (status, _) = vera.call("comment_change", &format!("id={id}&text=hm")).await;
+    assert_eq!(status, 403);
+    let (status, body) = bob
+        .call("comment_change", &format!("id={id}&text=what+about+long+prompts%3F"))
+        .await;
+    assert_eq!(status, 200, "{body}");
     let c = change(&bob, id).await;
-    assert_eq!(c["summary"]["state"], "submitted");
+    assert_eq!(c["summary"]["state"], "submitted", "a comment is not a step");
+    assert!(c["events"].to_string().contains("what about long prompts?"), "{c}");
     assert_eq!(c["allowed"], serde_json::json!(["approve", "request-changes"]));
     assert!(c["diff"].to_string().contains("+CONTEXT_LENGTH=4096"), "{c}");
     let (status, body) = bob

@@ -71,6 +71,8 @@ mod ssr {
         ) -> BoxFut<'_, Result<i64, ApiError>>;
         fn review(&self, caller: Caller, id: i64, approve: bool, comment: String) -> BoxFut<'_, Result<(), ApiError>>;
         fn withdraw(&self, caller: Caller, id: i64, comment: String) -> BoxFut<'_, Result<(), ApiError>>;
+        /// A comment in the change's history, without a step.
+        fn comment(&self, caller: Caller, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>>;
         /// Starts the gate; it runs on in the background and reports into the change.
         fn start_gate(&self, caller: Caller, id: i64) -> BoxFut<'_, Result<(), ApiError>>;
         fn rollback(&self, caller: Caller, id: i64, reason: String) -> BoxFut<'_, Result<(), ApiError>>;
@@ -120,6 +122,13 @@ pub async fn propose_change(
 pub async fn review_change(id: i64, approve: bool, comment: String) -> Result<(), ApiError> {
     let (s, c) = changes("review_change")?;
     s.0.changes().review(c, id, approve, comment).await
+}
+
+/// Adds a comment to a change's history (the discussion around a review).
+#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "comment_change")]
+pub async fn comment_change(id: i64, text: String) -> Result<(), ApiError> {
+    let (s, c) = changes("comment_change")?;
+    s.0.changes().comment(c, id, text).await
 }
 
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "withdraw_change")]

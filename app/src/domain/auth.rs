@@ -98,6 +98,7 @@ pub const SERVER_FNS: &[(&str, Access)] = &[
     ("check_profile_flags", Access::Role(Role::Operator)),
     ("propose_change", Access::Role(Role::Operator)),
     ("withdraw_change", Access::Role(Role::Operator)),
+    ("comment_change", Access::Role(Role::Operator)),
     ("start_change_gate", Access::Role(Role::Operator)),
     ("rollback_change", Access::Role(Role::Operator)),
     // Reviewing.

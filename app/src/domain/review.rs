@@ -233,7 +233,11 @@ pub const EVENT_KINDS: &[&str] = &[
     "gate-passed",
     "gate-failed",
     "rolled-back",
+    "commented",
 ];
+
+/// The longest comment kept (a review note, not a document).
+pub const MAX_COMMENT: usize = 4000;
 
 /// What the gate's bench must meet before a candidate becomes active (host configuration
 /// `[gate]`; the defaults are loose enough for any healthy engine and catch broken ones).

@@ -1,7 +1,9 @@
 //! Profile changes: the list, and one change's page with its diff, the review (approve or
 //! request changes, with comments), the gate's steps and checks as they run, and rollback.
 
-use crate::api::{get_change, list_changes, ChangeView, ReviewChange, RollbackChange, StartChangeGate, WithdrawChange};
+use crate::api::{
+    get_change, list_changes, ChangeView, CommentChange, ReviewChange, RollbackChange, StartChangeGate, WithdrawChange,
+};
 use crate::components::use_i18n;
 use crate::domain::review::{ChangeAction, ChangeState};
 use crate::pages::ErrorNote;
@@ -135,8 +137,11 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
     let withdraw = ServerAction::<WithdrawChange>::new();
     let gate = ServerAction::<StartChangeGate>::new();
     let rollback = ServerAction::<RollbackChange>::new();
+    let note = ServerAction::<CommentChange>::new();
+    let note_text = RwSignal::new(String::new());
     Effect::new(move |_| {
         let done = [
+            note.version().get(),
             review.version().get(),
             withdraw.version().get(),
             gate.version().get(),
@@ -156,6 +161,7 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
             withdraw.value().get(),
             gate.value().get(),
             rollback.value().get(),
+            note.value().get(),
         ]
         .into_iter()
         .flatten()
@@ -266,6 +272,16 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
             }}
 
             <h2>{move || i18n.t("change-history")}</h2>
+            {crate::components::can(crate::domain::auth::Role::Operator).then(|| view! {
+                <form class="inline change-note" on:submit=move |ev| {
+                    ev.prevent_default();
+                    note.dispatch(CommentChange { id, text: note_text.get_untracked() });
+                    note_text.set(String::new());
+                }>
+                    <input type="text" data-testid="change-note" maxlength="4000" prop:value=move || note_text.get() on:input=move |ev| note_text.set(event_target_value(&ev))/>
+                    <button type="submit" data-testid="change-note-submit" disabled=move || note_text.with(|t| t.trim().is_empty())>{move || i18n.t("change-add-comment")}</button>
+                </form>
+            })}
             <ol class="timeline" data-testid="change-events">
                 {c.events.into_iter().map(|e| {
                     let kind = e.kind.clone();

@@ -581,6 +581,29 @@ impl ChangeService for Changes {
         })
     }
 
+    fn comment(&self, caller: Caller, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            let text = text.trim();
+            if text.is_empty() {
+                return Err(ApiError::Invalid("comment: empty".into()));
+            }
+            if text.chars().count() > review::MAX_COMMENT {
+                return Err(ApiError::Invalid(format!(
+                    "comment: at most {} characters",
+                    review::MAX_COMMENT
+                )));
+            }
+            if !caller.role.allows(app::domain::auth::Role::Operator) {
+                return Err(ApiError::Forbidden("commenting needs the operator role".into()));
+            }
+            self.store.get(id).await.map_err(store_error)?;
+            self.store
+                .add_event(id, &caller.name, "commented", text)
+                .await
+                .map_err(store_error)
+        })
+    }
+
     fn start_gate(&self, caller: Caller, id: i64) -> BoxFut<'_, Result<(), ApiError>> {
         Box::pin(async move {
             let row = self.store.get(id).await.map_err(store_error)?;
