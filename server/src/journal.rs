@@ -215,6 +215,30 @@ pub async fn context(
     detail
 }
 
+/// Records a finished engine action (serve, stop, restart) with its outcome or error and the
+/// context, as the console's engine page and a change's rollback both do.
+pub async fn record_action(
+    control: &crate::control::EngineControl,
+    who: &str,
+    action: &str,
+    profile: &str,
+    reason: &str,
+    result: Result<String, crate::control::ControlError>,
+) {
+    let detail = match &result {
+        Ok(outcome) => {
+            tracing::info!(profile = %profile, action, %outcome, "engine action done");
+            serde_json::json!({"ok": true, "outcome": outcome})
+        }
+        Err(e) => {
+            tracing::warn!(profile = %profile, action, error = %e, "engine action failed");
+            serde_json::json!({"ok": false, "error": e.to_string()})
+        }
+    };
+    let detail = context(control, profile, detail).await;
+    control.journal().record(who, action, profile, reason, detail).await;
+}
+
 pub use app::domain::envfile::env_diff;
 
 #[cfg(test)]

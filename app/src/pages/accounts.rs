@@ -199,10 +199,7 @@ pub fn AccountsPage() -> impl IntoView {
             </form>
             {move || create.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorNote error=e/> })}
             {move || update.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorNote error=e/> })}
-            <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-                {move || rows.get().map(|r| match r {
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                    Ok(list) => view! {
+            {crate::pages::loaded(rows, move |list| view! {
                         <table class="grid" data-testid="accounts-table">
                             <thead><tr>
                                 <th scope="col">{move || i18n.t("login-name")}</th>
@@ -248,9 +245,7 @@ pub fn AccountsPage() -> impl IntoView {
                                 }).collect_view()}
                             </tbody>
                         </table>
-                    }.into_any(),
-                })}
-            </Transition>
+                    }.into_any())}
         </section>
     }
 }

@@ -2,7 +2,6 @@
 
 use crate::api::{list_bench_runs, BenchRun};
 use crate::components::use_i18n;
-use crate::pages::ErrorNote;
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 
@@ -27,11 +26,7 @@ pub fn BenchListPage() -> impl IntoView {
                 </button>
             </div>
             <p class="muted">{move || i18n.t("bench-hint")}</p>
-            <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-                {move || runs.get().map(|res| match res {
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                    Ok(rows) if rows.is_empty() => view! { <p class="muted">{move || i18n.t("bench-empty")}</p> }.into_any(),
-                    Ok(rows) => view! {
+            {crate::pages::loaded_rows(runs, "bench-empty", move |rows| view! {
                         <table class="grid" data-testid="bench-table">
                             <thead><tr>
                                 <th scope="col"></th>
@@ -66,9 +61,7 @@ pub fn BenchListPage() -> impl IntoView {
                                 }).collect_view()}
                             </tbody>
                         </table>
-                    }.into_any(),
-                })}
-            </Transition>
+                    }.into_any())}
         </section>
     }
 }
@@ -107,12 +100,7 @@ pub fn BenchComparePage() -> impl IntoView {
     view! {
         <section>
             <div class="page-head"><h1>{move || i18n.t("bench-compare-title")}</h1><a href="/bench">{move || i18n.t("bench-title")}</a></div>
-            <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-                {move || runs.get().map(|res| match res {
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                    Ok(rows) => view! { <CompareTable rows/> }.into_any(),
-                })}
-            </Transition>
+            {crate::pages::loaded(runs, move |rows| view! { <CompareTable rows/> }.into_any())}
         </section>
     }
 }

@@ -47,11 +47,7 @@ pub fn ChangeList(profile: Option<String>) -> impl IntoView {
     let i18n = use_i18n();
     let rows = Resource::new(move || profile.clone(), list_changes);
     view! {
-            <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-                {move || rows.get().map(|r| match r {
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                    Ok(list) if list.is_empty() => view! { <p class="muted">{move || i18n.t("changes-empty")}</p> }.into_any(),
-                    Ok(list) => view! {
+            {crate::pages::loaded_rows(rows, "changes-empty", move |list| view! {
                         <table class="grid" data-testid="changes-table">
                             <thead><tr>
                                 <th scope="col">"#"</th>
@@ -74,25 +70,17 @@ pub fn ChangeList(profile: Option<String>) -> impl IntoView {
                                 }).collect_view()}
                             </tbody>
                         </table>
-                    }.into_any(),
-                })}
-            </Transition>
+                    }.into_any())}
     }
 }
 
 #[component]
 pub fn ChangePage() -> impl IntoView {
-    let i18n = use_i18n();
     let params = use_params_map();
     let id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
     let data = Resource::new(id, get_change);
     view! {
-        <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-            {move || data.get().map(|r| match r {
-                Ok(c) => view! { <LiveChange change=c/> }.into_any(),
-                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-            })}
-        </Transition>
+        {crate::pages::loaded(data, move |c| view! { <LiveChange change=c/> }.into_any())}
     }
 }
 

@@ -20,22 +20,10 @@ const LOG_LINES_KEPT: usize = 500;
 
 #[component]
 pub fn EnginePage() -> impl IntoView {
-    let i18n = use_i18n();
     let params = use_params_map();
     let profile = move || params.read().get("profile").unwrap_or_default();
     let detail = Resource::new(profile, get_engine);
-    view! {
-        <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-            {move || {
-                detail
-                    .get()
-                    .map(|res| match res {
-                        Ok(d) => view! { <EngineView detail=d/> }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                    })
-            }}
-        </Transition>
-    }
+    crate::pages::loaded(detail, |d| view! { <EngineView detail=d/> }.into_any())
 }
 
 #[component]

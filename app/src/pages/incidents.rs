@@ -66,11 +66,7 @@ pub fn IncidentListPage() -> impl IntoView {
     view! {
         <section class="incidents">
             <div class="page-head"><h1>{move || i18n.t("incidents-title")}</h1></div>
-            <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-                {move || list.get().map(|r| match r {
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                    Ok(rows) if rows.is_empty() => view! { <p class="muted">{move || i18n.t("incidents-empty")}</p> }.into_any(),
-                    Ok(rows) => view! {
+            {crate::pages::loaded_rows(list, "incidents-empty", move |rows| view! {
                         <table class="grid" data-testid="incident-table">
                             <thead><tr>
                                 <th scope="col">"#"</th>
@@ -99,26 +95,18 @@ pub fn IncidentListPage() -> impl IntoView {
                                 }).collect_view()}
                             </tbody>
                         </table>
-                    }.into_any(),
-                })}
-            </Transition>
+                    }.into_any())}
         </section>
     }
 }
 
 #[component]
 pub fn IncidentPage() -> impl IntoView {
-    let i18n = use_i18n();
     let params = use_params_map();
     let id = move || params.read().get("id").and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
     let first = Resource::new(id, get_incident);
     view! {
-        <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-            {move || first.get().map(|r| match r {
-                Ok(inc) => view! { <LiveIncident inc/> }.into_any(),
-                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-            })}
-        </Transition>
+        {crate::pages::loaded(first, move |inc| view! { <LiveIncident inc/> }.into_any())}
     }
 }
 

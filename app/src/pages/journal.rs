@@ -30,11 +30,7 @@ pub fn JournalPage() -> impl IntoView {
                 <button type="submit" data-testid="journal-search">{move || i18n.t("journal-search")}</button>
                 <a data-testid="journal-export" href=move || format!("/api/journal.json?query={}", applied.get()) download="journal.json">{move || i18n.t("journal-export")}</a>
             </form>
-            <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-                {move || entries.get().map(|r| match r {
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                    Ok(rows) if rows.is_empty() => view! { <p class="muted">{move || i18n.t("journal-empty")}</p> }.into_any(),
-                    Ok(rows) => view! {
+            {crate::pages::loaded_rows(entries, "journal-empty", move |rows| view! {
                         <table class="grid" data-testid="journal-table">
                             <thead><tr>
                                 <th scope="col">"#"</th>
@@ -59,9 +55,7 @@ pub fn JournalPage() -> impl IntoView {
                                 }).collect_view()}
                             </tbody>
                         </table>
-                    }.into_any(),
-                })}
-            </Transition>
+                    }.into_any())}
         </section>
     }
 }

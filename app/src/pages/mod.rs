@@ -46,3 +46,46 @@ pub fn ErrorNote(error: ApiError) -> impl IntoView {
         </p>
     }
 }
+
+/// A page's server data in its three states: loading, failed (the error explained), loaded.
+/// Every page that waits on one resource renders through this, so they all say "loading" and
+/// explain errors the same way. `show` returns an erased view: the page's own view types stay
+/// out of this function's instances (they are large enough to overflow debug info).
+pub fn loaded<T>(res: Resource<Result<T, ApiError>>, show: impl Fn(T) -> AnyView + Send + Sync + 'static) -> AnyView
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+{
+    let i18n = use_i18n();
+    let show: std::sync::Arc<dyn Fn(T) -> AnyView + Send + Sync> = std::sync::Arc::new(show);
+    view! {
+        <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
+            {
+                let show = show.clone();
+                move || res.get().map(|r| match r {
+                    Ok(v) => show(v),
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                })
+            }
+        </Transition>
+    }
+    .into_any()
+}
+
+/// [`loaded`] for a list, with the `empty` message when there are no rows.
+pub fn loaded_rows<T>(
+    res: Resource<Result<Vec<T>, ApiError>>,
+    empty: &'static str,
+    show: impl Fn(Vec<T>) -> AnyView + Send + Sync + 'static,
+) -> AnyView
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+{
+    let i18n = use_i18n();
+    loaded(res, move |rows: Vec<T>| {
+        if rows.is_empty() {
+            view! { <p class="muted">{move || i18n.t(empty)}</p> }.into_any()
+        } else {
+            show(rows)
+        }
+    })
+}

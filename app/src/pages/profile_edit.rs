@@ -45,7 +45,6 @@ pub fn assemble(values: &[(String, String)], env_lines: &[String]) -> String {
 
 #[component]
 pub fn ProfileEditPage() -> impl IntoView {
-    let i18n = use_i18n();
     let params = use_params_map();
     let query = leptos_router::hooks::use_query_map();
     let key = move || {
@@ -56,12 +55,7 @@ pub fn ProfileEditPage() -> impl IntoView {
     };
     let data = Resource::new(key, |(name, change)| get_profile_editor(name, change));
     view! {
-        <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-            {move || data.get().map(|r| match r {
-                Ok(d) => view! { <Editor data=d/> }.into_any(),
-                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-            })}
-        </Transition>
+        {crate::pages::loaded(data, move |d| view! { <Editor data=d/> }.into_any())}
     }
 }
 

@@ -5,7 +5,6 @@ use crate::components::{use_i18n, SimulatedBadge};
 use crate::domain::flagmap::display_argv;
 use crate::domain::profile::Severity;
 use crate::i18n::Arg;
-use crate::pages::ErrorNote;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -17,12 +16,7 @@ pub fn ProfileListPage() -> impl IntoView {
         <section>
             <div class="page-head"><h1>{move || i18n.t("profiles-title")}</h1></div>
             <p class="muted">{move || i18n.t("profiles-hint")}</p>
-            <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-                {move || profiles.get().map(|res| match res {
-                    Ok(rows) => view! { <ProfileTable rows/> }.into_any(),
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                })}
-            </Transition>
+            {crate::pages::loaded(profiles, move |rows| view! { <ProfileTable rows/> }.into_any())}
         </section>
     }
 }
@@ -61,17 +55,11 @@ fn ProfileTable(rows: Vec<ProfileSummary>) -> impl IntoView {
 
 #[component]
 pub fn ProfilePage() -> impl IntoView {
-    let i18n = use_i18n();
     let params = use_params_map();
     let name = move || params.read().get("name").unwrap_or_default();
     let view_res = Resource::new(name, get_profile);
     view! {
-        <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-            {move || view_res.get().map(|res| match res {
-                Ok(v) => view! { <ProfileDetail view=v/> }.into_any(),
-                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-            })}
-        </Transition>
+        {crate::pages::loaded(view_res, move |v| view! { <ProfileDetail view=v/> }.into_any())}
     }
 }
 

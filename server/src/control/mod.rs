@@ -388,6 +388,12 @@ impl EngineControl {
         }
     }
 
+    /// Stop, then serve the stored profile (which may have changed since the engine started).
+    pub async fn restart(&self, name: &str) -> Result<ServeOutcome, ControlError> {
+        self.stop(name).await?;
+        self.serve(name, |_| {}).await
+    }
+
     /// SIGTERM to the engine's process group, SIGKILL after the grace period.
     pub async fn stop(&self, name: &str) -> Result<StopOutcome, ControlError> {
         let record = match self.running(name) {

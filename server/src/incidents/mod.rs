@@ -255,8 +255,7 @@ impl Incidents {
         };
         match action {
             Action::Restart => {
-                self.control.stop(profile).await.map_err(|e| e.to_string())?;
-                self.control.serve(profile, |_| {}).await.map_err(|e| e.to_string())?;
+                self.control.restart(profile).await.map_err(|e| e.to_string())?;
                 Ok(wait_healthy.await)
             }
             Action::Serve => {

@@ -655,19 +655,9 @@ impl ChangeService for Changes {
                 let name = row.profile.clone();
                 let who = caller.name.clone();
                 tokio::spawn(async move {
-                    let result = match control.stop(&name).await {
-                        Ok(_) => control.serve(&name, |_| {}).await.map(|o| format!("{o:?}")),
-                        Err(e) => Err(e),
-                    };
-                    let detail = match &result {
-                        Ok(o) => serde_json::json!({"ok": true, "outcome": o}),
-                        Err(e) => serde_json::json!({"ok": false, "error": e.to_string()}),
-                    };
-                    let detail = crate::journal::context(&control, &name, detail).await;
-                    control
-                        .journal()
-                        .record(&who, "restart", &name, &format!("rollback of change #{id}"), detail)
-                        .await;
+                    let result = control.restart(&name).await.map(|o| format!("{o:?}"));
+                    let reason = format!("rollback of change #{id}");
+                    crate::journal::record_action(&control, &who, "restart", &name, &reason, result).await;
                 });
             }
             Ok(())

@@ -161,26 +161,17 @@ impl ConsoleService for ConsoleServiceImpl {
                 let result = match action {
                     EngineAction::Serve => control.serve(&profile, |_| {}).await.map(|o| format!("{o:?}")),
                     EngineAction::Stop => control.stop(&profile).await.map(|o| format!("{o:?}")),
-                    EngineAction::Restart => match control.stop(&profile).await {
-                        Ok(_) => control.serve(&profile, |_| {}).await.map(|o| format!("{o:?}")),
-                        Err(e) => Err(e),
-                    },
+                    EngineAction::Restart => control.restart(&profile).await.map(|o| format!("{o:?}")),
                 };
-                let detail = match &result {
-                    Ok(outcome) => {
-                        tracing::info!(profile = %profile, action = action.as_str(), %outcome, "engine action done");
-                        serde_json::json!({"ok": true, "outcome": outcome})
-                    }
-                    Err(e) => {
-                        tracing::warn!(profile = %profile, action = action.as_str(), error = %e, "engine action failed");
-                        serde_json::json!({"ok": false, "error": e.to_string()})
-                    }
-                };
-                let detail = crate::journal::context(&control, &profile, detail).await;
-                control
-                    .journal()
-                    .record(&who, action.as_str(), &profile, "from the engine page", detail)
-                    .await;
+                crate::journal::record_action(
+                    &control,
+                    &who,
+                    action.as_str(),
+                    &profile,
+                    "from the engine page",
+                    result,
+                )
+                .await;
             });
             Ok(())
         })
