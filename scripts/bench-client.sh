@@ -4,11 +4,22 @@
 # to a TTFT the simulator injects at 1,000 concurrent streams. With VLLM=/path/to/vllm (and
 # TOKENIZER=DIR, a local tokenizer: vllm's random dataset needs one) the same rates are run
 # through `vllm bench serve` for comparison. Loopback only; every run is bounded.
-# Figures go to BENCHMARKS.md by hand.
+# Figures: scripts/bench.sh runs this in full and writes them to benchmarks/results/.
+#   scripts/bench-client.sh --short   two small rates on the debug build (what scripts/test.sh
+#                                     runs): exits 1 unless every run produced its figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -p server -q
-bin=$PWD/target/release/roofline
+short=0
+[ "${1:-}" = "--short" ] && short=1
+if [ "$short" = 1 ]; then
+  bin=$PWD/target/debug/roofline
+  [ -x "$bin" ] || cargo build -p server -q
+  RATES="${RATES:-50 100}"
+else
+  cargo build --release -p server -q
+  bin=$PWD/target/release/roofline
+fi
+produced=0
 data=$(mktemp -d)
 trap 'for p in inst ttft; do "$bin" --data "$data" stop --profile $p >/dev/null 2>&1 || true; done; rm -rf "$data"' EXIT
 mkdir -p "$data/models/m"
@@ -25,6 +36,7 @@ printf 'ENGINE=sim\nMODEL=%s/models/m\nSERVED_MODEL_NAME=m\nPORT=%s\nENV_ROOFLIN
 echo "client,rate,requests,duration_s,achieved_rps,dispatch_lag_p99_ms,ttft_p50_ms,ttft_p99_ms"
 for rate in ${RATES:-250 500 1000 2000 4000}; do
   n=$((rate * 4)); [ "$n" -gt 16000 ] && n=16000
+  [ "$short" = 1 ] && n=$rate
   out=$("$bin" --data "$data" bench --url "http://127.0.0.1:$port" --model m --rate "$rate" --requests "$n" --input-len 16 --output-len 4 --seed 1 --json 2>/dev/null || true)
   python3 - "$rate" "$n" <<PY "$out"
 import json, sys
@@ -32,6 +44,7 @@ rate, n = sys.argv[1], sys.argv[2]
 v = json.loads(sys.argv[3])["summary"]
 print(f"roofline,{rate},{n},{v['duration_s']:.2f},{v['request_throughput']:.0f},{v['dispatch_lag_ms']['p99']:.3f},{v['ttft_ms']['p50']:.2f},{v['ttft_ms']['p99']:.2f}")
 PY
+  produced=$((produced + 1))
   if [ -n "${VLLM:-}" ]; then
     res=$(HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_TARGET_DEVICE=cpu "$VLLM" bench serve --backend vllm --base-url "http://127.0.0.1:$port" \
       --model m --tokenizer "${TOKENIZER:?TOKENIZER=DIR with a local tokenizer}" --dataset-name random --random-input-len 16 --random-output-len 4 \
@@ -44,9 +57,16 @@ PY
   fi
 done
 
+streams=1000
+[ "$short" = 1 ] && streams=50
 echo
-echo "injected TTFT 50 ms, ITL 10 ms, 1000 concurrent streams:"
-# Warm-up at the same concurrency first, so the 1000 connections exist and TTFT is not
+echo "injected TTFT 50 ms, ITL 10 ms, $streams concurrent streams:"
+# Warm-up at the same concurrency first, so the connections exist and TTFT is not
 # connection setup.
-"$bin" --data "$data" bench --url "http://127.0.0.1:$((port + 1))" --model m --requests 2000 --concurrency 1000 --warmup 1000 --input-len 16 --output-len 16 --json 2>/dev/null |
+"$bin" --data "$data" bench --url "http://127.0.0.1:$((port + 1))" --model m --requests $((streams * 2)) --concurrency $streams --warmup $streams --input-len 16 --output-len 16 --json 2>/dev/null |
   python3 -c 'import json,sys; s=json.load(sys.stdin)["summary"]; t=s["ttft_ms"]; i=s["itl_ms"]; print("roofline: TTFT mean %.2f ms, p50 %.2f, p99 %.2f; ITL p50 %.2f ms, p99 %.2f; peak concurrency %d" % (t["mean"], t["p50"], t["p99"], i["p50"], i["p99"], s["peak_concurrent_requests"]))'
+produced=$((produced + 1))
+if [ "$produced" -lt 2 ]; then
+  echo "bench-client: only $produced runs produced figures"
+  exit 1
+fi

@@ -23,6 +23,21 @@ cargo clippy -p app --lib --target wasm32-unknown-unknown --no-default-features 
 step "cargo test"
 cargo test --workspace 2>&1 | tee "$log/cargo-test.txt"
 
+step "layout: edges import features, nothing imports an edge, no import circle"
+python3 scripts/check-layout.py --self-test
+python3 scripts/check-layout.py
+checks=1
+
+step "benchmarks, short mode (each still runs and produces its figures; the figures are not judged)"
+cargo test -q -p server --bench parser -- --short
+cargo test -q -p server --bench fleet_scale -- --short
+# A bench pointed at a stream that is not there must fail, or this step proves nothing.
+if cargo test -q -p server --bench fleet_scale -- --short --stream /api/events/nowhere >"$log/broken-bench.txt" 2>&1; then
+  echo "the fleet bench passed against a wrong stream URL"; cat "$log/broken-bench.txt"; exit 1
+fi
+scripts/bench-client.sh --short
+checks=$((checks + 4))
+
 step "browser tests"
 scripts/build-site.sh
 data=$(mktemp -d)
@@ -54,4 +69,4 @@ fi
 rust_passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log/cargo-test.txt" | awk '{s+=$4} END {print s+0}')
 e2e_passed=$(grep -Eo '^ *[0-9]+ passed' "$log/e2e.txt" | awk '{s+=$1} END {print s+0}')
 echo
-echo "summary: $((rust_passed + e2e_passed)) passed, 0 failed"
+echo "summary: $((rust_passed + e2e_passed + checks)) passed, 0 failed"

@@ -2,25 +2,60 @@
 //! delay from a scrape to a browser's event stream.
 //!
 //!     cargo bench -p server --bench fleet_scale -- [--engines 1000] [--seconds 30]
+//!     cargo test -p server --bench fleet_scale -- --short     # what scripts/test.sh runs
+//!
+//! `--short` (50 engines, 2 s warm-up, 3 s window, debug build) only proves the bench still
+//! works: it exits 1 unless it measured scrapes, stream messages and delays. `--stream PATH`
+//! points the client elsewhere (the test run uses it to show that a broken bench fails).
 //!
 //! The endpoints are stand-ins in this process (one axum server per port on 127.0.0.1, each
 //! answering `/health`, `/v1/models`, `/v1/completions` and `/metrics` with the captured vLLM
 //! body, 55 KB), so the console does real HTTP and real parsing. The console is the release
 //! `roofline` binary with `scrape_interval_s = 1` and N `[[fleet]]` engines. An event-stream
-//! client reads `/api/events/fleet` as the fleet page does; for every row whose `scraped_at_ms`
+//! client signs in as a real account (created with `roofline user add`, password on stdin) and
+//! reads the fleet stream with its session cookie, as the fleet page does; for every row whose `scraped_at_ms`
 //! is new it records now − scraped_at_ms. Console CPU is from /proc/PID/stat over the window.
 //! Stand-ins, client and console share the machine's cores.
+// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
+#![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-fn arg(name: &str, default: u64) -> u64 {
+fn arg_text(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter()
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+        .cloned()
+}
+
+fn arg(name: &str, default: u64) -> u64 {
+    arg_text(name).and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// The bench's account (a viewer: the fleet page needs no more).
+const USER: &str = "bench";
+const PASSWORD: &str = "fleet bench passphrase";
+
+/// Signs in through the login server function; returns the session cookie.
+async fn sign_in(http: &reqwest::Client, base: &str) -> String {
+    let r = http
+        .post(format!("{base}/api/fn/login"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("name={USER}&password={}", PASSWORD.replace(' ', "+")))
+        .send()
+        .await
+        .expect("signing in");
+    assert!(r.status().is_success(), "sign-in refused: HTTP {}", r.status());
+    r.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| v.split(';').next())
+        .find(|c| c.starts_with("roofline_session="))
+        .expect("a session cookie")
+        .to_string()
 }
 
 fn now_ms() -> i64 {
@@ -74,9 +109,11 @@ async fn stand_in(body: &'static str) -> u16 {
 
 #[tokio::main]
 async fn main() {
-    let engines = arg("--engines", 1000) as usize;
-    let seconds = arg("--seconds", 30);
-    let warmup = arg("--warmup", 10);
+    let short = std::env::args().any(|a| a == "--short");
+    let engines = arg("--engines", if short { 50 } else { 1000 }) as usize;
+    let seconds = arg("--seconds", if short { 3 } else { 30 });
+    let warmup = arg("--warmup", if short { 2 } else { 10 });
+    let stream = arg_text("--stream").unwrap_or_else(|| app::api::FLEET_STREAM.to_string());
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures/vllm-v1-metrics.prom");
     let body: &'static str = Box::leak(std::fs::read_to_string(fixture).unwrap().into_boxed_str());
 
@@ -92,6 +129,26 @@ async fn main() {
         ));
     }
     std::fs::write(dir.path().join("roofline.toml"), config).unwrap();
+    // A real account, created the way an operator would (password on stdin, never argv).
+    let mut add = std::process::Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .args([
+            "--data",
+            dir.path().to_str().unwrap(),
+            "user",
+            "add",
+            USER,
+            "--role",
+            "viewer",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("roofline user add");
+    {
+        use std::io::Write;
+        writeln!(add.stdin.take().unwrap(), "{PASSWORD}").unwrap();
+    }
+    assert!(add.wait().unwrap().success(), "roofline user add failed");
     let console_port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -159,8 +216,19 @@ async fn main() {
             .unwrap()
     };
 
-    // The browser's view: the fleet event stream.
-    let mut resp = http.get(format!("{base}/api/events/fleet")).send().await.unwrap();
+    // The browser's view: the fleet event stream, signed in.
+    let cookie = sign_in(&http, &base).await;
+    let mut resp = http
+        .get(format!("{base}{stream}"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    if !resp.status().is_success() {
+        let _ = console.kill();
+        eprintln!("fleet_scale: {stream} answered HTTP {}", resp.status());
+        std::process::exit(1);
+    }
     let mut seen: HashMap<String, i64> = HashMap::new();
     let mut delays: Vec<f64> = Vec::new();
     let mut buf = String::new();
@@ -208,7 +276,11 @@ async fn main() {
             }
         }
     }
-    let (w0, console_cpu0, own_cpu0, metrics0) = window.expect("measurement window");
+    let Some((w0, console_cpu0, own_cpu0, metrics0)) = window else {
+        let _ = console.kill();
+        eprintln!("fleet_scale: the stream ended before the measurement window ({messages} messages)");
+        std::process::exit(1);
+    };
     let elapsed = w0.elapsed().as_secs_f64();
     let console_cores = (cpu_seconds(console.id()) - console_cpu0) / elapsed;
     let own_cores = (cpu_seconds(std::process::id()) - own_cpu0) / elapsed;
@@ -228,4 +300,12 @@ async fn main() {
         percentile(&delays, 0.99),
         delays.last().copied().unwrap_or(f64::NAN),
     );
+    // A bench that measured nothing has stopped working: fail, so the test run notices.
+    if scrape_rate <= 0.0 || messages == 0 || delays.is_empty() {
+        eprintln!(
+            "fleet_scale: no figures (scrapes/s {scrape_rate:.1}, {messages} messages, {} delays)",
+            delays.len()
+        );
+        std::process::exit(1);
+    }
 }

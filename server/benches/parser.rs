@@ -2,9 +2,12 @@
 //! names (see DESIGN's ecosystem notes), on the captured vLLM and SGLang bodies, in one run.
 //!
 //!     cargo bench -p server --bench parser
+//!     cargo test -p server --bench parser -- --short     # what scripts/test.sh runs
 //!
 //! Each parser runs for about two seconds per body after a warm-up; the figure is the median
 //! of five such rounds, in MB/s of exposition text.
+// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
+#![allow(clippy::unwrap_used)]
 
 use std::time::{Duration, Instant};
 
@@ -35,7 +38,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    // `--short` (what scripts/test.sh runs, also `--quick`): a few milliseconds per parser,
+    // only to prove the bench still runs and produces its table.
+    let quick = std::env::args().any(|a| a == "--quick" || a == "--short");
     let budget = Duration::from_millis(if quick { 50 } else { 400 });
     let parsers: [(&str, &ParseFn); 3] = [
         ("roofline (app::domain::prometheus)", &|b| {
@@ -69,6 +74,12 @@ fn main() {
             let mbs = median((0..5).map(|_| rate(&body, budget, *f)).collect());
             if i == 0 {
                 ours = mbs;
+                // Our parser must read the fixture: a bench of a parser that returns nothing
+                // measures nothing.
+                if got == 0 || mbs.is_nan() || mbs <= 0.0 {
+                    eprintln!("parser bench: roofline parsed {got} samples of {name} at {mbs} MB/s");
+                    std::process::exit(1);
+                }
             }
             println!(
                 "| {name} ({} KB) | {label} | {what} | {mbs:.1} | {:.1}x |",

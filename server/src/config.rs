@@ -64,8 +64,9 @@ pub struct HostConfig {
     pub auth: AuthConfig,
 }
 
-/// Sign-in and machine access settings.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+/// Sign-in and machine access settings. Its `Debug` hides the token: configuration is logged
+/// and printed in errors, secrets must not be.
+#[derive(Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AuthConfig {
     /// Mark cookies `Secure` (HTTPS only). Default: on unless the console listens on loopback
@@ -81,6 +82,19 @@ pub struct AuthConfig {
     /// sign-in rate limit.
     #[serde(default)]
     pub trusted_proxies: Vec<std::net::IpAddr>,
+}
+
+impl std::fmt::Debug for AuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthConfig")
+            .field("secure_cookies", &self.secure_cookies)
+            .field(
+                "alertmanager_token",
+                &self.alertmanager_token.as_ref().map(|_| "<hidden>"),
+            )
+            .field("trusted_proxies", &self.trusted_proxies)
+            .finish()
+    }
 }
 
 /// Another host in the fleet overview: either a remote Roofline console (its engines are read
@@ -313,5 +327,13 @@ mod tests {
         assert!(confined(dir.path(), &dir.path().join("m/../../etc")).is_err());
         assert!(confined(dir.path(), Path::new("/etc")).is_err());
         assert!(confined(dir.path(), Path::new("rel")).is_err());
+    }
+
+    #[test]
+    fn debug_output_hides_the_alertmanager_token() {
+        let c = HostConfig::parse("[auth]\nalertmanager_token = \"s3cret-token\"\n").unwrap();
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("s3cret-token"), "{shown}");
+        assert!(shown.contains("<hidden>"), "{shown}");
     }
 }

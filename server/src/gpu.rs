@@ -111,6 +111,14 @@ pub fn source() -> Box<dyn GpuSource + Send + Sync> {
     }
 }
 
+/// Reads the GPUs off the async threads (NVML calls block); a failed read is a clear
+/// "no driver" state, never a panic.
+pub async fn read() -> GpuState {
+    tokio::task::spawn_blocking(|| source().read())
+        .await
+        .unwrap_or_else(|e| GpuState::NoDriver { reason: e.to_string() })
+}
+
 /// The process group of a pid (field 5 of /proc/PID/stat).
 pub fn process_group(pid: i32) -> Option<i32> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

@@ -188,57 +188,6 @@ impl Journal {
     }
 }
 
-/// The context an engine action is recorded with: the engine installation, its version (when it
-/// answers), the NVIDIA driver and CUDA version (when there is a driver), and the container
-/// image when the installation names one. A digest is not known to the console.
-pub async fn context(
-    control: &crate::control::EngineControl,
-    profile: &str,
-    mut detail: serde_json::Value,
-) -> serde_json::Value {
-    if let Ok((p, kind, _, _)) = control.resolve(profile).await {
-        let base = crate::control::base_url(&p.host, p.port.unwrap_or(kind.default_port()));
-        detail["engine"] = p.engine.clone().into();
-        if let Some(v) = crate::cli::engine_version(&base).await {
-            detail["engine_version"] = v.into();
-        }
-    }
-    let gpu = tokio::task::spawn_blocking(|| crate::gpu::source().read()).await;
-    if let Ok(app::domain::gpu::GpuState::Available { driver, cuda, .. }) = gpu {
-        if let Some(d) = driver {
-            detail["driver"] = d.into();
-        }
-        if let Some(c) = cuda {
-            detail["cuda"] = c.into();
-        }
-    }
-    detail
-}
-
-/// Records a finished engine action (serve, stop, restart) with its outcome or error and the
-/// context, as the console's engine page and a change's rollback both do.
-pub async fn record_action(
-    control: &crate::control::EngineControl,
-    who: &str,
-    action: &str,
-    profile: &str,
-    reason: &str,
-    result: Result<String, crate::control::ControlError>,
-) {
-    let detail = match &result {
-        Ok(outcome) => {
-            tracing::info!(profile = %profile, action, %outcome, "engine action done");
-            serde_json::json!({"ok": true, "outcome": outcome})
-        }
-        Err(e) => {
-            tracing::warn!(profile = %profile, action, error = %e, "engine action failed");
-            serde_json::json!({"ok": false, "error": e.to_string()})
-        }
-    };
-    let detail = context(control, profile, detail).await;
-    control.journal().record(who, action, profile, reason, detail).await;
-}
-
 pub use app::domain::envfile::env_diff;
 
 #[cfg(test)]

@@ -1,11 +1,11 @@
-//! `roofline vram`: reads a model directory (config.json, then the safetensors index's
+//! The VRAM calculator against files and engines: reads a model directory (config.json, then the safetensors index's
 //! `total_size` or each safetensors header), runs the calculator, and for a profile whose
 //! engine has started compares the prediction with the engine's own startup lines.
 
 use crate::control::{logs, EngineControl};
 use app::domain::vram::{
     calculate, error_pct, index_total_size, observed, parse_config, safetensors_bytes, Inputs, KvDtype, ModelShape,
-    Report, VramError,
+    VramError,
 };
 use std::io::Read;
 use std::path::Path;
@@ -26,7 +26,7 @@ pub enum WeightsSource {
     Estimated,
 }
 
-fn read_capped(path: &Path) -> Result<String, VramError> {
+pub fn read_capped(path: &Path) -> Result<String, VramError> {
     let f = std::fs::File::open(path).map_err(|e| VramError::Input {
         field: path.display().to_string(),
         detail: e.to_string(),
@@ -95,48 +95,8 @@ pub fn read_model_dir(dir: &Path, weights_gib: Option<f64>) -> Result<(ModelShap
     Ok((shape, total, WeightsSource::Headers { files: files.len() }))
 }
 
-/// `roofline vram`'s options.
-#[derive(clap::Args, Debug)]
-pub struct VramArgs {
-    /// A model directory (config.json + safetensors or their index).
-    #[arg(long, conflicts_with_all = ["config", "profile"])]
-    pub model: Option<std::path::PathBuf>,
-    /// A config.json alone (give --weights-gib, or the weights are estimated).
-    #[arg(long, conflicts_with = "profile")]
-    pub config: Option<std::path::PathBuf>,
-    /// A launch profile: its model, TP, context, memory fraction and KV dtype.
-    #[arg(long)]
-    pub profile: Option<String>,
-    #[arg(long)]
-    pub weights_gib: Option<f64>,
-    /// Memory of one GPU, GiB.
-    #[arg(long)]
-    pub gpu_gib: f64,
-    #[arg(long)]
-    pub tp: Option<u64>,
-    /// GPU memory utilisation (vLLM --gpu-memory-utilization / SGLang --mem-fraction-static).
-    #[arg(long)]
-    pub util: Option<f64>,
-    /// Context length per request (max-model-len).
-    #[arg(long)]
-    pub ctx: Option<u64>,
-    #[arg(long, value_parser = ["auto", "fp8"])]
-    pub kv_dtype: Option<String>,
-    /// Requests that should run at once.
-    #[arg(long)]
-    pub concurrency: Option<u64>,
-    /// Peak activations per GPU (default: estimated from the shape).
-    #[arg(long)]
-    pub activation_gib: Option<f64>,
-    /// CUDA context, NCCL and CUDA graphs per GPU.
-    #[arg(long, default_value_t = 1.0)]
-    pub non_torch_gib: f64,
-}
-
-/// Runs `roofline vram`; exit 0 fits, 1 does not fit (or the engine disagrees by over 10%),
-/// 2 bad input.
 /// The calculator's inputs a profile fixes: TP, memory fraction, context, KV dtype.
-fn profile_inputs(p: &app::domain::profile::Profile) -> (u64, Option<f64>, Option<u64>, KvDtype) {
+pub fn profile_inputs(p: &app::domain::profile::Profile) -> (u64, Option<f64>, Option<u64>, KvDtype) {
     (
         p.tensor_parallel as u64,
         p.mem_fraction,
@@ -151,7 +111,11 @@ fn profile_inputs(p: &app::domain::profile::Profile) -> (u64, Option<f64>, Optio
 /// The engine page's check: the prediction for the profile on this host's GPU (NVML's first
 /// GPU; for a simulated engine the simulator's GPU size) against the engine's startup lines.
 pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::api::VramCheck, String> {
-    let (prof, _, simulated, _) = control.resolve(name).await.map_err(|e| e.to_string())?;
+    let crate::control::Resolved {
+        profile: prof,
+        simulated,
+        ..
+    } = control.resolve(name).await.map_err(|e| e.to_string())?;
     let (gpu_gib, gpu_source) = if simulated {
         let gib = prof
             .env
@@ -160,11 +124,11 @@ pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::ap
             .unwrap_or(80.0);
         (gib, "simulator")
     } else {
-        match tokio::task::spawn_blocking(|| crate::gpu::source().read()).await {
-            Ok(app::domain::gpu::GpuState::Available { gpus, .. }) if !gpus.is_empty() => {
+        match crate::gpu::read().await {
+            app::domain::gpu::GpuState::Available { gpus, .. } if !gpus.is_empty() => {
                 (gpus[0].memory_total_bytes as f64 / (1u64 << 30) as f64, "nvml")
             }
-            Ok(app::domain::gpu::GpuState::NoDriver { reason }) => return Err(reason),
+            app::domain::gpu::GpuState::NoDriver { reason } => return Err(reason),
             _ => return Err("NVML lists no GPU".into()),
         }
     };
@@ -196,147 +160,4 @@ pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::ap
         error_pct: error_pct(report.kv_tokens as f64, tokens as f64),
         observed: seen,
     })
-}
-
-pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
-    let mut tp = a.tp;
-    let mut util = a.util;
-    let mut ctx = a.ctx;
-    let mut kv_dtype = a
-        .kv_dtype
-        .as_deref()
-        .map(|k| if k == "fp8" { KvDtype::Fp8 } else { KvDtype::Auto });
-    let mut log_path = None;
-    let loaded = match (&a.profile, &a.model, &a.config) {
-        (Some(p), None, None) => match control.resolve(p).await {
-            Ok((prof, _, _, _)) => {
-                let (p_tp, p_util, p_ctx, p_kv) = profile_inputs(&prof);
-                tp = tp.or(Some(p_tp));
-                util = util.or(p_util);
-                ctx = ctx.or(p_ctx);
-                kv_dtype = kv_dtype.or(Some(p_kv));
-                log_path = Some(control.log_path(p));
-                match crate::config::confined(&control.data.models_root(), Path::new(&prof.model)) {
-                    Ok(dir) => read_model_dir(&dir, a.weights_gib),
-                    Err(e) => {
-                        eprintln!("{e}");
-                        return 2;
-                    }
-                }
-            }
-            Err(e) => {
-                eprintln!("{e}");
-                return 2;
-            }
-        },
-        (None, Some(dir), None) => read_model_dir(dir, a.weights_gib),
-        (None, None, Some(cfg)) => match a.weights_gib {
-            Some(g) => read_capped(cfg)
-                .and_then(|t| parse_config(&t))
-                .map(|s| (s, (g * (1u64 << 30) as f64) as u64, WeightsSource::Given)),
-            None => read_capped(cfg).and_then(|t| parse_config(&t)).map(|s| {
-                let b = estimated_weight_bytes(&s);
-                (s, b, WeightsSource::Estimated)
-            }),
-        },
-        _ => {
-            eprintln!("vram: give exactly one of --model DIR, --config config.json or --profile NAME");
-            return 2;
-        }
-    };
-    let (shape, weights_bytes, source) = match loaded {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("{e}");
-            return 2;
-        }
-    };
-    let inputs = Inputs {
-        weights_bytes,
-        gpu_gib: a.gpu_gib,
-        tp: tp.unwrap_or(1),
-        util: util.unwrap_or(0.9),
-        ctx: ctx.unwrap_or(shape.max_position.min(32768)),
-        kv_dtype: kv_dtype.unwrap_or_default(),
-        concurrency: a.concurrency,
-        activation_gib: a.activation_gib,
-        non_torch_gib: a.non_torch_gib,
-    };
-    let report = match calculate(&shape, &inputs) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{e}");
-            return 2;
-        }
-    };
-    let seen = log_path
-        .and_then(|p| logs::tail(&p, 5000).ok())
-        .map(|lines| observed(&lines.join("\n")))
-        .filter(|o| o.kv_tokens.is_some());
-    let err = seen
-        .as_ref()
-        .and_then(|o| o.kv_tokens)
-        .and_then(|t| error_pct(report.kv_tokens as f64, t as f64));
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"model": shape, "inputs": inputs, "weights_source": source, "report": report, "observed": seen, "kv_tokens_error_pct": err})
-        );
-    } else {
-        print_report(&shape, &inputs, &source, &report);
-        if let (Some(o), Some(e)) = (&seen, err) {
-            println!(
-                "engine reported: GPU KV cache size {} tokens{}; prediction error {e:+.1}%",
-                o.kv_tokens.unwrap_or(0),
-                o.max_concurrency
-                    .map(|c| format!(", maximum concurrency {c:.2}x for {} tokens", o.ctx.unwrap_or(0)))
-                    .unwrap_or_default()
-            );
-        }
-    }
-    let disagrees = err.is_some_and(|e| e.abs() > 10.0);
-    if report.verdict.fits() && !disagrees {
-        0
-    } else {
-        1
-    }
-}
-
-fn print_report(shape: &ModelShape, i: &Inputs, source: &WeightsSource, r: &Report) {
-    println!(
-        "{} · {} layers · {} KV heads × {} · {}",
-        shape.architecture,
-        shape.layers,
-        shape.kv_heads,
-        shape.head_dim,
-        match (shape.mla, shape.sliding, shape.experts) {
-            (Some(_), _, _) => "MLA".to_string(),
-            (_, Some((w, n)), _) => format!("sliding window {w} on {n} layers"),
-            (_, _, Some(e)) => format!("MoE, {e} experts"),
-            _ => "dense".to_string(),
-        }
-    );
-    println!(
-        "weights {:.2} GiB ({}), GPU {:.1} GiB × TP {}, utilisation {:.2}, context {}, KV {:?}",
-        i.weights_bytes as f64 / (1u64 << 30) as f64,
-        match source {
-            WeightsSource::Given => "given".to_string(),
-            WeightsSource::Index => "safetensors index".to_string(),
-            WeightsSource::Headers { files } => format!("{files} safetensors headers"),
-            WeightsSource::Estimated => "estimated from config.json: no safetensors".to_string(),
-        },
-        i.gpu_gib,
-        i.tp,
-        i.util,
-        i.ctx,
-        i.kv_dtype
-    );
-    for line in &r.arithmetic {
-        println!("  {line}");
-    }
-    println!(
-        "weights per GPU {:.2} GiB · KV per token {} B · KV tokens {} · max concurrency at {} tokens {:.2}x · longest context {}",
-        r.weights_per_gpu_gib, r.kv_bytes_per_token, r.kv_tokens, i.ctx, r.max_concurrency, r.max_ctx
-    );
-    println!("verdict: {}", r.verdict.id());
 }

@@ -1,14 +1,16 @@
-//! Accounts over real HTTP: every server function refused without a session, without the
-//! role, or without the CSRF token; sign-in rate-limited; cookies HttpOnly and SameSite;
+//! Accounts over real HTTP (the access table, guard and CSRF checks for every server function
+//! run in-process, in `router.rs`): roles at work; sign-in rate-limited; cookies HttpOnly and SameSite;
 //! disabling an account ends its sessions; the last admin stays.
+// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
+#![allow(clippy::unwrap_used)]
 
 mod common;
-use app::domain::auth::{Access, Role, SERVER_FNS};
+use app::domain::auth::Role;
 use common::*;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
-async fn every_function_checks_session_role_and_csrf() {
+async fn viewers_read_operators_act_admins_manage_accounts() {
     let env = Env::new();
     env.vllm_profile("acc", free_port(), "");
     for (n, r) in [
@@ -23,7 +25,6 @@ async fn every_function_checks_session_role_and_csrf() {
     let _console = Console::start(&env, port);
     eventually(Duration::from_secs(30), async || console_engines(port).await).await;
     let base = format!("http://127.0.0.1:{port}");
-    let anon = client();
     let mut sessions = std::collections::HashMap::new();
     for (n, r) in [
         ("vera", Role::Viewer),
@@ -33,60 +34,6 @@ async fn every_function_checks_session_role_and_csrf() {
     ] {
         sessions.insert(r, Session::login(&base, n).await);
     }
-    for (endpoint, access) in SERVER_FNS {
-        let Access::Role(needed) = access else { continue };
-        let url = format!("{base}/api/fn/{endpoint}");
-        let r = anon.post(&url).body("").send().await.unwrap();
-        assert_eq!(r.status(), 401, "{endpoint} without a session");
-        for role in Role::ALL.into_iter().filter(|r| r < needed) {
-            let (status, body) = sessions[&role].call(endpoint, "").await;
-            assert_eq!(status, 403, "{endpoint} as {role:?}: {body}");
-        }
-        let s = &sessions[needed];
-        let r =
-            s.c.post(&url)
-                .header("cookie", &s.cookie)
-                .header("content-type", "application/x-www-form-urlencoded")
-                .body("")
-                .send()
-                .await
-                .unwrap();
-        assert_eq!(r.status(), 403, "{endpoint} without the CSRF token");
-        assert!(r.text().await.unwrap().contains("CSRF"));
-        let r =
-            s.c.post(&url)
-                .header("cookie", &s.cookie)
-                .header("x-csrf-token", "0".repeat(64))
-                .body("")
-                .send()
-                .await
-                .unwrap();
-        assert_eq!(r.status(), 403, "{endpoint} with a wrong CSRF token");
-    }
-    let r = sessions[&Role::Admin].call("no_such_function", "").await;
-    assert_eq!(r.0, 403, "unknown functions are refused: {}", r.1);
-    // Other API routes need a session; the fleet JSON and /metrics stay open for the fleet.
-    assert_eq!(
-        anon.get(format!("{base}/api/journal.json"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        401
-    );
-    assert_eq!(
-        anon.get(format!("{base}/api/events/fleet"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        401
-    );
-    assert_eq!(
-        anon.get(format!("{base}/api/engines")).send().await.unwrap().status(),
-        200
-    );
-
     // With role and token a viewer reads, an operator acts.
     let (status, body) = sessions[&Role::Viewer].call("list_profiles", "").await;
     assert_eq!(status, 200, "{body}");

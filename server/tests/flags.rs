@@ -1,4 +1,6 @@
 //! `roofline flags` against the installed engine's own `--help` (the simulator installation).
+// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
+#![allow(clippy::unwrap_used)]
 
 mod common;
 use common::*;

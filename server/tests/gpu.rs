@@ -1,5 +1,7 @@
 //! `roofline gpu` with recorded readings (the NVML seam): our engines' processes are named,
 //! foreign ones are flagged; without a driver the answer says so.
+// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
+#![allow(clippy::unwrap_used)]
 
 mod common;
 use common::*;

@@ -8,9 +8,9 @@ use crate::domain::flagmap::display_argv;
 use crate::domain::series::{Point, Range};
 use crate::i18n::duration;
 use crate::pages::engine_charts::ChartsPanel;
-use crate::pages::gate::{GatePanel, SmokeResult};
 use crate::pages::gpu::GpuPanel;
 use crate::pages::incidents::OpenIncidentButton;
+use crate::pages::runs::{RunPanel, SmokeResult};
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -32,22 +32,22 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     let profile = detail.status.profile.clone();
     let status = RwSignal::new(detail.status.clone());
     let log = RwSignal::new(detail.log_tail.clone());
-    let gate = RwSignal::new(detail.gate.clone());
+    let run = RwSignal::new(detail.run.clone());
     let gpu = RwSignal::new(detail.gpu.clone());
     let points: RwSignal<Vec<Point>> = RwSignal::new(Vec::new());
     let range = RwSignal::new(Range::Last15m);
     // The last smoke result, fetched again whenever a run started here finishes.
     let smoke_profile = profile.clone();
     let smoke = Resource::new(
-        move || gate.get().and_then(|g| g.result_id),
+        move || run.get().and_then(|g| g.result_id),
         move |_| get_last_smoke(smoke_profile.clone()),
     );
-    let stream_url = format!("/api/events/engines/{profile}");
+    let stream_url = crate::api::engine_stream(&profile);
     use_event_stream(
         move || stream_url.clone(),
         move |ev: EngineEvent| {
             status.set(ev.status);
-            gate.set(ev.gate);
+            run.set(ev.run);
             if let Some(g) = ev.gpu {
                 gpu.set(g);
             }
@@ -143,7 +143,7 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
             <OpenIncidentButton profile=profile.clone()/>
             <ChartsPanel profile=profile.clone() status points range gpu/>
             <GpuPanel gpu/>
-            <GatePanel profile=profile.clone() gate running=Signal::derive(move || status.read().state == EngineState::Healthy)/>
+            <RunPanel profile=profile.clone() run running=Signal::derive(move || status.read().state == EngineState::Healthy)/>
             <Transition fallback=|| ()>
                 {move || smoke.get().and_then(|r| r.ok()).flatten().map(|run| view! { <SmokeResult run/> })}
             </Transition>

@@ -16,7 +16,7 @@ pub fn FleetPage() -> impl IntoView {
     // The chosen sort outlives each update of the rows.
     provide_context(RwSignal::new((SortKey::State, false)));
     use_event_stream(
-        || "/api/events/fleet".to_string(),
+        || crate::api::FLEET_STREAM.to_string(),
         move |rows: Vec<EngineStatus>| live.set(Some(rows)),
     );
 

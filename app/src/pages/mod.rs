@@ -6,13 +6,13 @@ pub mod changes;
 pub mod engine;
 pub mod engine_charts;
 pub mod fleet;
-pub mod gate;
 pub mod gpu;
 pub mod incidents;
 pub mod journal;
 pub mod not_found;
 pub mod profile_edit;
 pub mod profiles;
+pub mod runs;
 pub mod vram;
 
 use crate::api::ApiError;

@@ -4,7 +4,6 @@
 //! digests, so reading the database signs nobody in. A session carries its own CSRF token,
 //! which every mutating request must echo in a header.
 
-pub mod cli;
 pub mod ratelimit;
 
 use app::domain::auth::{check_name, check_password, CredentialError, Role};

@@ -71,7 +71,7 @@ async fn run(argv: &[String]) -> Result<String, String> {
 
 impl EngineControl {
     /// The version an installation reports (`--version` after its command).
-    async fn engine_version(&self, install: &EngineInstall) -> Result<String, FlagsError> {
+    async fn installed_version(&self, install: &EngineInstall) -> Result<String, FlagsError> {
         let mut argv = self.data.command_for(install).map_err(|e| FlagsError::Help {
             command: "roofline".into(),
             detail: e.to_string(),
@@ -99,7 +99,7 @@ impl EngineControl {
         install_name: &str,
         install: &EngineInstall,
     ) -> Result<InstalledFlags, FlagsError> {
-        let version = self.engine_version(install).await?;
+        let version = self.installed_version(install).await?;
         let safe_version: String = version
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' })

@@ -5,9 +5,11 @@
 //! `engine.pid` (the bare pid, as the toolbox wrote it), `engine.log` (+ `engine.log.1`, the
 //! previous run), `failure.json` (the last failed start), `ready` (health seen once), `lock`.
 
+pub mod actions;
 pub mod flags;
 pub mod logs;
 pub mod procfs;
+pub mod profiles;
 
 use crate::config::{confined, DataDir};
 use app::domain::engine::{EngineKind, EngineState, EngineStatus, StartupPhase};
@@ -72,7 +74,7 @@ pub enum ControlError {
     #[error("state directory: {0}")]
     Io(#[from] std::io::Error),
     #[error("profile store: {0}")]
-    Store(#[from] crate::db::StoreError),
+    Store(#[from] crate::control::profiles::StoreError),
 }
 
 /// What a serve did.
@@ -97,12 +99,42 @@ pub struct Progress {
     pub last_line: Option<String>,
 }
 
+/// A profile with everything needed to launch it: the engine kind and whether the
+/// installation is the simulator (from host configuration), and the rendered argv.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub profile: Profile,
+    pub kind: EngineKind,
+    pub simulated: bool,
+    pub argv: Vec<String>,
+}
+
+impl Resolved {
+    /// Where this profile's engine answers.
+    pub fn base_url(&self) -> String {
+        crate::engine::profile_base(&self.profile, self.kind)
+    }
+
+    /// HTTP to this profile's engine.
+    pub fn engine(&self) -> crate::engine::Engine {
+        crate::engine::Engine::at(&self.base_url())
+    }
+}
+
+/// Whether a profile's engine is ours and alive, from its state files.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Running {
+    /// The recorded process is alive and is the one we launched.
+    Alive(EngineRecord),
+    /// The record names a process that is gone (or whose pid was reused).
+    Gone(EngineRecord),
+}
+
 /// Engine control over one data directory.
 #[derive(Clone)]
 pub struct EngineControl {
     pub data: DataDir,
-    pub store: crate::db::ProfileStore,
-    http: reqwest::Client,
+    pub store: crate::control::profiles::ProfileStore,
 }
 
 fn now_unix() -> u64 {
@@ -113,14 +145,8 @@ fn now_unix() -> u64 {
 }
 
 impl EngineControl {
-    pub fn new(data: DataDir, store: crate::db::ProfileStore) -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(3))
-            .connect_timeout(Duration::from_secs(1))
-            .no_proxy()
-            .build()
-            .expect("static reqwest configuration");
-        Self { data, store, http }
+    pub fn new(data: DataDir, store: crate::control::profiles::ProfileStore) -> Self {
+        Self { data, store }
     }
 
     /// The change journal in this data dir's database.
@@ -143,19 +169,37 @@ impl EngineControl {
     fn ready_path(&self, profile: &str) -> PathBuf {
         self.dir(profile).join("ready")
     }
+    fn version_path(&self, profile: &str) -> PathBuf {
+        self.dir(profile).join("version")
+    }
+
+    /// The engine's version as it answered once it became healthy, kept in the state dir so
+    /// the journal and the pages never ask an engine for it on a request path (a hung engine
+    /// would stall them). `None` until it has answered, or if it never did.
+    pub fn cached_version(&self, profile: &str) -> Option<String> {
+        let v = std::fs::read_to_string(self.version_path(profile)).ok()?;
+        let v = v.trim();
+        (!v.is_empty()).then(|| v.to_string())
+    }
+
+    /// Asks a freshly healthy engine for its version once and caches the answer (an empty
+    /// file when it does not say, so it is not asked again until the next start).
+    async fn remember_version(&self, name: &str, record: &EngineRecord) {
+        let _ = std::fs::write(self.version_path(name), b"");
+        let engine = crate::engine::Engine::at(&crate::engine::base_url(&record.host, record.port));
+        if let Some(v) = engine.version().await {
+            let _ = write_atomic(&self.version_path(name), v.as_bytes());
+        }
+    }
 
     /// Loads a profile and everything needed to launch it.
-    pub async fn resolve(&self, name: &str) -> Result<(Profile, EngineKind, bool, Vec<String>), ControlError> {
+    pub async fn resolve(&self, name: &str) -> Result<Resolved, ControlError> {
         self.resolve_as(name, None).await
     }
 
     /// Like [`Self::resolve`], for a candidate body of the profile when given (a change under
     /// its gate), else the stored one.
-    pub async fn resolve_as(
-        &self,
-        name: &str,
-        candidate: Option<Profile>,
-    ) -> Result<(Profile, EngineKind, bool, Vec<String>), ControlError> {
+    pub async fn resolve_as(&self, name: &str, candidate: Option<Profile>) -> Result<Resolved, ControlError> {
         let profile = match candidate {
             Some(p) => p,
             None => {
@@ -179,17 +223,31 @@ impl EngineControl {
             source: std::io::Error::other(e.to_string()),
         })?;
         let argv = render_argv(install.kind, &command, &profile);
-        Ok((profile.clone(), install.kind, install.simulator, argv))
+        Ok(Resolved {
+            profile,
+            kind: install.kind,
+            simulated: install.simulator,
+            argv,
+        })
     }
 
     /// The record of a running engine, verified to be the same process we launched; a stale
     /// record (pid gone or reused) yields `Err(record)` so callers can report it as dead.
-    pub fn running(&self, profile: &str) -> Option<Result<EngineRecord, EngineRecord>> {
+    pub fn running(&self, profile: &str) -> Option<Running> {
         let text = std::fs::read_to_string(self.record_path(profile)).ok()?;
         let record: EngineRecord = serde_json::from_str(&text).ok()?;
         let same = procfs::stat(record.pid)
             .is_some_and(|s| s.start_ticks == record.start_ticks && s.state != 'Z' && s.state != 'X');
-        Some(if same { Ok(record) } else { Err(record) })
+        Some(if same {
+            Running::Alive(record)
+        } else {
+            Running::Gone(record)
+        })
+    }
+
+    /// Whether the profile's engine is ours and alive.
+    pub fn is_running(&self, profile: &str) -> bool {
+        matches!(self.running(profile), Some(Running::Alive(_)))
     }
 
     /// Every profile that has a running record, for port-owner lookups.
@@ -199,8 +257,10 @@ impl EngineControl {
         };
         entries
             .flatten()
-            .filter_map(|e| self.running(&e.file_name().to_string_lossy()))
-            .filter_map(Result::ok)
+            .filter_map(|e| match self.running(&e.file_name().to_string_lossy()) {
+                Some(Running::Alive(r)) => Some(r),
+                _ => None,
+            })
             .collect()
     }
 
@@ -257,9 +317,11 @@ impl EngineControl {
         candidate: Option<Profile>,
         mut progress: impl FnMut(&Progress) + Send,
     ) -> Result<ServeOutcome, ControlError> {
-        let (profile, _kind, _sim, argv) = self.resolve_as(name, candidate).await?;
+        let Resolved {
+            profile, kind, argv, ..
+        } = self.resolve_as(name, candidate).await?;
         let lock = self.lock(name)?;
-        if let Some(Ok(record)) = self.running(name) {
+        if let Some(Running::Alive(record)) = self.running(name) {
             drop(lock);
             self.wait_ready(name, &record, &mut progress).await?;
             return Ok(ServeOutcome::AlreadyRunning { pid: record.pid });
@@ -269,7 +331,7 @@ impl EngineControl {
             profile: name.into(),
             reason,
         })?;
-        let port = profile.port.unwrap_or(_kind.default_port());
+        let port = profile.port.unwrap_or(kind.default_port());
         if let Some(owner) = self.port_owner(&profile.host, port) {
             return Err(ControlError::PortBusy { port, owner });
         }
@@ -339,6 +401,7 @@ impl EngineControl {
             }
             if self.probe_health(&record.host, record.port).await == Some(200) {
                 std::fs::write(self.ready_path(name), b"")?;
+                self.remember_version(name, record).await;
                 progress(&Progress {
                     phase: StartupPhase::Ready,
                     elapsed: started.elapsed(),
@@ -397,8 +460,8 @@ impl EngineControl {
     /// SIGTERM to the engine's process group, SIGKILL after the grace period.
     pub async fn stop(&self, name: &str) -> Result<StopOutcome, ControlError> {
         let record = match self.running(name) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) | None => {
+            Some(Running::Alive(r)) => r,
+            Some(Running::Gone(_)) | None => {
                 self.clear(name);
                 return Ok(StopOutcome::NotRunning);
             }
@@ -427,6 +490,7 @@ impl EngineControl {
         for p in [
             self.record_path(name),
             self.failure_path(name),
+            self.version_path(name),
             self.ready_path(name),
             self.dir(name).join("engine.pid"),
         ] {
@@ -436,15 +500,22 @@ impl EngineControl {
 
     /// `/health` status code, or `None` when nothing answers.
     pub async fn probe_health(&self, host: &str, port: u16) -> Option<u16> {
-        let host = if host == "0.0.0.0" { "127.0.0.1" } else { host };
-        let url = format!("http://{}/health", fmt_host_port(host, port));
-        self.http
-            .get(url)
-            .timeout(Duration::from_secs(2))
-            .send()
+        crate::engine::Engine::at(&crate::engine::base_url(host, port))
+            .health(crate::engine::HEALTH_TIMEOUT)
             .await
             .ok()
-            .map(|r| r.status().as_u16())
+    }
+
+    /// The status of every stored profile.
+    pub async fn statuses(&self) -> Vec<EngineStatus> {
+        let profiles = match self.store.list().await {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(error = %e, "listing profiles");
+                return Vec::new();
+            }
+        };
+        futures::future::join_all(profiles.iter().map(|p| self.status(&p.profile))).await
     }
 
     /// The state of one profile, from its state files and a health probe.
@@ -468,7 +539,7 @@ impl EngineControl {
             ));
         }
         match self.running(name) {
-            Some(Ok(record)) => {
+            Some(Running::Alive(record)) => {
                 status.pid = Some(record.pid);
                 status.port = record.port;
                 status.uptime_s = procfs::process_uptime_s(record.start_ticks);
@@ -478,6 +549,12 @@ impl EngineControl {
                     if !was_ready {
                         let _ = std::fs::write(self.ready_path(name), b"");
                     }
+                    if !self.version_path(name).exists() {
+                        // An engine adopted from an earlier console: ask once, off this path.
+                        let _ = std::fs::write(self.version_path(name), b"");
+                        let (control, name, record) = (self.clone(), name.to_string(), record.clone());
+                        tokio::spawn(async move { control.remember_version(&name, &record).await });
+                    }
                     EngineState::Healthy
                 } else if was_ready {
                     EngineState::Unhealthy
@@ -486,7 +563,7 @@ impl EngineControl {
                     EngineState::Starting
                 };
             }
-            Some(Err(record)) => {
+            Some(Running::Gone(record)) => {
                 status.state = EngineState::Dead;
                 let last = logs::tail(&self.log_path(name), FAILURE_LINES).unwrap_or_default();
                 status.failure = classify(last.iter().map(String::as_str));
@@ -528,26 +605,6 @@ pub struct FailureReport {
     pub last_lines: Vec<String>,
     pub exit: String,
     pub at: u64,
-}
-
-/// The URL a client on this host reaches an engine at: its bind host (a wildcard bind is
-/// reached on loopback) and port.
-pub fn base_url(host: &str, port: u16) -> String {
-    let host = if host == "0.0.0.0" || host == "::" {
-        "127.0.0.1"
-    } else {
-        host
-    };
-    format!("http://{}", fmt_host_port(host, port))
-}
-
-/// `host:port`, bracketing IPv6 literals.
-pub fn fmt_host_port(host: &str, port: u16) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
 }
 
 /// Launches the argv in its own process group with the air-gap environment, output to the

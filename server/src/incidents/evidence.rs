@@ -3,7 +3,7 @@
 //! the engine version and recent changes.
 
 use crate::control::{logs, ControlError, EngineControl};
-use crate::history::{now_ms, History};
+use crate::monitor::history::{now_ms, History};
 use app::domain::gpu::GpuState;
 use app::domain::series::{Point, Range};
 use app::domain::triage::{Change, Evidence, RECENT_CHANGE_MS};
@@ -30,28 +30,20 @@ pub async fn collect(
     gpu: Option<GpuState>,
     clients_see_errors: bool,
 ) -> Result<Evidence, ControlError> {
-    let (p, kind, _, _) = control.resolve(profile).await?;
-    let status = control.status(&p).await;
-    let base = crate::control::base_url(&p.host, p.port.unwrap_or(kind.default_port()));
-    let http = reqwest::Client::builder().no_proxy().build().expect("static client");
+    let resolved = control.resolve(profile).await?;
+    let (p, kind) = (&resolved.profile, resolved.kind);
+    let status = control.status(p).await;
+    let engine = resolved.engine();
+    let base = engine.base().to_string();
 
     let t0 = Instant::now();
-    let health = http.get(format!("{base}/health")).timeout(PROBE_TIMEOUT).send().await;
+    let health_status = engine.health(PROBE_TIMEOUT).await.ok();
     let health_ms = t0.elapsed().as_secs_f64() * 1000.0;
-    let health_status = health.ok().map(|r| r.status().as_u16());
     let (mut probe_ms, mut probe_failed) = (None, false);
     if health_status == Some(200) {
-        let t1 = Instant::now();
-        let body = serde_json::json!({"model": p.model_name(), "prompt": "ping", "max_tokens": 1, "temperature": 0});
-        match http
-            .post(format!("{base}/v1/completions"))
-            .timeout(PROBE_TIMEOUT)
-            .json(&body)
-            .send()
-            .await
-        {
-            Ok(r) if r.status().is_success() => probe_ms = Some(t1.elapsed().as_secs_f64() * 1000.0),
-            _ => probe_failed = true,
+        match engine.probe(p.model_name(), PROBE_TIMEOUT).await {
+            Ok(ms) => probe_ms = Some(ms),
+            Err(_) => probe_failed = true,
         }
     }
 
@@ -68,7 +60,7 @@ pub async fn collect(
             Window::Scrape(d) => d,
             Window::History(_) => Duration::from_secs(2),
         };
-        match scrape_window(&http, &base, span).await {
+        match scrape_window(&engine, span).await {
             Ok(p) => points.extend(p),
             Err(e) => metrics_note = Some(e),
         }
@@ -78,9 +70,7 @@ pub async fn collect(
 
     let mut gpu = match gpu {
         Some(g) => g,
-        None => tokio::task::spawn_blocking(|| crate::gpu::source().read())
-            .await
-            .unwrap_or_else(|e| GpuState::NoDriver { reason: e.to_string() }),
+        None => crate::gpu::read().await,
     };
     if let Some(pid) = status.pid {
         app::domain::gpu::mark_owners(&mut gpu, &[(pid, p.name.clone())], crate::gpu::process_group);
@@ -96,7 +86,7 @@ pub async fn collect(
     let investigation =
         log.map(|(text, _)| app::domain::logscan::investigate(&text, app::domain::triage::preemption_bursts(&points)));
     let engine_version = if health_status == Some(200) {
-        crate::cli::engine_version(&base).await
+        engine.version().await
     } else {
         None
     };
@@ -125,13 +115,13 @@ pub async fn collect(
 }
 
 /// Three scrapes `span / 2` apart: two points of rates and percentiles.
-async fn scrape_window(http: &reqwest::Client, base: &str, span: Duration) -> Result<Vec<Point>, String> {
+async fn scrape_window(engine: &crate::engine::Engine, span: Duration) -> Result<Vec<Point>, String> {
     let mut scrapes = Vec::new();
     for i in 0..3 {
         if i > 0 {
             tokio::time::sleep(span / 2).await;
         }
-        let (s, _) = crate::collect::scrape(http, base).await.map_err(|e| e.to_string())?;
+        let (s, _) = engine.scrape().await.map_err(|e| e.to_string())?;
         scrapes.push((Instant::now(), now_ms(), s));
     }
     Ok(scrapes
@@ -160,7 +150,7 @@ async fn recent_changes(control: &EngineControl, profile: &str, version: Option<
             }
         }
     }
-    let runs = crate::db::RunStore::new(control.store.pool());
+    let runs = crate::runs::store::RunStore::new(control.store.pool());
     if let (Some(now_version), Ok(benches)) = (version, runs.benches(Some(profile), 1).await) {
         if let Some(b) = benches.first() {
             if let Some(before) = b.engine_version.as_deref().filter(|v| *v != now_version) {

@@ -2,12 +2,11 @@
 //! gpu → logs, then every runbook row); actions go one at a time, with a reason, and health
 //! and metrics are checked again after each; everything lands on the timeline.
 
-pub mod cli;
 pub mod evidence;
 pub mod store;
 
 use crate::control::{ControlError, EngineControl};
-use crate::history::History;
+use crate::monitor::history::History;
 use app::domain::gpu::GpuState;
 use app::domain::incident::{Entry, Postmortem};
 use app::domain::triage::{diagnose, Action, Diagnosis, Evidence};
@@ -38,6 +37,8 @@ pub enum IncidentServiceError {
 pub struct Incidents {
     pub control: EngineControl,
     pub store: IncidentStore,
+    /// Profile changes an incident proposes go through review like any other.
+    changes: crate::review::Changes,
     history: Option<History>,
     gpu: Option<tokio::sync::watch::Receiver<GpuState>>,
     /// Without the console's history: how long the metric window scraped now lasts.
@@ -55,6 +56,7 @@ impl Incidents {
     ) -> Self {
         let store = IncidentStore::new(control.store.pool());
         Self {
+            changes: crate::review::Changes::new(control.clone()),
             control,
             store,
             history,
@@ -161,7 +163,7 @@ impl Incidents {
                 Err(e) => (false, e),
             };
             let context = serde_json::json!({"incident": id, "action": action, "ok": ok, "outcome": detail});
-            let context = crate::journal::context(&this.control, &profile, context).await;
+            let context = crate::control::actions::context(&this.control, &profile, context).await;
             let kind = match &action {
                 Action::EditProfile { .. } => "change-submitted",
                 _ => "incident-action",
@@ -225,7 +227,7 @@ impl Incidents {
         if !app::domain::profile::KEYS.contains(&key) {
             return Err(bad("not a profile key".into()));
         }
-        let (p, _, _, _) = self.control.resolve(profile).await?;
+        let p = self.control.resolve(profile).await?.profile;
         let mut lines: Vec<String> = p
             .to_env()
             .lines()
@@ -243,7 +245,7 @@ impl Incidents {
         let wait_healthy = async {
             let deadline = tokio::time::Instant::now() + RECHECK_WAIT;
             while tokio::time::Instant::now() < deadline {
-                if let Ok((p, _, _, _)) = self.control.resolve(profile).await {
+                if let Ok(crate::control::Resolved { profile: p, .. }) = self.control.resolve(profile).await {
                     let st = self.control.status(&p).await;
                     if !matches!(st.state, app::domain::engine::EngineState::Starting) {
                         return st.state.as_str().to_string();
@@ -273,46 +275,40 @@ impl Incidents {
                     .changed_profile(profile, key, value)
                     .await
                     .map_err(|e| e.to_string())?;
-                // Under review like every profile change: an approver approves it and its gate
+                // Under review like every profile change (the same checks as the editor: not the
+                // same as the active profile, not stale): an approver approves it and its gate
                 // makes it active (or the previous profile stays).
-                let base = self
-                    .control
-                    .store
-                    .get(profile)
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .ok_or_else(|| format!("no profile named {profile}"))?
-                    .profile
-                    .to_env();
-                let changes = crate::review::store::ChangeStore::new(self.control.store.pool());
-                let id = changes
-                    .insert(
-                        profile,
-                        who,
-                        app::domain::review::ChangeState::Submitted,
-                        reason,
-                        &base,
-                        &changed.to_env(),
+                use app::api::ChangeService;
+                let caller = app::api::Caller {
+                    name: who.to_string(),
+                    role: app::domain::auth::Role::Operator,
+                };
+                let id = self
+                    .changes
+                    .propose(
+                        caller,
+                        None,
+                        profile.to_string(),
+                        changed.to_env(),
+                        reason.to_string(),
+                        true,
                     )
                     .await
                     .map_err(|e| e.to_string())?;
-                let _ = changes.add_event(id, who, "submitted", reason).await;
                 Ok(format!(
                     "{key}={value} proposed as change #{id}: it applies once an approver approves it and its gate passes (/changes/{id})"
                 ))
             }
             Action::Smoke => {
-                let (p, kind, _, _) = self.control.resolve(profile).await.map_err(|e| e.to_string())?;
-                let base = crate::control::base_url(&p.host, p.port.unwrap_or(kind.default_port()));
-                let report = crate::smoke::run(&base, p.model_name(), None, |_| {}).await;
-                let passed = report.passed();
-                let runs = crate::db::RunStore::new(self.control.store.pool());
-                let _ = runs.add_smoke(Some(profile), &report).await;
-                let failed = report.failed_cases();
-                if passed {
+                let resolved = self.control.resolve(profile).await.map_err(|e| e.to_string())?;
+                let target = crate::runs::Target::profile(resolved);
+                let run = crate::runs::Runs::new(self.control.clone())
+                    .smoke(&target, |_| {})
+                    .await;
+                if run.report.passed() {
                     Ok("smoke-toolcall PASS".into())
                 } else {
-                    Err(format!("smoke-toolcall FAIL: {}", failed.join(", ")))
+                    Err(format!("smoke-toolcall FAIL: {}", run.report.failed_cases().join(", ")))
                 }
             }
         }

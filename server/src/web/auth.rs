@@ -240,7 +240,7 @@ impl AuthState {
 
 fn auth_error(e: AuthError) -> ApiError {
     match e {
-        AuthError::Sqlx(_) | AuthError::Hash(_) => ApiError::Internal(e.to_string()),
+        AuthError::Sqlx(_) | AuthError::Hash(_) => crate::api_error::internal(e),
         AuthError::BadLogin | AuthError::BadSecret => ApiError::Unauthorized(e.to_string()),
         other => ApiError::Invalid(other.to_string()),
     }

@@ -59,16 +59,16 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
     let mut fleet = s.fleet.clone();
     let mut gpu = s.gpu.clone();
     let history = s.history.clone();
-    let gates = s.gates.clone();
+    let runs = s.runs.clone();
     let client = s.metrics.sse_client();
     let stream = async_stream(move |tx| async move {
         let _client = client;
         // Start at the end: the page rendered the tail already (and fetched its chart range).
         let mut offset = std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0);
         let mut last_status = None;
-        let mut last_gate = None;
+        let mut last_run = None;
         // A minute of overlap with what the page fetched; the page keeps only newer points.
-        let mut last_point_ms = crate::history::now_ms() - 60_000;
+        let mut last_point_ms = crate::monitor::history::now_ms() - 60_000;
         gpu.mark_changed();
         loop {
             let status = fleet
@@ -79,7 +79,7 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
             let Some(status) = status else { return };
             let (lines, next, reset) = logs::read_since(&log_path, offset).unwrap_or((Vec::new(), offset, false));
             offset = next;
-            let gate = gates.lock().ok().and_then(|g| g.get(&profile).cloned());
+            let run = runs.lock().ok().and_then(|g| g.get(&profile).cloned());
             let points = history.since(&profile, last_point_ms);
             if let Some(p) = points.last() {
                 last_point_ms = p.t_ms;
@@ -93,15 +93,15 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
                 || !points.is_empty()
                 || gpu_now.is_some()
                 || last_status.as_ref() != Some(&status)
-                || last_gate != gate
+                || last_run != run
             {
                 last_status = Some(status.clone());
-                last_gate = gate.clone();
+                last_run = run.clone();
                 let ev = EngineEvent {
                     status,
                     lines,
                     reset,
-                    gate,
+                    run,
                     points,
                     gpu: gpu_now,
                 };

@@ -18,8 +18,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Gate steps (smoke-toolcall, bench) started from the console, by profile.
-pub type Gates = Arc<std::sync::Mutex<std::collections::HashMap<String, app::api::GateStatus>>>;
+/// Runs (smoke-toolcall, bench) started from an engine page, by profile.
+pub type RunRegistry = Arc<std::sync::Mutex<std::collections::HashMap<String, app::api::RunStatus>>>;
 
 /// Shared state of the HTTP handlers.
 #[derive(Clone)]
@@ -28,9 +28,9 @@ pub struct WebState {
     pub control: EngineControl,
     pub fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>,
     pub gpu: tokio::sync::watch::Receiver<app::domain::gpu::GpuState>,
-    pub history: crate::history::History,
-    pub gates: Gates,
-    pub metrics: Arc<crate::console_metrics::ConsoleMetrics>,
+    pub history: crate::monitor::history::History,
+    pub runs: RunRegistry,
+    pub metrics: Arc<crate::monitor::console_metrics::ConsoleMetrics>,
     pub incidents: crate::incidents::Incidents,
 }
 
@@ -60,8 +60,8 @@ pub fn site_root() -> PathBuf {
 /// Builds the router (separately from binding, so tests can drive it).
 pub fn router(
     control: EngineControl,
-    feeds: crate::supervisor::Feeds,
-    metrics: Arc<crate::console_metrics::ConsoleMetrics>,
+    feeds: crate::monitor::Feeds,
+    metrics: Arc<crate::monitor::console_metrics::ConsoleMetrics>,
     addr: SocketAddr,
 ) -> Router {
     let site = site_root();
@@ -71,7 +71,7 @@ pub fn router(
         .site_pkg_dir("pkg")
         .site_addr(addr)
         .build();
-    let gates: Gates = Default::default();
+    let runs: RunRegistry = Default::default();
     let incidents =
         crate::incidents::Incidents::new(control.clone(), Some(feeds.history.clone()), Some(feeds.gpu.clone()));
     let auth = auth::AuthState {
@@ -90,7 +90,7 @@ pub fn router(
     let services = Services(Arc::new(service::ConsoleServiceImpl::new(
         control.clone(),
         feeds.clone(),
-        gates.clone(),
+        runs.clone(),
         incidents.clone(),
         auth.clone(),
         changes,
@@ -101,14 +101,14 @@ pub fn router(
         fleet: feeds.fleet,
         gpu: feeds.gpu,
         history: feeds.history,
-        gates,
+        runs,
         metrics,
         incidents,
     };
     let routes = generate_route_list(app::App);
     Router::new()
-        .route("/api/events/fleet", get(events::fleet))
-        .route("/api/events/engines/{profile}", get(events::engine))
+        .route(app::api::FLEET_STREAM, get(events::fleet))
+        .route(app::api::ENGINE_STREAM_ROUTE, get(events::engine))
         .route("/api/engines", get(events::engines_json))
         .route("/metrics", get(events::console_metrics))
         .route("/api/alerts/alertmanager", axum::routing::post(incidents::alertmanager))
@@ -131,7 +131,19 @@ pub fn router(
         .layer(axum::middleware::from_fn_with_state(auth, auth::guard))
         .layer(axum::middleware::from_fn(guard::refuse_cross_origin_writes))
         .layer(axum::extract::DefaultBodyLimit::max(1 << 20))
+        .layer(axum::middleware::from_fn(request_id))
         .with_state(state)
+}
+
+/// Gives every request an id: errors logged while serving it carry the id, the browser is
+/// told only the id (`crate::api_error`), and the response names it in `x-request-id`.
+async fn request_id(req: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let id = crate::api_error::new_id();
+    let mut resp = crate::api_error::REQUEST_ID.scope(id.clone(), next.run(req)).await;
+    if let Ok(v) = axum::http::HeaderValue::from_str(&id) {
+        resp.headers_mut().insert("x-request-id", v);
+    }
+    resp
 }
 
 async fn favicon() -> impl axum::response::IntoResponse {
@@ -161,8 +173,8 @@ pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<(
         Ok(None) => {}
         Err(e) => bail!("reading accounts: {e}"),
     }
-    let metrics = Arc::new(crate::console_metrics::ConsoleMetrics::default());
-    let feeds = crate::supervisor::start(control.clone(), metrics.clone()).await;
+    let metrics = Arc::new(crate::monitor::console_metrics::ConsoleMetrics::default());
+    let feeds = crate::monitor::start(control.clone(), metrics.clone()).await;
     let app = router(control, feeds, metrics, addr);
     let listener = tokio::net::TcpListener::bind(addr)
         .await

@@ -1,9 +1,10 @@
 //! The console's implementation of the UI's service seam, over engine control and SQLite.
 
+use crate::api_error::internal;
 use crate::control::{logs, ControlError, EngineControl};
 use app::api::service::{BoxFut, ConsoleService};
 use app::api::{
-    ApiError, BenchRequest, BenchRun, EngineAction, EngineDetail, GateKind, GateStatus, ProfileSummary, ProfileView,
+    ApiError, BenchRequest, BenchRun, EngineAction, EngineDetail, ProfileSummary, ProfileView, RunKind, RunStatus,
     SmokeRun,
 };
 use app::domain::bench::{BenchParams, BenchProgress, Endpoint};
@@ -16,8 +17,8 @@ pub struct ConsoleServiceImpl {
     control: EngineControl,
     fleet: watch::Receiver<Vec<EngineStatus>>,
     gpu: watch::Receiver<app::domain::gpu::GpuState>,
-    history: crate::history::History,
-    gates: super::Gates,
+    history: crate::monitor::history::History,
+    runs: super::RunRegistry,
     incidents: crate::incidents::Incidents,
     auth: super::auth::AuthState,
     changes: crate::review::Changes,
@@ -26,8 +27,8 @@ pub struct ConsoleServiceImpl {
 impl ConsoleServiceImpl {
     pub fn new(
         control: EngineControl,
-        feeds: crate::supervisor::Feeds,
-        gates: super::Gates,
+        feeds: crate::monitor::Feeds,
+        runs: super::RunRegistry,
         incidents: crate::incidents::Incidents,
         auth: super::auth::AuthState,
         changes: crate::review::Changes,
@@ -39,27 +40,27 @@ impl ConsoleServiceImpl {
             fleet: feeds.fleet,
             gpu: feeds.gpu,
             history: feeds.history,
-            gates,
+            runs,
             incidents,
         }
     }
 
     /// A stored profile, or the error the UI explains.
-    async fn stored(&self, name: &str) -> Result<crate::db::StoredProfile, ApiError> {
+    async fn stored(&self, name: &str) -> Result<crate::control::profiles::StoredProfile, ApiError> {
         self.control
             .store
             .get(name)
             .await
-            .map_err(|e| ApiError::Internal(e.to_string()))?
+            .map_err(internal)?
             .ok_or_else(|| ApiError::NoSuchProfile(name.to_string()))
     }
 
-    fn runs(&self) -> crate::db::RunStore {
-        crate::db::RunStore::new(self.control.store.pool())
+    fn run_store(&self) -> crate::runs::store::RunStore {
+        crate::runs::store::RunStore::new(self.control.store.pool())
     }
 
-    fn set_gate(gates: &super::Gates, profile: &str, f: impl FnOnce(&mut GateStatus)) {
-        if let Ok(mut g) = gates.lock() {
+    fn set_run(runs: &super::RunRegistry, profile: &str, f: impl FnOnce(&mut RunStatus)) {
+        if let Ok(mut g) = runs.lock() {
             if let Some(status) = g.get_mut(profile) {
                 f(status);
             }
@@ -67,7 +68,7 @@ impl ConsoleServiceImpl {
     }
 }
 
-fn bench_run(row: crate::db::BenchRow) -> Option<BenchRun> {
+fn bench_run(row: crate::runs::store::BenchRow) -> Option<BenchRun> {
     Some(BenchRun {
         id: row.id,
         profile: row.profile,
@@ -87,7 +88,7 @@ fn incident_error(e: crate::incidents::IncidentServiceError) -> ApiError {
     match e {
         E::Control(c) => api_error(c),
         E::Store(IncidentError::NotFound(id)) => ApiError::Invalid(format!("no incident #{id}")),
-        E::Store(other) => ApiError::Internal(other.to_string()),
+        E::Store(other) => internal(other),
         other => ApiError::Invalid(other.to_string()),
     }
 }
@@ -99,7 +100,7 @@ pub fn api_error(e: ControlError) -> ApiError {
         ControlError::NoSuchEngine { profile, engine, .. } => ApiError::NoSuchEngine { profile, engine },
         ControlError::PortBusy { port, owner } => ApiError::PortBusy { port, owner },
         other @ (ControlError::ModelPath { .. } | ControlError::Busy(_)) => ApiError::Invalid(other.to_string()),
-        other => ApiError::Internal(other.to_string()),
+        other => internal(other),
     }
 }
 
@@ -118,7 +119,8 @@ impl ConsoleService for ConsoleServiceImpl {
 
     fn engine(&self, profile: String) -> BoxFut<'_, Result<EngineDetail, ApiError>> {
         Box::pin(async move {
-            let (p, _, _, argv) = self.control.resolve(&profile).await.map_err(api_error)?;
+            let crate::control::Resolved { profile: p, argv, .. } =
+                self.control.resolve(&profile).await.map_err(api_error)?;
             // The collector's row has the live signals; a profile it has not seen yet gets a
             // direct status.
             let known = self
@@ -133,13 +135,13 @@ impl ConsoleService for ConsoleServiceImpl {
             };
             let log_path = self.control.log_path(&profile);
             let log_tail = logs::tail(&log_path, 200).unwrap_or_default();
-            let gate = self.gates.lock().ok().and_then(|g| g.get(&profile).cloned());
+            let run = self.runs.lock().ok().and_then(|g| g.get(&profile).cloned());
             Ok(EngineDetail {
                 status,
                 argv,
                 log_tail,
                 log_path: log_path.display().to_string(),
-                gate,
+                run,
                 gpu: self.gpu.borrow().clone(),
             })
         })
@@ -147,8 +149,9 @@ impl ConsoleService for ConsoleServiceImpl {
 
     fn act(&self, who: String, profile: String, action: EngineAction) -> BoxFut<'_, Result<(), ApiError>> {
         Box::pin(async move {
-            let (p, kind, _, _) = self.control.resolve(&profile).await.map_err(api_error)?;
-            let running = matches!(self.control.running(&profile), Some(Ok(_)));
+            let crate::control::Resolved { profile: p, kind, .. } =
+                self.control.resolve(&profile).await.map_err(api_error)?;
+            let running = self.control.is_running(&profile);
             if action == EngineAction::Serve && !running {
                 let port = p.port.unwrap_or(kind.default_port());
                 if let Some(owner) = self.control.port_owner(&p.host, port) {
@@ -163,7 +166,7 @@ impl ConsoleService for ConsoleServiceImpl {
                     EngineAction::Stop => control.stop(&profile).await.map(|o| format!("{o:?}")),
                     EngineAction::Restart => control.restart(&profile).await.map(|o| format!("{o:?}")),
                 };
-                crate::journal::record_action(
+                crate::control::actions::record_action(
                     &control,
                     &who,
                     action.as_str(),
@@ -179,12 +182,7 @@ impl ConsoleService for ConsoleServiceImpl {
 
     fn profiles(&self) -> BoxFut<'_, Result<Vec<ProfileSummary>, ApiError>> {
         Box::pin(async move {
-            let rows = self
-                .control
-                .store
-                .list()
-                .await
-                .map_err(|e| ApiError::Internal(e.to_string()))?;
+            let rows = self.control.store.list().await.map_err(internal)?;
             Ok(rows
                 .into_iter()
                 .map(|s| {
@@ -226,11 +224,7 @@ impl ConsoleService for ConsoleServiceImpl {
             }
             let argv = match install {
                 Some(i) => {
-                    let command = self
-                        .control
-                        .data
-                        .command_for(i)
-                        .map_err(|e| ApiError::Internal(e.to_string()))?;
+                    let command = self.control.data.command_for(i).map_err(internal)?;
                     render_argv(i.kind, &command, &p)
                 }
                 None => Vec::new(),
@@ -252,15 +246,10 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
-    fn gate_start(
-        &self,
-        who: String,
-        profile: String,
-        bench: Option<BenchRequest>,
-    ) -> BoxFut<'_, Result<(), ApiError>> {
+    fn run_start(&self, who: String, profile: String, bench: Option<BenchRequest>) -> BoxFut<'_, Result<(), ApiError>> {
         Box::pin(async move {
-            let (p, kind, _, argv) = self.control.resolve(&profile).await.map_err(api_error)?;
-            if !matches!(self.control.running(&profile), Some(Ok(_))) {
+            let resolved = self.control.resolve(&profile).await.map_err(api_error)?;
+            if !self.control.is_running(&profile) {
                 return Err(ApiError::Invalid(format!("{profile} is not running; serve it first")));
             }
             if let Some(b) = &bench {
@@ -270,26 +259,21 @@ impl ConsoleService for ConsoleServiceImpl {
                     ));
                 }
             }
-            let kind_of_gate = if bench.is_some() {
-                GateKind::Bench
+            let kind = if bench.is_some() {
+                RunKind::Bench
             } else {
-                GateKind::Smoke
+                RunKind::Smoke
             };
             {
-                let mut gates = self
-                    .gates
-                    .lock()
-                    .map_err(|_| ApiError::Internal("gate registry poisoned".into()))?;
-                if gates.get(&profile).is_some_and(|g| g.running) {
-                    return Err(ApiError::Invalid(format!(
-                        "a gate step is already running on {profile}"
-                    )));
+                let mut runs = self.runs.lock().map_err(|_| internal("run registry poisoned"))?;
+                if runs.get(&profile).is_some_and(|g| g.running) {
+                    return Err(ApiError::Invalid(format!("a run is already in progress on {profile}")));
                 }
                 let total = bench.as_ref().map(|b| b.requests).unwrap_or(10);
-                gates.insert(
+                runs.insert(
                     profile.clone(),
-                    GateStatus {
-                        kind: kind_of_gate,
+                    RunStatus {
+                        kind,
                         running: true,
                         progress: BenchProgress {
                             total,
@@ -301,47 +285,27 @@ impl ConsoleService for ConsoleServiceImpl {
                     },
                 );
             }
-            let base = crate::control::base_url(&p.host, p.port.unwrap_or(kind.default_port()));
-            let model = p.model_name().to_string();
-            let (control, gates, runs) = (self.control.clone(), self.gates.clone(), self.runs());
+            let target = crate::runs::Target::profile(resolved);
+            let (control, registry) = (self.control.clone(), self.runs.clone());
+            let runs = crate::runs::Runs::new(control.clone());
             tokio::spawn(async move {
-                match bench {
+                let (journal_kind, outcome) = match bench {
                     None => {
-                        let installed = match control.data.engine(&p.engine) {
-                            Some(i) => control.installed_flags(&p.engine, i).await.ok().map(|f| f.flags),
-                            None => None,
-                        };
-                        let preflight = crate::smoke::preflight(kind, &argv, installed.as_ref());
-                        let g = gates.clone();
-                        let pr = profile.clone();
-                        let report = crate::smoke::run(&base, &model, Some(preflight), move |c| {
-                            Self::set_gate(&g, &pr, |s| {
-                                s.progress.done += 1;
-                                s.progress.failed += usize::from(!c.pass && !c.skipped);
+                        let (g, pr) = (registry.clone(), profile.clone());
+                        let run = runs
+                            .smoke(&target, move |c| {
+                                Self::set_run(&g, &pr, |s| {
+                                    s.progress.done += 1;
+                                    s.progress.failed += usize::from(!c.pass && !c.skipped);
+                                })
                             })
-                        })
-                        .await;
-                        let passed = report.passed();
-                        let id = runs.add_smoke(Some(&profile), &report).await;
-                        let detail = serde_json::json!({"passed": passed, "run": id.as_ref().ok()});
-                        let detail = crate::journal::context(&control, &profile, detail).await;
-                        control
-                            .journal()
-                            .record(&who, "gate-smoke", &profile, "gate step from the engine page", detail)
                             .await;
-                        Self::set_gate(&gates, &profile, |s| {
-                            s.running = false;
-                            s.passed = Some(passed);
-                            match id {
-                                Ok(id) => s.result_id = Some(id),
-                                Err(e) => s.error = Some(e.to_string()),
-                            }
-                        });
+                        ("run-smoke", run.id.map(|id| (id, run.report.passed())))
                     }
                     Some(b) => {
                         let params = BenchParams {
-                            url: base.clone(),
-                            model: model.clone(),
+                            url: target.base.clone(),
+                            model: target.model.clone(),
                             endpoint: Endpoint::Completions,
                             requests: b.requests,
                             concurrency: Some(b.concurrency),
@@ -353,41 +317,44 @@ impl ConsoleService for ConsoleServiceImpl {
                             seed: 0,
                             goodput: None,
                         };
-                        let version = crate::cli::engine_version(&base).await;
-                        let g = gates.clone();
-                        let pr = profile.clone();
-                        let result =
-                            crate::bench::run(&params, move |prog| Self::set_gate(&g, &pr, |s| s.progress = prog))
-                                .await;
-                        let outcome = match result {
-                            Ok((summary, _)) => runs
-                                .add_bench(Some(&profile), version.as_deref(), &params, &summary)
-                                .await
-                                .map(|id| (id, summary.failed == 0 && !summary.client_overloaded))
-                                .map_err(|e| e.to_string()),
+                        let (g, pr) = (registry.clone(), profile.clone());
+                        let run = runs
+                            .bench(&target, &params, move |prog| {
+                                Self::set_run(&g, &pr, |s| s.progress = prog)
+                            })
+                            .await;
+                        let outcome = match run {
+                            Ok(r) => {
+                                let clean = r.clean();
+                                r.id.map(|id| (id, clean))
+                            }
                             Err(e) => Err(e.to_string()),
                         };
-                        let detail = match &outcome {
-                            Ok((id, ok)) => serde_json::json!({"passed": ok, "run": id}),
-                            Err(e) => serde_json::json!({"error": e}),
-                        };
-                        let detail = crate::journal::context(&control, &profile, detail).await;
-                        control
-                            .journal()
-                            .record(&who, "gate-bench", &profile, "gate step from the engine page", detail)
-                            .await;
-                        Self::set_gate(&gates, &profile, |s| {
-                            s.running = false;
-                            match outcome {
-                                Ok((id, ok)) => {
-                                    s.result_id = Some(id);
-                                    s.passed = Some(ok);
-                                }
-                                Err(e) => s.error = Some(e),
-                            }
-                        });
+                        ("run-bench", outcome)
                     }
+                };
+                let detail = match &outcome {
+                    Ok((id, ok)) => serde_json::json!({"passed": ok, "run": id}),
+                    Err(e) => serde_json::json!({"error": e}),
+                };
+                let detail = crate::control::actions::context(&control, &profile, detail).await;
+                if let Err(e) = control
+                    .journal()
+                    .append(&who, journal_kind, &profile, "run from the engine page", detail)
+                    .await
+                {
+                    tracing::error!(profile = %profile, error = %e, "journal append failed for a run");
                 }
+                Self::set_run(&registry, &profile, |s| {
+                    s.running = false;
+                    match outcome {
+                        Ok((id, ok)) => {
+                            s.result_id = Some(id);
+                            s.passed = Some(ok);
+                        }
+                        Err(e) => s.error = Some(e),
+                    }
+                });
             });
             Ok(())
         })
@@ -395,15 +362,13 @@ impl ConsoleService for ConsoleServiceImpl {
 
     fn bench_runs(&self, profile: Option<String>, ids: Vec<i64>) -> BoxFut<'_, Result<Vec<BenchRun>, ApiError>> {
         Box::pin(async move {
-            let runs = self.runs();
+            let runs = self.run_store();
             let rows = if ids.is_empty() {
-                runs.benches(profile.as_deref(), 200)
-                    .await
-                    .map_err(|e| ApiError::Internal(e.to_string()))?
+                runs.benches(profile.as_deref(), 200).await.map_err(internal)?
             } else {
                 let mut rows = Vec::new();
                 for id in ids.iter().take(8) {
-                    if let Some(r) = runs.bench(*id).await.map_err(|e| ApiError::Internal(e.to_string()))? {
+                    if let Some(r) = runs.bench(*id).await.map_err(internal)? {
                         rows.push(r);
                     }
                 }
@@ -415,12 +380,7 @@ impl ConsoleService for ConsoleServiceImpl {
 
     fn last_smoke(&self, profile: String) -> BoxFut<'_, Result<Option<SmokeRun>, ApiError>> {
         Box::pin(async move {
-            match self
-                .runs()
-                .last_smoke(&profile)
-                .await
-                .map_err(|e| ApiError::Internal(e.to_string()))?
-            {
+            match self.run_store().last_smoke(&profile).await.map_err(internal)? {
                 Some((id, passed, report, created_at)) => {
                     Ok(serde_json::from_value(report).ok().map(|report| SmokeRun {
                         id,
@@ -444,9 +404,9 @@ impl ConsoleService for ConsoleServiceImpl {
                 return Err(ApiError::NoSuchProfile(profile));
             }
             self.history
-                .points(&profile, range, crate::history::now_ms())
+                .points(&profile, range, crate::monitor::history::now_ms())
                 .await
-                .map_err(|e| ApiError::Internal(e.to_string()))
+                .map_err(internal)
         })
     }
 
@@ -466,13 +426,7 @@ impl ConsoleService for ConsoleServiceImpl {
     }
 
     fn incidents(&self) -> BoxFut<'_, Result<Vec<app::domain::incident::IncidentSummary>, ApiError>> {
-        Box::pin(async move {
-            self.incidents
-                .store
-                .list(200)
-                .await
-                .map_err(|e| ApiError::Internal(e.to_string()))
-        })
+        Box::pin(async move { self.incidents.store.list(200).await.map_err(internal) })
     }
 
     fn incident(&self, id: i64) -> BoxFut<'_, Result<app::domain::incident::Incident, ApiError>> {
@@ -551,7 +505,7 @@ impl ConsoleService for ConsoleServiceImpl {
                 out
             })
             .await
-            .map_err(|e| ApiError::Internal(e.to_string()))
+            .map_err(internal)
         })
     }
 
@@ -562,18 +516,12 @@ impl ConsoleService for ConsoleServiceImpl {
                 .journal()
                 .list(None, q.as_deref(), 500)
                 .await
-                .map_err(|e| ApiError::Internal(e.to_string()))
+                .map_err(internal)
         })
     }
 
     fn journal_verify(&self) -> BoxFut<'_, Result<app::api::JournalCheck, ApiError>> {
-        Box::pin(async move {
-            self.control
-                .journal()
-                .verify()
-                .await
-                .map_err(|e| ApiError::Internal(e.to_string()))
-        })
+        Box::pin(async move { self.control.journal().verify().await.map_err(internal) })
     }
 
     fn profile_editor(&self, name: String, change: Option<i64>) -> BoxFut<'_, Result<app::api::EditorData, ApiError>> {

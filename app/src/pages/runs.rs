@@ -1,16 +1,16 @@
-//! The gate steps on an engine page: run smoke-toolcall or a bench against the engine, watch
+//! The runs on an engine page: run smoke-toolcall or a bench against the engine, watch
 //! progress, and read the last smoke result case by case.
 
-use crate::api::{BenchRequest, GateKind, GateStatus, SmokeRun, StartBench, StartSmoke};
+use crate::api::{BenchRequest, RunKind, RunStatus, SmokeRun, StartBench, StartSmoke};
 use crate::components::use_i18n;
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
 
 /// Buttons, a small bench form, live progress and the outcome of the last step.
 #[component]
-pub fn GatePanel(
+pub fn RunPanel(
     profile: String,
-    #[prop(into)] gate: Signal<Option<GateStatus>>,
+    #[prop(into)] run: Signal<Option<RunStatus>>,
     #[prop(into)] running: Signal<bool>,
 ) -> impl IntoView {
     let i18n = use_i18n();
@@ -22,7 +22,7 @@ pub fn GatePanel(
     let output_len = RwSignal::new(128u32);
     let operator = crate::components::can(crate::domain::auth::Role::Operator);
     let busy =
-        move || !operator || gate.get().is_some_and(|g| g.running) || smoke.pending().get() || bench.pending().get();
+        move || !operator || run.get().is_some_and(|g| g.running) || smoke.pending().get() || bench.pending().get();
     let p_smoke = profile.clone();
     let p_bench = profile.clone();
     let num = |sig: RwSignal<usize>| {
@@ -33,13 +33,13 @@ pub fn GatePanel(
         }
     };
     view! {
-        <section class="gate" data-testid="gate">
-            <h2>{move || i18n.t("gate-title")}</h2>
-            <p class="muted">{move || i18n.t("gate-hint")}</p>
+        <section class="runs" data-testid="runs">
+            <h2>{move || i18n.t("run-title")}</h2>
+            <p class="muted">{move || i18n.t("run-hint")}</p>
             <div class="actions">
                 <button type="button" data-testid="run-smoke" disabled=move || busy() || !running.get()
                     on:click=move |_| { smoke.dispatch(StartSmoke { profile: p_smoke.clone() }); }>
-                    {move || i18n.t("gate-run-smoke")}
+                    {move || i18n.t("run-start-smoke")}
                 </button>
             </div>
             <form class="bench-form" on:submit=move |ev| {
@@ -57,43 +57,43 @@ pub fn GatePanel(
                 <label>{move || i18n.t("bench-output-len")}
                     <input type="number" min="1" prop:value=move || output_len.get().to_string()
                         on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<u32>() { output_len.set(v) } }/></label>
-                <button type="submit" data-testid="run-bench" disabled=move || busy() || !running.get()>{move || i18n.t("gate-run-bench")}</button>
+                <button type="submit" data-testid="run-bench" disabled=move || busy() || !running.get()>{move || i18n.t("run-start-bench")}</button>
             </form>
             {move || match (smoke.value().get(), bench.value().get()) {
                 (Some(Err(e)), _) | (_, Some(Err(e))) => Some(view! { <ErrorNote error=e/> }),
                 _ => None,
             }}
-            {move || gate.get().map(|g| view! { <GateProgress g/> })}
+            {move || run.get().map(|g| view! { <RunProgress g/> })}
         </section>
     }
 }
 
 #[component]
-fn GateProgress(g: GateStatus) -> impl IntoView {
+fn RunProgress(g: RunStatus) -> impl IntoView {
     let i18n = use_i18n();
     let what = match g.kind {
-        GateKind::Smoke => "gate-smoke",
-        GateKind::Bench => "gate-bench",
+        RunKind::Smoke => "run-smoke",
+        RunKind::Bench => "run-bench",
     };
     let total = g.progress.total.max(1);
     let pct = (g.progress.done * 100 / total).min(100);
     let verdict = match (g.running, g.passed, &g.error) {
-        (true, _, _) => "gate-running",
-        (false, _, Some(_)) => "gate-error",
-        (false, Some(true), _) => "gate-passed",
-        _ => "gate-failed",
+        (true, _, _) => "run-running",
+        (false, _, Some(_)) => "run-error",
+        (false, Some(true), _) => "run-passed",
+        _ => "run-failed",
     };
     let link = match (g.kind, g.result_id) {
-        (GateKind::Bench, Some(id)) => Some(format!("/bench/compare?ids={id}")),
+        (RunKind::Bench, Some(id)) => Some(format!("/bench/compare?ids={id}")),
         _ => None,
     };
     view! {
-        <div class="gate-progress" data-testid="gate-progress" data-state=verdict>
+        <div class="run-progress" data-testid="run-progress" data-state=verdict>
             <strong>{move || i18n.t(what)}</strong> " · " <span>{move || i18n.t(verdict)}</span>
             <progress max="100" value=pct.to_string()></progress>
-            <span class="muted">{move || i18n.ta("gate-done-of", &[("done", g.progress.done.into()), ("total", g.progress.total.into()), ("failed", g.progress.failed.into())])}</span>
+            <span class="muted">{move || i18n.ta("run-done-of", &[("done", g.progress.done.into()), ("total", g.progress.total.into()), ("failed", g.progress.failed.into())])}</span>
             {g.error.clone().map(|e| view! { <p class="error">{e}</p> })}
-            {link.map(|href| view! { <a href=href data-testid="bench-result-link">{move || i18n.t("gate-open-result")}</a> })}
+            {link.map(|href| view! { <a href=href data-testid="bench-result-link">{move || i18n.t("run-open-result")}</a> })}
         </div>
     }
 }
@@ -108,7 +108,7 @@ pub fn SmokeResult(run: SmokeRun) -> impl IntoView {
         <section class="smoke" data-testid="smoke-result" data-passed=passed.to_string()>
             <h2>{move || i18n.t("smoke-title")} " "
                 <span class=if passed { "badge state-healthy" } else { "badge state-dead" }>
-                    {move || i18n.t(if passed { "gate-passed" } else { "gate-failed" })}
+                    {move || i18n.t(if passed { "run-passed" } else { "run-failed" })}
                 </span>
             </h2>
             <p class="muted">{format!("#{} · {} · {}", run.id, run.created_at, run.report.model)}</p>

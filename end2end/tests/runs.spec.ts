@@ -7,10 +7,10 @@ test("smoke-toolcall and bench run from the engine page and the runs compare sid
   await engine.expectState("healthy");
 
   await page.getByTestId("run-smoke").click();
-  const progress = page.getByTestId("gate-progress");
+  const progress = page.getByTestId("run-progress");
   await expect(progress).toContainText("smoke-toolcall");
   await expect(progress).toContainText("10 of 10 done", { timeout: 60_000 });
-  await expect(progress).toHaveAttribute("data-state", "gate-passed");
+  await expect(progress).toHaveAttribute("data-state", "run-passed");
   await expect(page.getByTestId("smoke-result")).toHaveAttribute("data-passed", "true");
   await expect(page.getByTestId("smoke-case")).toHaveCount(10);
   await expect(page.locator("[data-testid=smoke-case][data-verdict=fail]")).toHaveCount(0);
@@ -20,7 +20,7 @@ test("smoke-toolcall and bench run from the engine page and the runs compare sid
     await page.getByTestId("bench-requests").dispatchEvent("change");
     await page.getByTestId("run-bench").click();
     await expect(progress).toContainText(`${n} of ${n} done`, { timeout: 60_000 });
-    await expect(progress).toHaveAttribute("data-state", "gate-passed");
+    await expect(progress).toHaveAttribute("data-state", "run-passed");
     await expect(page.getByTestId("bench-result-link")).toBeVisible();
   }
 

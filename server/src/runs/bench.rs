@@ -152,8 +152,7 @@ pub async fn run(
     }
     let slots = p.concurrency.unwrap_or(p.requests.max(p.warmup));
     // A pool at least as large as the concurrency: no hidden cap of its own.
-    let client = reqwest::Client::builder()
-        .no_proxy()
+    let client = crate::engine::client_builder()
         .pool_max_idle_per_host(slots)
         .tcp_nodelay(true)
         .connect_timeout(Duration::from_secs(10))

@@ -5,11 +5,15 @@
 //! Each second: the local engines' process and `/health` state; every scrape interval: their
 //! `/metrics` (live signals, history points, the hung check); every probe interval: a real
 //! one-token completion; every GPU interval: NVML (or a recording). Remote hosts of the fleet
-//! are polled by [`crate::fleet`] on their own task and merged in.
+//! are polled by [`remote`] on their own task and merged in.
 
-use crate::console_metrics::ConsoleMetrics;
+pub mod console_metrics;
+pub mod history;
+pub mod remote;
+
 use crate::control::EngineControl;
-use crate::history::{now_ms, History};
+use crate::monitor::console_metrics::ConsoleMetrics;
+use crate::monitor::history::{now_ms, History};
 use app::domain::engine::{EngineState, EngineStatus};
 use app::domain::gpu::{GpuState, GpuSummary};
 use app::domain::series::Point;
@@ -23,19 +27,6 @@ use tokio::sync::watch;
 pub const INTERVAL: Duration = Duration::from_secs(1);
 /// How often the GPUs are read.
 pub const GPU_INTERVAL: Duration = Duration::from_secs(5);
-
-/// Computes the status of every stored profile.
-pub async fn snapshot(control: &EngineControl) -> Vec<EngineStatus> {
-    let profiles = match control.store.list().await {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::warn!(error = %e, "listing profiles");
-            return Vec::new();
-        }
-    };
-    let futures = profiles.iter().map(|p| control.status(&p.profile));
-    futures::future::join_all(futures).await
-}
 
 /// How far back live rates and percentiles look.
 pub const WINDOW: Duration = Duration::from_secs(30);
@@ -73,23 +64,9 @@ pub struct Collector {
     history: Option<History>,
 }
 
-/// One-token completion, as `roofline health` sends it.
-async fn probe_once(http: reqwest::Client, base: String, model: String) -> Option<f64> {
-    let t0 = Instant::now();
-    let body = serde_json::json!({"model": model, "prompt": "ping", "max_tokens": 1, "temperature": 0});
-    let resp = http
-        .post(format!("{base}/v1/completions"))
-        .timeout(PROBE_TIMEOUT)
-        .json(&body)
-        .send()
-        .await
-        .ok()?;
-    resp.status().is_success().then(|| t0.elapsed().as_secs_f64() * 1000.0)
-}
-
 /// The base URL of a local engine.
 pub fn local_base(row: &EngineStatus) -> String {
-    crate::control::base_url(&row.host, row.port)
+    crate::engine::base_url(&row.host, row.port)
 }
 
 impl Collector {
@@ -173,7 +150,7 @@ impl Collector {
         let metrics = &self.metrics;
         let scrapes = futures::future::join_all(targets.iter().map(|(_, base)| async move {
             let t0 = Instant::now();
-            let r = crate::collect::scrape(http, base).await;
+            let r = crate::engine::Engine::with_client(http.clone(), base).scrape().await;
             metrics.scraped(r.is_ok(), t0.elapsed());
             r
         }))
@@ -239,7 +216,10 @@ impl Collector {
                 self.probes.clone(),
             );
             tokio::spawn(async move {
-                let result = probe_once(http, base, model).await;
+                let result = crate::engine::Engine::with_client(http, &base)
+                    .probe(&model, PROBE_TIMEOUT)
+                    .await
+                    .ok();
                 counters.probed(result.is_some());
                 let at = Instant::now();
                 if let Ok(mut p) = store.lock() {
@@ -254,13 +234,6 @@ impl Collector {
             });
         }
     }
-}
-
-/// Reads the GPUs off the async threads (NVML calls block).
-async fn read_gpus() -> GpuState {
-    tokio::task::spawn_blocking(|| crate::gpu::source().read())
-        .await
-        .unwrap_or_else(|e| GpuState::NoDriver { reason: e.to_string() })
 }
 
 /// Marks our engines' processes on the GPUs and gives each row its GPU summary.
@@ -286,14 +259,14 @@ pub struct Feeds {
 /// Starts the refresh loop; the receivers always hold the latest snapshot.
 pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feeds {
     let history = History::new(control.store.pool().clone());
-    let mut gpu_state = read_gpus().await;
-    let mut first = snapshot(&control).await;
+    let mut gpu_state = crate::gpu::read().await;
+    let mut first = control.statuses().await;
     attach_gpus(&mut gpu_state, &mut first);
     let (tx, rx) = watch::channel(first);
     let (gpu_tx, gpu_rx) = watch::channel(gpu_state.clone());
-    let http = reqwest::Client::builder().no_proxy().build().expect("static client");
+    let http = crate::engine::shared_client();
     let config = control.data.config.clone();
-    let remote = crate::fleet::start(
+    let remote = crate::monitor::remote::start(
         config.fleet.clone(),
         http.clone(),
         metrics.clone(),
@@ -331,10 +304,10 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
             };
             if tick {
                 next_tick = tokio::time::Instant::now() + INTERVAL;
-                let mut next = snapshot(&control).await;
+                let mut next = control.statuses().await;
                 if gpu_read_at.elapsed() >= GPU_INTERVAL {
                     gpu_read_at = Instant::now();
-                    gpu_state = read_gpus().await;
+                    gpu_state = crate::gpu::read().await;
                 }
                 attach_gpus(&mut gpu_state, &mut next);
                 gpu_tx.send_if_modified(|cur| {

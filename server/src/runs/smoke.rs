@@ -124,8 +124,7 @@ pub async fn run(
     mut progress: impl FnMut(&CaseResult),
 ) -> SmokeReport {
     let c = Client {
-        http: reqwest::Client::builder()
-            .no_proxy()
+        http: crate::engine::client_builder()
             .timeout(Duration::from_secs(120))
             .build()
             .expect("static client"),

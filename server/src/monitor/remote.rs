@@ -4,8 +4,8 @@
 //! not as an empty list.
 
 use crate::config::FleetMember;
-use crate::console_metrics::ConsoleMetrics;
-use crate::supervisor::Collector;
+use crate::monitor::console_metrics::ConsoleMetrics;
+use crate::monitor::Collector;
 use app::domain::engine::{EngineKind, EngineState, EngineStatus};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,6 +14,8 @@ use tokio::sync::watch;
 
 /// How long a remote host may take to answer one poll.
 const TIMEOUT: Duration = Duration::from_secs(3);
+/// The largest `/api/engines` answer read from another console (a thousand engines is ~1 MiB).
+const REMOTE_CAP: usize = 4 << 20;
 
 /// A row for a host or engine we know nothing else about.
 fn row(node: &str, profile: &str, kind: EngineKind, state: EngineState) -> EngineStatus {
@@ -51,9 +53,8 @@ async fn poll_console(http: &reqwest::Client, name: &str, url: &str) -> Vec<Engi
         if !resp.status().is_success() {
             return Err(format!("HTTP {}", resp.status().as_u16()));
         }
-        resp.json::<Vec<EngineStatus>>()
-            .await
-            .map_err(|e| format!("unreadable answer: {e}"))
+        let body = crate::engine::read_capped(resp, REMOTE_CAP).await?;
+        serde_json::from_slice::<Vec<EngineStatus>>(&body).map_err(|e| format!("unreadable answer: {e}"))
     };
     match answer.await {
         Ok(engines) => engines
@@ -84,17 +85,18 @@ async fn poll_engine(http: &reqwest::Client, m: &FleetMember, url: &str, model: 
     r.host = host;
     r.port = port;
     r.engine = "bare".into();
-    match http.get(format!("{base}/health")).timeout(TIMEOUT).send().await {
-        Ok(resp) if resp.status().is_success() => r.state = EngineState::Healthy,
-        Ok(resp) => {
+    let engine = crate::engine::Engine::with_client(http.clone(), base);
+    match engine.health(TIMEOUT).await {
+        Ok(200..=299) => r.state = EngineState::Healthy,
+        Ok(code) => {
             r.state = EngineState::Unhealthy;
-            r.note = Some(format!("{base}/health: HTTP {}", resp.status().as_u16()));
+            r.note = Some(format!("{base}/health: HTTP {code}"));
         }
-        Err(e) => r.note = Some(format!("{base}/health: {e}")),
+        Err(e) => r.note = Some(e),
     }
     r.model_name = match model {
         Some(m) => m.to_string(),
-        None if r.state == EngineState::Healthy => crate::collect::served_model(http, base).await.unwrap_or_default(),
+        None if r.state == EngineState::Healthy => engine.served_model().await.unwrap_or_default(),
         None => String::new(),
     };
     r
@@ -149,7 +151,7 @@ pub fn start(
             if tx.is_closed() {
                 return;
             }
-            tokio::time::sleep_until(started + crate::supervisor::INTERVAL).await;
+            tokio::time::sleep_until(started + crate::monitor::INTERVAL).await;
         }
     });
     Some(rx)

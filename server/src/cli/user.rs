@@ -2,7 +2,7 @@
 //! who is locked out. Whoever can run this can read the database anyway; passwords come from
 //! standard input, never from argv (which other users can see in `ps`).
 
-use super::{Accounts, AuthError};
+use crate::auth::{Accounts, AuthError};
 use app::domain::auth::Role;
 use clap::Subcommand;
 
@@ -47,7 +47,7 @@ fn read_password() -> Result<String, String> {
 
 /// Runs one `user` command; returns the exit code (2 for bad input, naming it).
 pub async fn run(accounts: &Accounts, journal: &crate::journal::Journal, command: UserCommand, json: bool) -> i32 {
-    let who = crate::cli::cli_actor();
+    let who = super::cli_actor();
     let fail = |e: String| {
         eprintln!("roofline user: {e}");
         2

@@ -2,8 +2,8 @@
 //! evidence, walks the triage and records the incident (the console shows it too); with
 //! `--log FILE` it runs the investigator on a log alone.
 
-use super::Incidents;
 use crate::control::EngineControl;
+use crate::incidents::Incidents;
 use app::domain::incident::{action_text, reading_text};
 use app::domain::logscan::{investigate, Verdict};
 use app::i18n::{tr, tr_args, Lang};
@@ -22,14 +22,16 @@ pub async fn triage(
 ) -> i32 {
     let incidents = Incidents::new(control, None, None).with_window(window);
     let (id, ev, d) = match incidents
-        .open(profile, &crate::cli::cli_actor(), "cli", clients_see_errors)
+        .open(profile, &super::cli_actor(), "cli", clients_see_errors)
         .await
     {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{e}");
             return match e {
-                super::IncidentServiceError::Control(crate::control::ControlError::NoSuchProfile(_)) => USAGE,
+                crate::incidents::IncidentServiceError::Control(crate::control::ControlError::NoSuchProfile(_)) => {
+                    USAGE
+                }
                 _ => PROBLEM,
             };
         }

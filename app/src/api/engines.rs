@@ -1,0 +1,88 @@
+//! Engines: the fleet, one engine's page data and event stream, engine actions, chart series.
+
+#[cfg(feature = "ssr")]
+use super::service;
+use super::{csrf, ApiError};
+use crate::domain::engine::EngineStatus;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// What the operator asks of an engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineAction {
+    Serve,
+    Stop,
+    Restart,
+}
+
+impl EngineAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Serve => "serve",
+            Self::Stop => "stop",
+            Self::Restart => "restart",
+        }
+    }
+}
+
+/// The engine page's data: status, the exact command line, the recent log, and the runs
+/// (smoke-toolcall, bench) in progress or last run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EngineDetail {
+    pub status: EngineStatus,
+    pub argv: Vec<String>,
+    pub log_tail: Vec<String>,
+    pub log_path: String,
+    pub run: Option<super::RunStatus>,
+    /// This host's GPUs, with our engines' processes marked.
+    pub gpu: crate::domain::gpu::GpuState,
+}
+
+/// One push on an engine page's event stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EngineEvent {
+    pub status: EngineStatus,
+    /// New log lines since the previous event.
+    pub lines: Vec<String>,
+    /// True when the log was truncated or rotated and the client should replace its tail.
+    pub reset: bool,
+    pub run: Option<super::RunStatus>,
+    /// New chart points since the previous event (the stream's first event has the last ones).
+    #[serde(default)]
+    pub points: Vec<crate::domain::series::Point>,
+    /// The GPUs, when they changed since the previous event.
+    #[serde(default)]
+    pub gpu: Option<crate::domain::gpu::GpuState>,
+}
+
+/// Every engine the console knows, with its state.
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_engines")]
+pub async fn list_engines() -> Result<Vec<EngineStatus>, ApiError> {
+    service::authorized("list_engines")?.0.engines().await
+}
+
+/// One engine's page data.
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_engine")]
+pub async fn get_engine(profile: String) -> Result<EngineDetail, ApiError> {
+    service::authorized("get_engine")?.0.engine(profile).await
+}
+
+/// Serve, stop or restart an engine (confirmed by the operator in the UI).
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "run_engine_action")]
+pub async fn run_engine_action(profile: String, action: EngineAction) -> Result<(), ApiError> {
+    service::authorized("run_engine_action")?
+        .0
+        .act(service::caller()?.name, profile, action)
+        .await
+}
+
+/// Chart points of an engine over a time range (15 min from memory, 1 h and 24 h from the
+/// stored minute rollups). A stable endpoint, so scripts can read the history too.
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_series")]
+pub async fn get_series(
+    profile: String,
+    range: crate::domain::series::Range,
+) -> Result<Vec<crate::domain::series::Point>, ApiError> {
+    service::authorized("get_series")?.0.series(profile, range).await
+}

@@ -1,0 +1,89 @@
+//! Runs from the engine page: smoke-toolcall and bench, and their stored results.
+
+#[cfg(feature = "ssr")]
+use super::service;
+use super::{csrf, ApiError};
+use crate::domain::bench::{BenchParams, BenchProgress, BenchSummary};
+use crate::domain::toolcall::SmokeReport;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Which run is started from the engine page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunKind {
+    Smoke,
+    Bench,
+}
+
+/// A smoke-toolcall or bench run started from the engine page, while it runs and after.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunStatus {
+    pub kind: RunKind,
+    pub running: bool,
+    pub progress: BenchProgress,
+    pub error: Option<String>,
+    /// The stored run, once finished.
+    pub result_id: Option<i64>,
+    pub passed: Option<bool>,
+}
+
+/// What the engine page's bench form asks for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchRequest {
+    pub requests: usize,
+    pub concurrency: usize,
+    pub input_len: usize,
+    pub output_len: u32,
+}
+
+/// A stored bench run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchRun {
+    pub id: i64,
+    pub profile: Option<String>,
+    pub model: String,
+    pub engine_version: Option<String>,
+    pub created_at: String,
+    pub params: BenchParams,
+    pub summary: BenchSummary,
+}
+
+/// A stored smoke-toolcall run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SmokeRun {
+    pub id: i64,
+    pub created_at: String,
+    pub passed: bool,
+    pub report: SmokeReport,
+}
+
+/// Starts smoke-toolcall against a running engine.
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "start_smoke")]
+pub async fn start_smoke(profile: String) -> Result<(), ApiError> {
+    service::authorized("start_smoke")?
+        .0
+        .run_start(service::caller()?.name, profile, None)
+        .await
+}
+
+/// Starts a bench run against a running engine.
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "start_bench")]
+pub async fn start_bench(profile: String, request: BenchRequest) -> Result<(), ApiError> {
+    service::authorized("start_bench")?
+        .0
+        .run_start(service::caller()?.name, profile, Some(request))
+        .await
+}
+
+/// Stored bench runs, newest first: of one profile, or the given ids (for comparison).
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_bench_runs")]
+pub async fn list_bench_runs(profile: Option<String>, ids: Vec<i64>) -> Result<Vec<BenchRun>, ApiError> {
+    service::authorized("list_bench_runs")?.0.bench_runs(profile, ids).await
+}
+
+/// The newest smoke-toolcall run of a profile, with every case and raw answer.
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_last_smoke")]
+pub async fn get_last_smoke(profile: String) -> Result<Option<SmokeRun>, ApiError> {
+    service::authorized("get_last_smoke")?.0.last_smoke(profile).await
+}

@@ -1,0 +1,43 @@
+//! The VRAM calculator's server side: model directories and a running engine's KV check.
+
+#[cfg(feature = "ssr")]
+use super::service;
+use super::{csrf, ApiError};
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// A model directory under the models root, as the VRAM calculator needs it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub name: String,
+    pub shape: crate::domain::vram::ModelShape,
+    pub weights_bytes: u64,
+    /// `index`, `headers` or `estimated`.
+    pub weights_source: String,
+}
+
+/// A running engine's own startup report of its KV cache against the calculator's prediction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VramCheck {
+    /// GPU memory used for the prediction, and where it came from (`nvml`, `simulator`).
+    pub gpu_gib: f64,
+    pub gpu_source: String,
+    pub predicted_tokens: u64,
+    pub predicted_concurrency: f64,
+    pub observed: crate::domain::vram::Observed,
+    /// Prediction against the engine's "GPU KV cache size", in percent.
+    pub error_pct: Option<f64>,
+}
+
+/// The KV cache check of a profile's engine; `Err` says why there is none (no driver, the
+/// engine has not logged its size yet).
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_vram_check")]
+pub async fn get_vram_check(profile: String) -> Result<VramCheck, ApiError> {
+    service::authorized("get_vram_check")?.0.vram_check(profile).await
+}
+
+/// Models under the configured models root (unreadable ones are skipped and logged).
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_models")]
+pub async fn list_models() -> Result<Vec<ModelInfo>, ApiError> {
+    service::authorized("list_models")?.0.models().await
+}

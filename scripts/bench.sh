@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs every benchmark in its full mode and writes one dated block of results, with the
+# machine and the commit, to benchmarks/results/DATE-COMMIT.md (BENCHMARKS.md quotes these
+# blocks). Loopback only; every run is bounded. Takes about 15 minutes on 2 cores (most of it
+# the release build).
+#   scripts/bench.sh                 all of them
+#   scripts/bench.sh parser fleet    a selection (parser, fleet, client)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+which=("$@")
+[ ${#which[@]} -eq 0 ] && which=(parser fleet client)
+commit=$(git rev-parse --short HEAD)
+dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo " (with uncommitted changes)" || true)
+mkdir -p benchmarks/results
+out="benchmarks/results/$(date -u +%F)-$commit.md"
+{
+  echo "## $(date -u '+%F %H:%M') UTC, commit $commit$dirty"
+  echo
+  echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) memory, $(uname -sr)."
+  echo
+} >"$out"
+for b in "${which[@]}"; do
+  case "$b" in
+    parser)
+      echo "### Prometheus text parser: \`cargo bench -p server --bench parser\`" >>"$out"
+      echo >>"$out"
+      cargo bench -p server --bench parser 2>/dev/null | grep '^|' >>"$out"
+      ;;
+    fleet)
+      echo >>"$out"
+      echo "### Fleet scale: \`cargo bench -p server --bench fleet_scale -- --engines 1000 --seconds 30\`" >>"$out"
+      echo >>"$out"
+      cargo bench -p server --bench fleet_scale -- --engines 1000 --seconds 30 2>/dev/null | grep '^|' >>"$out"
+      ;;
+    client)
+      echo >>"$out"
+      echo "### Bench client: \`scripts/bench-client.sh\`" >>"$out"
+      echo >>"$out"
+      echo '```' >>"$out"
+      scripts/bench-client.sh >>"$out"
+      echo '```' >>"$out"
+      ;;
+    *) echo "unknown benchmark $b (parser, fleet, client)"; exit 2 ;;
+  esac
+done
+cat "$out"
+echo
+echo "written to $out"

@@ -1,0 +1,211 @@
+//! `roofline serve | stop | restart | logs | status`: engine control from the shell, with
+//! progress, the startup-failure row on a failed start, and a journal entry for each action.
+
+use super::{cli_actor, code_of, lang, OK, PROBLEM, USAGE};
+use crate::control::{ControlError, EngineControl, ServeOutcome, StopOutcome};
+use app::i18n::{tr, Lang};
+use std::io::Write;
+use std::time::Duration;
+
+fn print_failure(lang: Lang, e: &ControlError) {
+    eprintln!("{e}");
+    let (failure, lines) = match e {
+        ControlError::StartupFailed {
+            failure, last_lines, ..
+        } => (failure.as_ref(), last_lines),
+        ControlError::Timeout { last_lines, .. } => (None, last_lines),
+        _ => return,
+    };
+    eprintln!("--- last log lines ---");
+    for l in lines {
+        eprintln!("{l}");
+    }
+    eprintln!("----------------------");
+    match failure {
+        Some(f) => {
+            let id = f.row.id();
+            eprintln!(
+                "{}: {}",
+                tr(lang, "failure-symptom"),
+                tr(lang, &format!("startup-failure-{id}-symptom"))
+            );
+            eprintln!(
+                "{}: {}",
+                tr(lang, "failure-cause"),
+                tr(lang, &format!("startup-failure-{id}-cause"))
+            );
+            eprintln!(
+                "{}: {}",
+                tr(lang, "failure-action"),
+                tr(lang, &format!("startup-failure-{id}-action"))
+            );
+        }
+        None => eprintln!("{}", tr(lang, "startup-failure-none")),
+    }
+}
+
+/// Records a CLI engine action in the change journal, with its outcome and context.
+pub async fn journal_action(control: &EngineControl, kind: &str, profile: &str, reason: &str, code: i32) {
+    if code == USAGE {
+        return;
+    }
+    let detail = crate::control::actions::context(control, profile, serde_json::json!({"ok": code == OK})).await;
+    control
+        .journal()
+        .record(&cli_actor(), kind, profile, reason, detail)
+        .await;
+}
+
+pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
+    let lang = lang();
+    let tty = !json;
+    let mut last_phase = None;
+    let result = control
+        .serve(profile, |p| {
+            if tty && last_phase != Some(p.phase) {
+                last_phase = Some(p.phase);
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "[{:>5.1}s] {}",
+                    p.elapsed.as_secs_f64(),
+                    tr(lang, &format!("phase-{}", p.phase.as_str()))
+                );
+            }
+        })
+        .await;
+    match result {
+        Ok(outcome) => {
+            let (what, pid) = match outcome {
+                ServeOutcome::Started { pid } => ("started", pid),
+                ServeOutcome::AlreadyRunning { pid } => ("already-running", pid),
+            };
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"profile": profile, "result": what, "pid": pid})
+                );
+            } else {
+                println!("{profile}: {what} (pid {pid}), healthy");
+            }
+            OK
+        }
+        Err(e) => {
+            if json {
+                let failure = match &e {
+                    ControlError::StartupFailed {
+                        failure, last_lines, ..
+                    } => {
+                        serde_json::json!({"row": failure.as_ref().map(|f| f.row.id()), "line": failure.as_ref().map(|f| f.line.clone()), "last_lines": last_lines})
+                    }
+                    _ => serde_json::Value::Null,
+                };
+                println!(
+                    "{}",
+                    serde_json::json!({"profile": profile, "result": "error", "error": e.to_string(), "failure": failure})
+                );
+            } else {
+                print_failure(lang, &e);
+            }
+            code_of(&e)
+        }
+    }
+}
+
+pub async fn stop(control: &EngineControl, profile: &str, json: bool) -> i32 {
+    if let Err(e) = control.resolve(profile).await {
+        eprintln!("{e}");
+        return code_of(&e);
+    }
+    match control.stop(profile).await {
+        Ok(StopOutcome::Stopped { pid, killed }) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"profile": profile, "result": "stopped", "pid": pid, "killed": killed})
+                );
+            } else {
+                println!(
+                    "{profile}: stopped (pid {pid}{})",
+                    if killed { ", SIGKILL after the grace period" } else { "" }
+                );
+            }
+            OK
+        }
+        Ok(StopOutcome::NotRunning) => {
+            if json {
+                println!("{}", serde_json::json!({"profile": profile, "result": "not-running"}));
+            } else {
+                println!("{profile}: not running");
+            }
+            OK
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            code_of(&e)
+        }
+    }
+}
+
+pub async fn logs(control: &EngineControl, profile: &str, lines: usize, follow: bool) -> i32 {
+    if let Err(e) = control.resolve(profile).await {
+        eprintln!("{e}");
+        return code_of(&e);
+    }
+    let path = control.log_path(profile);
+    let tail = match crate::control::logs::tail(&path, lines) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{}: {e}", path.display());
+            return PROBLEM;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    for l in tail {
+        let _ = writeln!(out, "{l}");
+    }
+    drop(out);
+    if follow {
+        let mut offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        loop {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            if let Ok((new, next, _)) = crate::control::logs::read_since(&path, offset) {
+                offset = next;
+                let mut out = std::io::stdout().lock();
+                for l in new {
+                    if writeln!(out, "{l}").is_err() {
+                        return OK;
+                    }
+                }
+            }
+        }
+    }
+    OK
+}
+
+pub async fn status(control: &EngineControl, json: bool) -> i32 {
+    let rows = control.statuses().await;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+        return OK;
+    }
+    println!(
+        "{:<24} {:<10} {:<16} {:<22} {:>8}",
+        "PROFILE", "STATE", "ENGINE", "ADDRESS", "PID"
+    );
+    for r in rows {
+        let engine = if r.simulated {
+            format!("{} (sim)", r.engine)
+        } else {
+            r.engine.clone()
+        };
+        println!(
+            "{:<24} {:<10} {:<16} {:<22} {:>8}",
+            r.profile,
+            r.state.as_str(),
+            engine,
+            format!("{}:{}", r.host, r.port),
+            r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into())
+        );
+    }
+    OK
+}

@@ -1,0 +1,415 @@
+//! The `roofline` command line: the toolbox's tasks (`serve`, `stop`, `restart`, `logs`,
+//! `health`, `flags`, `profile …`) and `console`. Exit codes: 0 ok, 1 the check found a
+//! problem, 2 bad usage or input (the message names it).
+
+mod checks;
+mod console;
+mod engine;
+mod journal;
+mod profile;
+mod runs;
+mod triage;
+mod user;
+mod vram;
+
+use crate::config::DataDir;
+use crate::control::{ControlError, EngineControl};
+use app::i18n::Lang;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "roofline",
+    version,
+    about = "Roofline Console: operate vLLM and SGLang engines by runbook"
+)]
+struct Cli {
+    /// Data directory (host config, SQLite database, engine state).
+    #[arg(long, global = true, env = "ROOFLINE_DATA", default_value = ".roofline")]
+    data: PathBuf,
+    /// Machine-readable output.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the web console.
+    Console {
+        #[arg(long)]
+        addr: Option<std::net::SocketAddr>,
+        /// On an empty data dir, create the demo fleet (two simulated engines) and start it.
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Start a profile's engine and wait until it is healthy (idempotent).
+    Serve {
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: String,
+        /// Why: recorded in the change journal.
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Stop a profile's engine (SIGTERM, SIGKILL after the grace period).
+    Stop {
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: String,
+        /// Why: recorded in the change journal.
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Stop, then serve.
+    Restart {
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: String,
+        /// Why: recorded in the change journal.
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Print the engine log.
+    Logs {
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: String,
+        #[arg(long, default_value_t = 200)]
+        lines: usize,
+        #[arg(long)]
+        follow: bool,
+    },
+    /// `/health` and a one-token completion.
+    Health {
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Every engine and its state.
+    Status,
+    /// GPU memory, utilisation, temperature, power, clocks, throttling, and which processes
+    /// are our engines and which are foreign.
+    Gpu,
+    /// Queue, KV cache, preemptions, prefix-cache hit rate, throughput and latency
+    /// percentiles from two scrapes of `/metrics` a window apart.
+    Metrics {
+        #[command(flatten)]
+        target: TargetArgs,
+        /// Seconds between the two scrapes.
+        #[arg(long, default_value_t = 5.0)]
+        window: f64,
+    },
+    /// Serving benchmark with `vllm bench serve`'s definitions; results kept for comparison.
+    Bench {
+        #[command(flatten)]
+        target: TargetArgs,
+        /// Model name (default: the profile's served name, or the server's first model).
+        #[arg(long)]
+        model: Option<String>,
+        /// chat or completions.
+        #[arg(long, default_value = "completions")]
+        endpoint: app::domain::bench::Endpoint,
+        /// Maximum requests in flight.
+        #[arg(long)]
+        concurrency: Option<usize>,
+        /// Requests per second (default: all at once, "inf").
+        #[arg(long, default_value = "inf")]
+        rate: f64,
+        /// Gamma shape of the gaps: 1 is Poisson, below 1 burstier.
+        #[arg(long, default_value_t = 1.0)]
+        burstiness: f64,
+        #[arg(long, default_value_t = 100)]
+        requests: usize,
+        #[arg(long, default_value_t = 512)]
+        input_len: usize,
+        #[arg(long, default_value_t = 128)]
+        output_len: u32,
+        #[arg(long, default_value_t = 0)]
+        warmup: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// SLOs for goodput, in ms: ttft:MS,tpot:MS,e2el:MS.
+        #[arg(long)]
+        goodput: Option<String>,
+    },
+    /// Tool calling end to end through the engine's parser and chat template.
+    #[command(name = "smoke-toolcall")]
+    SmokeToolcall {
+        #[command(flatten)]
+        target: TargetArgs,
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// Profile flags against the installed engine's own --help.
+    Flags {
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: String,
+        /// Ask whether and how the installed version supports one flag.
+        #[arg(long, allow_hyphen_values = true)]
+        query: Option<String>,
+    },
+    /// The incident runbook: capture evidence, triage health → metrics → gpu → logs, match
+    /// every runbook row, record the incident. `--log FILE` classifies a log file alone.
+    Triage {
+        #[arg(long, env = "INFER_PROFILE", conflicts_with = "log")]
+        profile: Option<String>,
+        /// Run the investigator on this log file only.
+        #[arg(long)]
+        log: Option<std::path::PathBuf>,
+        /// Clients see errors although the engine looks healthy (the proxy/parser row).
+        #[arg(long)]
+        clients_see_errors: bool,
+        /// Seconds of metrics to scrape for the window (three scrapes).
+        #[arg(long, default_value_t = 10.0)]
+        window: f64,
+    },
+    /// Will the model fit: weights per GPU, KV bytes per token, KV token capacity, maximum
+    /// concurrency at the context, the longest context, and a verdict with the arithmetic.
+    /// With --profile, also compares with the engine's logged KV cache size.
+    Vram(vram::VramArgs),
+    /// The change journal: list entries, or verify the hash chain.
+    Journal {
+        #[command(subcommand)]
+        command: journal::JournalCommand,
+    },
+    /// Launch profiles.
+    Profile {
+        #[command(subcommand)]
+        command: profile::ProfileCommand,
+    },
+    /// Console accounts: add, list, change role, disable, reset a password.
+    User {
+        #[command(subcommand)]
+        command: user::UserCommand,
+    },
+}
+
+/// Where a check goes: an engine (or a proxy) by URL, or a profile's engine.
+#[derive(clap::Args, Debug)]
+struct TargetArgs {
+    #[arg(long, env = "INFER_URL", conflicts_with = "profile")]
+    url: Option<String>,
+    #[arg(long, env = "INFER_PROFILE")]
+    profile: Option<String>,
+}
+
+/// Exit codes.
+const OK: i32 = 0;
+const PROBLEM: i32 = 1;
+const USAGE: i32 = 2;
+
+/// Reads `./inference.env` (INFER_URL, INFER_PROFILE) into the environment where unset, as
+/// the toolbox did.
+fn load_inference_env() {
+    let Ok(text) = std::fs::read_to_string("inference.env") else {
+        return;
+    };
+    match app::domain::envfile::parse(&text) {
+        Ok(items) => {
+            for a in items {
+                if (a.key == "INFER_URL" || a.key == "INFER_PROFILE") && std::env::var_os(&a.key).is_none() {
+                    // Single-threaded at this point: no other thread reads the environment yet.
+                    std::env::set_var(&a.key, &a.value);
+                }
+            }
+        }
+        Err(e) => eprintln!("inference.env: {e}"),
+    }
+}
+
+/// The web console's server, handed in by the binary: the CLI is an edge and does not import
+/// the other edge (`web`); `main.rs` wires the two together.
+pub type ConsoleServer = fn(
+    EngineControl,
+    std::net::SocketAddr,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<()>> + Send>>;
+
+/// Parses the command line and runs the command; returns the exit code.
+pub fn main(console: ConsoleServer) -> i32 {
+    load_inference_env();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { USAGE } else { OK };
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    // Server-side rendering of the larger pages nests deeply in debug builds; tokio's default
+    // 2 MiB worker stacks overflowed on the incident wizard.
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(16 << 20)
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            return PROBLEM;
+        }
+    };
+    rt.block_on(run(cli, console))
+}
+
+async fn open(data: &std::path::Path) -> Result<EngineControl, i32> {
+    let data = DataDir::open(data).map_err(|e| {
+        eprintln!("{e:#}");
+        USAGE
+    })?;
+    let pool = crate::db::open(&data.db_path()).await.map_err(|e| {
+        eprintln!("{e:#}");
+        PROBLEM
+    })?;
+    Ok(EngineControl::new(
+        data,
+        crate::control::profiles::ProfileStore::new(pool),
+    ))
+}
+
+fn lang() -> Lang {
+    Lang::from_env_vars(|k| std::env::var(k).ok())
+}
+
+async fn run(cli: Cli, console: ConsoleServer) -> i32 {
+    if let Command::Triage { log: Some(path), .. } = &cli.command {
+        return triage::triage_log(path, cli.json, lang());
+    }
+    if let Command::Console { demo: true, .. } = &cli.command {
+        match crate::demo::init(&cli.data).await {
+            Ok(true) => println!("Created the demo fleet in {}", cli.data.display()),
+            Ok(false) => {}
+            Err(e) => {
+                eprintln!("{e:#}");
+                return PROBLEM;
+            }
+        }
+    }
+    let control = match open(&cli.data).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let json = cli.json;
+    match cli.command {
+        Command::Console { addr, .. } => console::run(control, addr, console).await,
+        Command::Serve { profile, reason } => {
+            let code = engine::serve(&control, &profile, json).await;
+            engine::journal_action(&control, "serve", &profile, &reason, code).await;
+            code
+        }
+        Command::Stop { profile, reason } => {
+            let code = engine::stop(&control, &profile, json).await;
+            engine::journal_action(&control, "stop", &profile, &reason, code).await;
+            code
+        }
+        Command::Restart { profile, reason } => {
+            let mut code = engine::stop(&control, &profile, json).await;
+            if code == OK {
+                code = engine::serve(&control, &profile, json).await;
+            }
+            engine::journal_action(&control, "restart", &profile, &reason, code).await;
+            code
+        }
+        Command::Logs { profile, lines, follow } => engine::logs(&control, &profile, lines, follow).await,
+        Command::Health {
+            target: TargetArgs { url, profile },
+        } => checks::health(&control, url, profile, json).await,
+        Command::Status => engine::status(&control, json).await,
+        Command::Gpu => checks::gpu(&control, json).await,
+        Command::Vram(args) => vram::run(&control, args, json).await,
+        Command::Triage {
+            profile,
+            clients_see_errors,
+            window,
+            ..
+        } => match profile {
+            Some(_) if !(0.5..=600.0).contains(&window) => {
+                eprintln!("triage: --window {window} must be between 0.5 and 600 seconds");
+                USAGE
+            }
+            Some(p) => {
+                let window = Duration::from_secs_f64(window);
+                triage::triage(control, &p, clients_see_errors, window, json, lang()).await
+            }
+            None => {
+                eprintln!("triage: give --profile NAME (or INFER_PROFILE) or --log FILE");
+                USAGE
+            }
+        },
+        Command::Metrics {
+            target: TargetArgs { url, profile },
+            window,
+        } => checks::metrics(&control, url, profile, window, json).await,
+        Command::Bench {
+            target: TargetArgs { url, profile },
+            model,
+            endpoint,
+            concurrency,
+            rate,
+            burstiness,
+            requests,
+            input_len,
+            output_len,
+            warmup,
+            seed,
+            goodput,
+        } => {
+            let goodput = match goodput
+                .as_deref()
+                .map(str::parse::<app::domain::bench::Slo>)
+                .transpose()
+            {
+                Ok(g) => g,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return USAGE;
+                }
+            };
+            let (t, model) = match checks::target_with_model(&control, "bench", url, profile, model).await {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let params = app::domain::bench::BenchParams {
+                url: t.base.clone(),
+                model,
+                endpoint,
+                requests,
+                concurrency,
+                rate,
+                burstiness,
+                input_len,
+                output_len,
+                warmup,
+                seed,
+                goodput,
+            };
+            runs::bench(&control, &t, params, json).await
+        }
+        Command::SmokeToolcall {
+            target: TargetArgs { url, profile },
+            model,
+        } => runs::smoke(&control, url, profile, model, json).await,
+        Command::Flags { profile, query } => checks::flags(&control, &profile, query, json).await,
+        Command::Profile { command } => profile::run(&control, command, json).await,
+        Command::Journal { command } => journal::run(&control, command, json).await,
+        Command::User { command } => {
+            let accounts = crate::auth::Accounts::new(control.store.pool());
+            user::run(&accounts, &control.journal(), command, json).await
+        }
+    }
+}
+
+fn code_of(e: &ControlError) -> i32 {
+    match e {
+        ControlError::NoSuchProfile(_) | ControlError::NoSuchEngine { .. } | ControlError::ModelPath { .. } => USAGE,
+        _ => PROBLEM,
+    }
+}
+
+/// Who the CLI records in the journal.
+fn cli_actor() -> String {
+    format!("{}@cli", std::env::var("USER").unwrap_or_else(|_| "operator".into()))
+}

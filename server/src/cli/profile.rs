@@ -1,0 +1,182 @@
+//! `roofline profile list | show | import | export`: launch profiles as `KEY=VALUE` files.
+
+use super::{cli_actor, code_of, lang, OK, PROBLEM, USAGE};
+use crate::control::EngineControl;
+use app::domain::profile::{Profile, Severity};
+use app::i18n::{tr_args, Lang};
+use clap::Subcommand;
+use std::path::PathBuf;
+
+#[derive(Subcommand, Debug)]
+pub enum ProfileCommand {
+    List,
+    Show {
+        name: String,
+    },
+    /// Import `profiles/<name>.env` (the name comes from the file name unless --name is given).
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Write a profile as KEY=VALUE (to stdout, or --out FILE).
+    Export {
+        name: String,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -> i32 {
+    let lang = lang();
+    match command {
+        ProfileCommand::List => match control.store.list().await {
+            Ok(rows) => {
+                if json {
+                    let v: Vec<_> = rows.iter().map(|r| serde_json::json!({"name": r.profile.name, "engine": r.profile.engine, "model": r.profile.model, "updated_at": r.updated_at})).collect();
+                    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+                } else {
+                    for r in rows {
+                        println!("{:<24} {:<16} {}", r.profile.name, r.profile.engine, r.profile.model);
+                    }
+                }
+                OK
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                PROBLEM
+            }
+        },
+        ProfileCommand::Show { name } => match control.resolve(&name).await {
+            Ok(crate::control::Resolved { profile: p, argv, .. }) => {
+                if json {
+                    println!("{}", serde_json::json!({"profile": p, "argv": argv}));
+                } else {
+                    print!("{}", p.to_env());
+                    println!("# command: {}", app::domain::flagmap::display_argv(&argv));
+                }
+                OK
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                code_of(&e)
+            }
+        },
+        ProfileCommand::Import { file, name } => {
+            let name = name
+                .or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .unwrap_or_default();
+            let text = match std::fs::read_to_string(&file) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("{}: {e}", file.display());
+                    return USAGE;
+                }
+            };
+            let (profile, warnings) = match Profile::from_env(&name, &text) {
+                Ok(ok) => ok,
+                Err(issues) => {
+                    for i in &issues {
+                        eprintln!("{}", describe_issue(lang, &file, i));
+                    }
+                    return USAGE;
+                }
+            };
+            if control.data.engine(&profile.engine).is_none() {
+                let line = text
+                    .lines()
+                    .position(|l| l.trim_start().starts_with("ENGINE"))
+                    .map(|l| l + 1);
+                let issue = app::domain::profile::Issue {
+                    field: "ENGINE".into(),
+                    line,
+                    severity: Severity::Error,
+                    kind: app::domain::profile::IssueKind::UnknownEngine {
+                        value: profile.engine.clone(),
+                    },
+                };
+                eprintln!("{}", describe_issue(lang, &file, &issue));
+                return USAGE;
+            }
+            for w in &warnings {
+                eprintln!("{}", describe_issue(lang, &file, w));
+            }
+            let before = control
+                .store
+                .get(&name)
+                .await
+                .ok()
+                .flatten()
+                .map(|s| s.profile.to_env());
+            match control.store.upsert(&profile).await {
+                Ok(new) => {
+                    println!("{} {name}", if new { "imported" } else { "updated" });
+                    let diff = crate::journal::env_diff(before.as_deref().unwrap_or(""), &profile.to_env());
+                    if !diff.is_empty() {
+                        control
+                            .journal()
+                            .record(
+                                &cli_actor(),
+                                if new { "profile-import" } else { "profile-change" },
+                                &name,
+                                &format!("imported from {}", file.display()),
+                                serde_json::json!({"diff": diff}),
+                            )
+                            .await;
+                    }
+                    OK
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    PROBLEM
+                }
+            }
+        }
+        ProfileCommand::Export { name, out } => match control.store.get(&name).await {
+            Ok(Some(s)) => {
+                let text = s.profile.to_env();
+                match out {
+                    Some(path) => match std::fs::write(&path, text) {
+                        Ok(()) => OK,
+                        Err(e) => {
+                            eprintln!("{}: {e}", path.display());
+                            PROBLEM
+                        }
+                    },
+                    None => {
+                        print!("{text}");
+                        OK
+                    }
+                }
+            }
+            Ok(None) => {
+                eprintln!("no profile named {name}");
+                USAGE
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                PROBLEM
+            }
+        },
+    }
+}
+
+/// `file:line: FIELD: message` in the operator's language, as compilers print it.
+fn describe_issue(lang: Lang, file: &std::path::Path, issue: &app::domain::profile::Issue) -> String {
+    let args: Vec<(&str, app::i18n::Arg)> = issue
+        .kind
+        .args()
+        .into_iter()
+        .map(|(k, v)| (k, app::i18n::Arg::from(v)))
+        .collect();
+    let msg = tr_args(lang, &format!("profile-issue-{}", issue.kind.code()), &args);
+    let level = if issue.severity == Severity::Error {
+        "error"
+    } else {
+        "warning"
+    };
+    match issue.line {
+        Some(l) => format!("{}:{l}: {level}: {}: {msg}", file.display(), issue.field),
+        None => format!("{}: {level}: {}: {msg}", file.display(), issue.field),
+    }
+}

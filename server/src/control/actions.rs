@@ -1,0 +1,67 @@
+//! Recording what happened to an engine in the change journal, with the context an auditor
+//! needs later: which installation, which engine version, which driver.
+
+use super::{ControlError, EngineControl};
+use app::domain::gpu::GpuState;
+
+/// The context an engine action is recorded with: the engine installation, its version (when it
+/// answers), the NVIDIA driver and CUDA version (when there is a driver), and the container
+/// image when the installation names one. A digest is not known to the console.
+///
+/// Nothing here waits on an engine: the version is the one cached when the engine became
+/// healthy, and the driver is read once per process (it does not change under a running
+/// console), so recording an approval never stalls on a hung engine or on NVML.
+pub async fn context(control: &EngineControl, profile: &str, mut detail: serde_json::Value) -> serde_json::Value {
+    if let Ok(Some(stored)) = control.store.get(profile).await {
+        detail["engine"] = stored.profile.engine.into();
+    }
+    if let Some(v) = control.cached_version(profile) {
+        detail["engine_version"] = v.into();
+    }
+    let (driver, cuda) = driver().await;
+    if let Some(d) = driver {
+        detail["driver"] = d.into();
+    }
+    if let Some(c) = cuda {
+        detail["cuda"] = c.into();
+    }
+    detail
+}
+
+/// The NVIDIA driver and CUDA versions, read once.
+async fn driver() -> (Option<String>, Option<String>) {
+    static DRIVER: tokio::sync::OnceCell<(Option<String>, Option<String>)> = tokio::sync::OnceCell::const_new();
+    DRIVER
+        .get_or_init(|| async {
+            match crate::gpu::read().await {
+                GpuState::Available { driver, cuda, .. } => (driver, cuda),
+                GpuState::NoDriver { .. } => (None, None),
+            }
+        })
+        .await
+        .clone()
+}
+
+/// Records a finished engine action (serve, stop, restart) with its outcome or error and the
+/// context, as the console's engine page and a change's rollback both do.
+pub async fn record_action(
+    control: &EngineControl,
+    who: &str,
+    action: &str,
+    profile: &str,
+    reason: &str,
+    result: Result<String, ControlError>,
+) {
+    let detail = match &result {
+        Ok(outcome) => {
+            tracing::info!(profile = %profile, action, %outcome, "engine action done");
+            serde_json::json!({"ok": true, "outcome": outcome})
+        }
+        Err(e) => {
+            tracing::warn!(profile = %profile, action, error = %e, "engine action failed");
+            serde_json::json!({"ok": false, "error": e.to_string()})
+        }
+    };
+    let detail = context(control, profile, detail).await;
+    control.journal().record(who, action, profile, reason, detail).await;
+}

@@ -1,0 +1,131 @@
+//! The profile repository: launch profiles stored as JSON in the `profile` table.
+
+use app::domain::profile::Profile;
+use sqlx::SqlitePool;
+
+/// Errors of the profile store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    #[error("stored profile {name} is unreadable: {source}")]
+    Corrupt { name: String, source: serde_json::Error },
+}
+
+/// A stored profile with its timestamps.
+#[derive(Clone, Debug)]
+pub struct StoredProfile {
+    pub profile: Profile,
+    pub created_at: String,
+    /// Moves only when the profile's content changes (a re-import of the same file does not).
+    pub updated_at: String,
+}
+
+/// The launch profiles in SQLite.
+#[derive(Clone)]
+pub struct ProfileStore {
+    pool: SqlitePool,
+}
+
+impl ProfileStore {
+    pub fn new(pool: SqlitePool) -> Self {
+        Self { pool }
+    }
+
+    /// The pool, for the other stores of the same database.
+    pub fn pool(&self) -> SqlitePool {
+        self.pool.clone()
+    }
+
+    /// Inserts or replaces a profile by name; returns true when it was new.
+    pub async fn upsert(&self, profile: &Profile) -> Result<bool, StoreError> {
+        let body = serde_json::to_string(profile).map_err(|source| StoreError::Corrupt {
+            name: profile.name.clone(),
+            source,
+        })?;
+        let existed: Option<i64> = sqlx::query_scalar("select profile_id from profile where name = $1")
+            .bind(&profile.name)
+            .fetch_optional(&self.pool)
+            .await?;
+        sqlx::query(
+            "insert into profile (name, body) values ($1, $2)
+             on conflict (name) do update set body = excluded.body,
+                 updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+             where profile.body != excluded.body",
+        )
+        .bind(&profile.name)
+        .bind(body)
+        .execute(&self.pool)
+        .await?;
+        Ok(existed.is_none())
+    }
+
+    pub async fn get(&self, name: &str) -> Result<Option<StoredProfile>, StoreError> {
+        let row: Option<(String, String, String, String)> =
+            sqlx::query_as("select name, body, created_at, updated_at from profile where name = $1")
+                .bind(name)
+                .fetch_optional(&self.pool)
+                .await?;
+        row.map(decode).transpose()
+    }
+
+    pub async fn list(&self) -> Result<Vec<StoredProfile>, StoreError> {
+        let rows: Vec<(String, String, String, String)> =
+            sqlx::query_as("select name, body, created_at, updated_at from profile order by name")
+                .fetch_all(&self.pool)
+                .await?;
+        rows.into_iter().map(decode).collect()
+    }
+}
+
+fn decode((name, body, created_at, updated_at): (String, String, String, String)) -> Result<StoredProfile, StoreError> {
+    let profile = serde_json::from_str(&body).map_err(|source| StoreError::Corrupt { name, source })?;
+    Ok(StoredProfile {
+        profile,
+        created_at,
+        updated_at,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn concurrent_first_opens_migrate_once() {
+        // Each open also writes, as the console does right after opening, so a WAL switch on a
+        // fresh file races with a writer (the failure CI once met: "database is locked").
+        for round in 0..4 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("race.db");
+            let opens = (0..12).map(|i| {
+                let path = path.clone();
+                tokio::spawn(async move {
+                    let store = ProfileStore::new(crate::db::open(&path).await?);
+                    let text = format!("ENGINE=sim-vllm\nMODEL=/models/m\nPORT={}\n", 8100 + i);
+                    let (p, _) = Profile::from_env(&format!("p{round}-{i}"), &text).unwrap();
+                    store.upsert(&p).await?;
+                    anyhow::Ok(())
+                })
+            });
+            for r in futures::future::join_all(opens).await {
+                r.unwrap().unwrap();
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn env_to_db_to_env_is_identical() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = crate::db::open(&dir.path().join("t.db")).await.unwrap();
+        let store = ProfileStore::new(pool);
+        let text = "ENGINE=sim-vllm\nMODEL=/models/m\nSERVED_MODEL_NAME=m\nTENSOR_PARALLEL=1\nMEM_FRACTION=0.9\nSPECULATIVE_CONFIG='{\"method\":\"ngram\"}'\nHOST=127.0.0.1\nPORT=8100\nEXTRA_ARGS='--a \"b c\"'\nENV_X=1\n";
+        let (p, _) = Profile::from_env("demo", text).unwrap();
+        assert!(store.upsert(&p).await.unwrap());
+        assert!(!store.upsert(&p).await.unwrap());
+        let back = store.get("demo").await.unwrap().unwrap();
+        assert_eq!(back.profile.to_env(), text);
+        assert_eq!(store.list().await.unwrap().len(), 1);
+        assert!(store.get("nope").await.unwrap().is_none());
+    }
+}

@@ -1,0 +1,32 @@
+//! Roofline Console as a library: the `roofline` binary (`main.rs`) only dispatches to
+//! [`cli::main`] or the engine simulator, and tests build [`web::router`] in-process.
+//!
+//! The layout is one-way (see `ARCHITECTURE.md`): the edges [`cli`] and [`web`] import the
+//! features; features import the core ([`config`], [`db`], [`engine`], [`journal`], [`gpu`])
+//! and the pure domain in `app::domain`; nothing imports an edge. `scripts/check-layout.sh`
+//! fails the test run when a module breaks that.
+// Server-rendered leptos views are deeply nested types (the incident wizard, in test builds).
+#![recursion_limit = "256"]
+
+// Core: host configuration, the database, HTTP to one engine, the change journal, NVML.
+pub mod api_error;
+pub mod config;
+pub mod db;
+pub mod engine;
+pub mod gpu;
+pub mod journal;
+
+// Features.
+pub mod auth;
+pub mod control;
+pub mod demo;
+pub mod incidents;
+pub mod monitor;
+pub mod review;
+pub mod runs;
+pub mod sim;
+pub mod vram;
+
+// Edges.
+pub mod cli;
+pub mod web;
