@@ -108,6 +108,41 @@ pub fn profile_inputs(p: &app::domain::profile::Profile) -> (u64, Option<f64>, O
     )
 }
 
+/// The model directories under the models root, as the VRAM page lists them (the first 500,
+/// sorted; unreadable ones are skipped and logged). Blocking: run it off the async workers.
+pub fn models(root: &Path) -> Vec<app::api::ModelInfo> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return out;
+    };
+    let mut dirs: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs.into_iter().take(500) {
+        match read_model_dir(&dir, None) {
+            Ok((shape, weights_bytes, source)) => out.push(app::api::ModelInfo {
+                name: dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                shape,
+                weights_bytes,
+                weights_source: match source {
+                    WeightsSource::Index => "index".into(),
+                    WeightsSource::Headers { .. } => "headers".into(),
+                    _ => "estimated".into(),
+                },
+            }),
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), error = %e, "model directory skipped by the VRAM calculator")
+            }
+        }
+    }
+    out
+}
+
 /// The engine page's check: the prediction for the profile on this host's GPU (NVML's first
 /// GPU; for a simulated engine the simulator's GPU size) against the engine's startup lines.
 pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::api::VramCheck, String> {

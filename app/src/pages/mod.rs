@@ -4,7 +4,6 @@ pub mod accounts;
 pub mod bench;
 pub mod changes;
 pub mod engine;
-pub mod engine_charts;
 pub mod fleet;
 pub mod gpu;
 pub mod incidents;
@@ -12,7 +11,6 @@ pub mod journal;
 pub mod not_found;
 pub mod profile_edit;
 pub mod profiles;
-pub mod runs;
 pub mod vram;
 
 use crate::api::ApiError;

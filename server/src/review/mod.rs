@@ -56,6 +56,19 @@ impl Changes {
         Self { control, store }
     }
 
+    /// The candidate profile text of change `id`, which must be about `profile` (the editor
+    /// reworking a change starts from it).
+    pub async fn candidate_env(&self, id: i64, profile: &str) -> Result<String, ApiError> {
+        let row = self.store.get(id).await.map_err(store_error)?;
+        if row.profile != profile {
+            return Err(ApiError::Invalid(format!(
+                "change #{id} is about {}, not {profile}",
+                row.profile
+            )));
+        }
+        Ok(row.env)
+    }
+
     /// Marks gates cut off by a console restart as failed (they cannot report any more).
     pub async fn recover(&self) {
         let Ok(ids) = self.store.interrupted_gates().await else {

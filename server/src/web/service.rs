@@ -482,30 +482,9 @@ impl ConsoleService for ConsoleServiceImpl {
     fn models(&self) -> BoxFut<'_, Result<Vec<app::api::ModelInfo>, ApiError>> {
         Box::pin(async move {
             let root = self.control.data.models_root();
-            tokio::task::spawn_blocking(move || {
-                let mut out = Vec::new();
-                let Ok(entries) = std::fs::read_dir(&root) else { return out };
-                let mut dirs: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
-                dirs.sort();
-                for dir in dirs.into_iter().take(500) {
-                    match crate::vram::read_model_dir(&dir, None) {
-                        Ok((shape, weights_bytes, source)) => out.push(app::api::ModelInfo {
-                            name: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-                            shape,
-                            weights_bytes,
-                            weights_source: match source {
-                                crate::vram::WeightsSource::Index => "index".into(),
-                                crate::vram::WeightsSource::Headers { .. } => "headers".into(),
-                                _ => "estimated".into(),
-                            },
-                        }),
-                        Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "model directory skipped by the VRAM calculator"),
-                    }
-                }
-                out
-            })
-            .await
-            .map_err(internal)
+            tokio::task::spawn_blocking(move || crate::vram::models(&root))
+                .await
+                .map_err(internal)
         })
     }
 
@@ -530,19 +509,7 @@ impl ConsoleService for ConsoleServiceImpl {
             let active_env = stored.profile.to_env();
             let env_text = match change {
                 None => active_env.clone(),
-                Some(id) => {
-                    let row = crate::review::store::ChangeStore::new(self.control.store.pool())
-                        .get(id)
-                        .await
-                        .map_err(|e| ApiError::Invalid(e.to_string()))?;
-                    if row.profile != name {
-                        return Err(ApiError::Invalid(format!(
-                            "change #{id} is about {}, not {name}",
-                            row.profile
-                        )));
-                    }
-                    row.env
-                }
+                Some(id) => self.changes.candidate_env(id, &name).await?,
             };
             let installs = self
                 .control

@@ -1,5 +1,9 @@
 //! The engine page: serve / stop / restart with confirmation, startup progress, the failure
-//! diagnosis from the runbook's table, live charts, the GPUs, and a live log tail.
+//! diagnosis from the runbook's table, live charts, the GPUs, and a live log tail. Its panels
+//! live beside it: `charts` (the live charts) and `runs` (smoke-toolcall and bench).
+
+mod charts;
+mod runs;
 
 use crate::api::{get_engine, get_last_smoke, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
 use crate::components::{use_event_stream, use_i18n, ConfirmDialog, PhaseSteps, SimulatedBadge, StateBadge};
@@ -7,13 +11,13 @@ use crate::domain::engine::{EngineState, EngineStatus};
 use crate::domain::flagmap::display_argv;
 use crate::domain::series::{Point, Range};
 use crate::i18n::duration;
-use crate::pages::engine_charts::ChartsPanel;
 use crate::pages::gpu::GpuPanel;
 use crate::pages::incidents::OpenIncidentButton;
-use crate::pages::runs::{RunPanel, SmokeResult};
 use crate::pages::ErrorNote;
+use charts::ChartsPanel;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
+use runs::{RunPanel, SmokeResult};
 
 /// Lines of log the page keeps; older ones scroll away (the full log is on disk).
 const LOG_LINES_KEPT: usize = 500;
