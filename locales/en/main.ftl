@@ -14,11 +14,11 @@ fleet-title = Fleet
 fleet-engine-count = { $count ->
     [one] { $count } engine
    *[other] { $count } engines
-}
+    }
 fleet-healthy-count = { $count ->
     [one] { $count } healthy
    *[other] { $count } healthy
-}
+    }
 fleet-empty = No engines yet: import a launch profile with `roofline profile import FILE.env`.
 col-state = State
 col-profile = Profile
@@ -112,6 +112,20 @@ profile-issue-reserved-env = { $value } is set by the console for air-gap and ca
 profile-issue-bad-env-name = "{ $value }" is not a valid environment variable name
 profile-issue-relative-model-path = "{ $value }" must be an absolute path under the models root
 profile-issue-unknown-engine = host configuration defines no engine installation "{ $value }"
+profile-issue-env-not-allowed = a profile cannot set { $value }: { $reason ->
+    [linker] the dynamic linker loads the libraries it names
+    [python] Python loads code from what it names
+    [runs] it chooses what runs
+    [loads] it names a file, directory, library or code to load
+   *[not-listed] not in the allowed list (host configuration can add it: [launch] allow_env)
+    }
+profile-issue-flag-not-allowed = { $value } is refused: { $reason ->
+    [abbreviation] an abbreviation of { $flag }; spell flags out
+    [load-format] only { $flag } (other formats unpickle, which can run code)
+   *[code] it makes the engine load code; only host configuration can allow it for an installation ([engines.NAME] allow_flags)
+    }
+profile-issue-flag-repeats-field = { $value } is refused: { $flag } comes from { $field }; set that field instead
+profile-issue-path-outside-models = "{ $value }" is outside the models root
 
 ## Errors
 error-no-such-profile = There is no profile named { $name }.
@@ -198,7 +212,7 @@ bench-empty = No bench runs yet: run one from an engine page or with `roofline b
 bench-compare = { $count ->
     [one] Compare { $count } run
    *[other] Compare { $count } runs
-}
+    }
 bench-compare-title = Bench runs side by side
 bench-version = Engine version
 bench-load = Load

@@ -15,12 +15,12 @@ fleet-engine-count = { $count ->
     [one] { $count } движок
     [few] { $count } движка
    *[many] { $count } движков
-}
+    }
 fleet-healthy-count = { $count ->
     [one] { $count } здоров
     [few] { $count } здоровы
    *[many] { $count } здоровы
-}
+    }
 fleet-empty = Движков пока нет: импортируйте профиль запуска командой `roofline profile import FILE.env`.
 col-state = Состояние
 col-profile = Профиль
@@ -114,6 +114,20 @@ profile-issue-reserved-env = { $value } задаёт консоль для air-g
 profile-issue-bad-env-name = «{ $value }» не годится как имя переменной окружения
 profile-issue-relative-model-path = «{ $value }» должен быть абсолютным путём внутри каталога моделей
 profile-issue-unknown-engine = в конфигурации хоста нет установки движка «{ $value }»
+profile-issue-env-not-allowed = профиль не может задавать { $value }: { $reason ->
+    [linker] динамический компоновщик загружает указанные в ней библиотеки
+    [python] Python загружает код из того, что в ней указано
+    [runs] она выбирает, что запускается
+    [loads] она указывает файл, каталог, библиотеку или код для загрузки
+   *[not-listed] её нет в списке разрешённых (конфигурация хоста может добавить: [launch] allow_env)
+    }
+profile-issue-flag-not-allowed = { $value } запрещён: { $reason ->
+    [abbreviation] это сокращение { $flag }; пишите флаги полностью
+    [load-format] допустимы только { $flag } (другие форматы распаковывают pickle, а это может выполнить код)
+   *[code] он заставляет движок загружать код; разрешить его для установки может только конфигурация хоста ([engines.NAME] allow_flags)
+    }
+profile-issue-flag-repeats-field = { $value } запрещён: { $flag } задаётся полем { $field }; задайте это поле
+profile-issue-path-outside-models = «{ $value }» вне корня моделей
 
 ## Errors
 error-no-such-profile = Профиля { $name } нет.
@@ -201,7 +215,7 @@ bench-compare = { $count ->
     [one] Сравнить { $count } прогон
     [few] Сравнить { $count } прогона
    *[many] Сравнить { $count } прогонов
-}
+    }
 bench-compare-title = Прогоны bench рядом
 bench-version = Версия движка
 bench-load = Нагрузка

@@ -24,6 +24,10 @@ pub struct EngineInstall {
     /// Run the Roofline engine simulator instead of a real engine.
     #[serde(default)]
     pub simulator: bool,
+    /// Code-loading flags profiles may pass to this installation in `EXTRA_ARGS`
+    /// (`["--trust-remote-code"]`). A profile can never allow them itself.
+    #[serde(default)]
+    pub allow_flags: Vec<String>,
 }
 
 /// The host configuration file.
@@ -62,6 +66,19 @@ pub struct HostConfig {
     pub gate: app::domain::review::GateThresholds,
     #[serde(default)]
     pub auth: AuthConfig,
+    /// What profiles may set beyond the defaults (`app::domain::launch`).
+    #[serde(default)]
+    pub launch: LaunchConfig,
+}
+
+/// Host additions to what a profile may set.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchConfig {
+    /// More `ENV_*` names profiles may set (`NAME` or `PREFIX_*`). Names that load code
+    /// (`LD_*`, `PATH`, `PYTHON*`, …) stay refused.
+    #[serde(default)]
+    pub allow_env: Vec<String>,
 }
 
 /// Sign-in and machine access settings. Its `Debug` hides the token: configuration is logged
@@ -147,6 +164,7 @@ impl Default for HostConfig {
             fleet: Vec::new(),
             gate: Default::default(),
             auth: Default::default(),
+            launch: Default::default(),
         }
     }
 }
@@ -247,6 +265,16 @@ impl DataDir {
     }
 
     /// The argv prefix for an installation: its command, or this binary's `sim <kind>`.
+    /// The launch policy for profiles of an installation: the host's additions and the
+    /// models root every path must lie in.
+    pub fn launch_policy(&self, install: &EngineInstall) -> app::domain::launch::Policy {
+        app::domain::launch::Policy {
+            allow_env: self.config.launch.allow_env.clone(),
+            allow_flags: install.allow_flags.clone(),
+            models_root: Some(self.models_root().to_string_lossy().into_owned()),
+        }
+    }
+
     pub fn command_for(&self, install: &EngineInstall) -> anyhow::Result<Vec<String>> {
         if install.simulator {
             let exe = std::env::current_exe().context("locating the roofline binary for the simulator")?;

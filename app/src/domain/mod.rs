@@ -8,6 +8,7 @@ pub mod flagmap;
 pub mod gpu;
 pub mod help_flags;
 pub mod incident;
+pub mod launch;
 pub mod logscan;
 pub mod profile;
 pub mod prometheus;

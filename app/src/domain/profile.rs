@@ -131,6 +131,29 @@ pub enum IssueKind {
     UnknownEngine {
         value: String,
     },
+    /// An environment variable a profile may not set (`domain::launch`); `reason` is one of
+    /// `linker`, `python`, `runs`, `loads`, `not-listed`.
+    EnvNotAllowed {
+        value: String,
+        reason: String,
+    },
+    /// A flag in `EXTRA_ARGS` that is refused; `reason` is `code` (it loads code),
+    /// `abbreviation` (of `flag`) or `load-format` (`flag` lists the allowed formats).
+    FlagNotAllowed {
+        value: String,
+        reason: String,
+        flag: String,
+    },
+    /// A flag in `EXTRA_ARGS` that the profile's `field` already renders as `flag`.
+    FlagRepeatsField {
+        value: String,
+        flag: String,
+        field: String,
+    },
+    /// A path outside the models root.
+    PathOutsideModels {
+        value: String,
+    },
 }
 
 impl IssueKind {
@@ -153,6 +176,10 @@ impl IssueKind {
             Self::BadEnvName { .. } => "bad-env-name",
             Self::RelativeModelPath { .. } => "relative-model-path",
             Self::UnknownEngine { .. } => "unknown-engine",
+            Self::EnvNotAllowed { .. } => "env-not-allowed",
+            Self::FlagNotAllowed { .. } => "flag-not-allowed",
+            Self::FlagRepeatsField { .. } => "flag-repeats-field",
+            Self::PathOutsideModels { .. } => "path-outside-models",
         }
     }
 
@@ -177,7 +204,19 @@ impl IssueKind {
             | Self::ReservedEnv { value }
             | Self::BadEnvName { value }
             | Self::RelativeModelPath { value }
+            | Self::PathOutsideModels { value }
             | Self::UnknownEngine { value } => vec![("value", value.clone())],
+            Self::EnvNotAllowed { value, reason } => vec![("value", value.clone()), ("reason", reason.clone())],
+            Self::FlagNotAllowed { value, reason, flag } => vec![
+                ("value", value.clone()),
+                ("reason", reason.clone()),
+                ("flag", flag.clone()),
+            ],
+            Self::FlagRepeatsField { value, flag, field } => vec![
+                ("value", value.clone()),
+                ("flag", flag.clone()),
+                ("field", field.clone()),
+            ],
         }
     }
 }

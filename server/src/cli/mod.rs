@@ -404,7 +404,10 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
 
 fn code_of(e: &ControlError) -> i32 {
     match e {
-        ControlError::NoSuchProfile(_) | ControlError::NoSuchEngine { .. } | ControlError::ModelPath { .. } => USAGE,
+        ControlError::NoSuchProfile(_)
+        | ControlError::NoSuchEngine { .. }
+        | ControlError::ModelPath { .. }
+        | ControlError::Refused { .. } => USAGE,
         _ => PROBLEM,
     }
 }

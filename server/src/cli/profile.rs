@@ -98,6 +98,18 @@ pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -
                 eprintln!("{}", describe_issue(lang, &file, &issue));
                 return USAGE;
             }
+            let refused = control.policy_issues(&profile);
+            if !refused.is_empty() {
+                for i in &refused {
+                    let line = text
+                        .lines()
+                        .position(|l| l.trim_start().starts_with(&i.field))
+                        .map(|l| l + 1);
+                    let i = app::domain::profile::Issue { line, ..i.clone() };
+                    eprintln!("{}", describe_issue(lang, &file, &i));
+                }
+                return USAGE;
+            }
             for w in &warnings {
                 eprintln!("{}", describe_issue(lang, &file, w));
             }

@@ -52,6 +52,9 @@ pub enum ControlError {
     },
     #[error("profile {profile}: MODEL {reason}")]
     ModelPath { profile: String, reason: String },
+    /// The launch policy refuses the profile (it would choose what runs or load code).
+    #[error("profile {profile} is refused: {issues}")]
+    Refused { profile: String, issues: String },
     #[error("port {port} is in use by {owner}")]
     PortBusy { port: u16, owner: String },
     #[error("a serve or stop of {0} is already in progress")]
@@ -192,6 +195,15 @@ impl EngineControl {
         }
     }
 
+    /// What the launch policy (`app::domain::launch`, with this host's additions) refuses in
+    /// a profile for its installation; empty when it may run (or names no installation).
+    pub fn policy_issues(&self, profile: &Profile) -> Vec<app::domain::profile::Issue> {
+        match self.data.engine(&profile.engine) {
+            Some(install) => app::domain::launch::check(profile, install.kind, &self.data.launch_policy(install)),
+            None => Vec::new(),
+        }
+    }
+
     /// Loads a profile and everything needed to launch it.
     pub async fn resolve(&self, name: &str) -> Result<Resolved, ControlError> {
         self.resolve_as(name, None).await
@@ -320,6 +332,15 @@ impl EngineControl {
         let Resolved {
             profile, kind, argv, ..
         } = self.resolve_as(name, candidate).await?;
+        // Checked at every start, not only on import: a profile stored before the policy (or
+        // under a laxer host configuration) does not run either.
+        let refused = self.policy_issues(&profile);
+        if !refused.is_empty() {
+            return Err(ControlError::Refused {
+                profile: name.into(),
+                issues: refused.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; "),
+            });
+        }
         let lock = self.lock(name)?;
         if let Some(Running::Alive(record)) = self.running(name) {
             drop(lock);

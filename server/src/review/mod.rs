@@ -202,6 +202,12 @@ impl ChangeService for Changes {
                     engine: p.engine,
                 });
             }
+            let policy = self.control.policy_issues(&p);
+            if !policy.is_empty() {
+                return Err(ApiError::Invalid(
+                    policy.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; "),
+                ));
+            }
             let env = p.to_env();
             let base = self.active_env(&profile).await?;
             if env == base {

@@ -99,7 +99,9 @@ pub fn api_error(e: ControlError) -> ApiError {
         ControlError::NoSuchProfile(p) => ApiError::NoSuchProfile(p),
         ControlError::NoSuchEngine { profile, engine, .. } => ApiError::NoSuchEngine { profile, engine },
         ControlError::PortBusy { port, owner } => ApiError::PortBusy { port, owner },
-        other @ (ControlError::ModelPath { .. } | ControlError::Busy(_)) => ApiError::Invalid(other.to_string()),
+        other @ (ControlError::ModelPath { .. } | ControlError::Busy(_) | ControlError::Refused { .. }) => {
+            ApiError::Invalid(other.to_string())
+        }
         other => internal(other),
     }
 }
@@ -212,6 +214,7 @@ impl ConsoleService for ConsoleServiceImpl {
             let install = self.control.data.engine(&p.engine);
             let kind = install.map(|i| i.kind);
             let mut issues = p.validate();
+            issues.extend(self.control.policy_issues(&p));
             if install.is_none() {
                 issues.push(app::domain::profile::Issue {
                     field: "ENGINE".into(),

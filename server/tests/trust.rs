@@ -1,0 +1,101 @@
+//! Profiles cannot choose what runs or load code (issue 11): refused on import with the field
+//! named, refused at serve even when such a profile is already stored, allowed where the host
+//! configuration allows it for an installation.
+
+// Tests panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn an_import_that_loads_code_or_moves_the_listener_is_refused_field_by_field() {
+    let env = Env::new();
+    let path = env.data().join("evil.env");
+    std::fs::write(
+        &path,
+        format!(
+            "ENGINE=sim-vllm\nMODEL={}\nPORT={}\nENV_LD_PRELOAD=/tmp/x.so\nENV_PATH=/tmp\n\
+             EXTRA_ARGS='--tool-parser-plugin /tmp/p.py --trust-remote-code --host 0.0.0.0'\n\
+             SPECULATIVE_CONFIG='{{\"method\":\"eagle3\",\"model\":\"/tmp/draft\"}}'\n",
+            env.model().display(),
+            free_port()
+        ),
+    )
+    .unwrap();
+    let out = env.run(&["profile", "import", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    for want in [
+        "ENV_LD_PRELOAD",
+        "ENV_PATH",
+        "--tool-parser-plugin",
+        "--trust-remote-code",
+        "--host 0.0.0.0",
+        "SPECULATIVE_CONFIG",
+        "/tmp/draft",
+    ] {
+        assert!(err.contains(want), "{want} not named in:\n{err}");
+    }
+    // Each message names the file and line, as a compiler would.
+    assert!(err.contains("evil.env:4: error: ENV_LD_PRELOAD"), "{err}");
+    assert!(env.run(&["profile", "show", "evil"]).status.code() == Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stored_profile_that_loads_code_does_not_start() {
+    let env = Env::new();
+    let port = free_port();
+    // Stored behind the import's back (an older console, a hand-edited database).
+    {
+        let data = server::config::DataDir::open(env.data()).unwrap();
+        let store = server::control::profiles::ProfileStore::new(server::db::open(&data.db_path()).await.unwrap());
+        let text = format!(
+            "ENGINE=sim-vllm\nMODEL={}\nPORT={port}\nEXTRA_ARGS='--port 1 --trust-remote-code'\n",
+            env.model().display()
+        );
+        let (p, _) = app::domain::profile::Profile::from_env("stale", &text).unwrap();
+        store.upsert(&p).await.unwrap();
+    }
+    let out = env.run(&["serve", "--profile", "stale"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("refused"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--trust-remote-code"), "{}", stderr(&out));
+    assert_eq!(env.status("stale")["state"], "stopped");
+}
+
+#[test]
+fn the_host_can_allow_a_code_flag_for_an_installation_and_more_environment() {
+    let env = Env::new();
+    let config = env.data().join("roofline.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[launch]\nallow_env = [\"MY_KNOB\"]\n\n[engines.sim-trusting]\nkind = \"vllm\"\nsimulator = true\nallow_flags = [\"--trust-remote-code\"]\n");
+    std::fs::write(&config, text).unwrap();
+    let port = free_port();
+    env.profile(
+        "trusted",
+        &format!(
+            "ENGINE=sim-trusting\nMODEL={}\nPORT={port}\nENV_MY_KNOB=1\nEXTRA_ARGS=--trust-remote-code\n",
+            env.model().display()
+        ),
+    );
+    // The same flag on an installation that does not allow it is refused.
+    let path = env.data().join("untrusted.env");
+    std::fs::write(
+        &path,
+        format!(
+            "ENGINE=sim-vllm\nMODEL={}\nPORT={port}\nEXTRA_ARGS=--trust-remote-code\n",
+            env.model().display()
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        env.run(&["profile", "import", path.to_str().unwrap()]).status.code(),
+        Some(2)
+    );
+}
