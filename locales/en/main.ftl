@@ -555,6 +555,7 @@ change-stale = The active profile changed since this change was written. Rework 
 change-edit = Edit
 change-withdraw = Withdraw
 change-start-gate = Start the gate
+change-content-hash = Content (SHA-256); an approval approves exactly this
 change-comment = Comment
 change-approve = Approve
 change-request-changes = Request changes

@@ -562,6 +562,7 @@ change-stale = Активный профиль изменился после т�
 change-edit = Изменить
 change-withdraw = Отозвать
 change-start-gate = Запустить гейт
+change-content-hash = Содержимое (SHA-256); одобрение относится ровно к нему
 change-comment = Комментарий
 change-approve = Одобрить
 change-request-changes = Запросить доработку

@@ -23,6 +23,22 @@ async fn settle(s: &Session, id: i64) -> serde_json::Value {
     .expect("the gate finishes")
 }
 
+/// Approves (or sends back) change `id` as it is now: with the content hash the page shows.
+async fn review(s: &Session, id: i64, approve: bool, comment: &str) -> (u16, String) {
+    let hash = change(s, id).await["content_hash"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    s.call(
+        "review_change",
+        &format!(
+            "id={id}&approve={approve}&comment={}&content_hash={hash}",
+            urlencode(comment)
+        ),
+    )
+    .await
+}
+
 fn propose(id: Option<i64>, env_text: &str, reason: &str, submit: bool) -> String {
     let id = id.map(|i| format!("id={i}&")).unwrap_or_default();
     format!(
@@ -85,13 +101,9 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
     let bobs: i64 = body.trim().parse().unwrap();
 
     // Nobody approves their own change; operators cannot approve at all.
-    let (status, body) = bob
-        .call("review_change", &format!("id={bobs}&approve=true&comment="))
-        .await;
+    let (status, body) = review(&bob, bobs, true, "").await;
     assert!(status >= 400 && body.contains("another approver"), "{body}");
-    let (status, _) = alice
-        .call("review_change", &format!("id={id}&approve=true&comment="))
-        .await;
+    let (status, _) = review(&alice, id, true, "").await;
     assert_eq!(status, 403);
     // Discussion goes into the history; viewers read it but do not write.
     let (status, _) = vera.call("comment_change", &format!("id={id}&text=hm")).await;
@@ -105,9 +117,7 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
     assert!(c["events"].to_string().contains("what about long prompts?"), "{c}");
     assert_eq!(c["allowed"], serde_json::json!(["approve", "request-changes"]));
     assert!(c["diff"].to_string().contains("+CONTEXT_LENGTH=4096"), "{c}");
-    let (status, body) = bob
-        .call("review_change", &format!("id={id}&approve=true&comment=looks+right"))
-        .await;
+    let (status, body) = review(&bob, id, true, "looks right").await;
     assert_eq!(status, 200, "{body}");
 
     // The gate: the candidate is served in place and checked; the profile changes only now.
@@ -175,8 +185,7 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
         .call("propose_change", &propose(None, &broken, "move the weights", true))
         .await;
     let bad: i64 = body.trim().parse().unwrap();
-    bob.call("review_change", &format!("id={bad}&approve=true&comment="))
-        .await;
+    review(&bob, bad, true, "").await;
     let (status, body) = alice.call("start_change_gate", &format!("id={bad}")).await;
     assert_eq!(status, 200, "{body}");
     let failed = settle(&alice, bad).await;
@@ -223,4 +232,62 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
     }
     let verify = env.run(&["journal", "verify"]);
     assert!(verify.status.success(), "{:?}", str(&verify));
+}
+
+/// Issue 11: Alice submits v1, Bob opens it, Alice saves v2, Bob approves what he saw. Today
+/// v2 would be approved; the approval is bound to the content hash Bob reviewed instead.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_binds_to_the_content_the_approver_saw() {
+    let env = Env::new();
+    env.vllm_profile("ed", free_port(), "");
+    for (n, r) in [("alice", "operator"), ("bob", "approver")] {
+        env.add_user(n, r);
+    }
+    let console_port = free_port();
+    let _console = Console::start(&env, console_port);
+    eventually(Duration::from_secs(30), async || console_engines(console_port).await).await;
+    let base = format!("http://127.0.0.1:{console_port}");
+    let alice = Session::login(&base, "alice").await;
+    let bob = Session::login(&base, "bob").await;
+    let active = str(&env.run(&["profile", "export", "ed"])).0;
+    let v1 = active.replace("CONTEXT_LENGTH=8192", "CONTEXT_LENGTH=4096");
+    let (status, body) = alice.call("propose_change", &propose(None, &v1, "4k", true)).await;
+    assert_eq!(status, 200, "{body}");
+    let id: i64 = body.trim().parse().unwrap();
+
+    // Bob opens v1.
+    let seen = change(&bob, id).await;
+    let h1 = seen["content_hash"].as_str().unwrap().to_string();
+    assert_eq!(h1.len(), 64, "{seen}");
+
+    // Alice saves v2 while Bob reads.
+    let v2 = active.replace("CONTEXT_LENGTH=8192", "CONTEXT_LENGTH=131072");
+    let (status, body) = alice.call("propose_change", &propose(Some(id), &v2, "4k", true)).await;
+    assert_eq!(status, 200, "{body}");
+
+    // Bob approves what he saw: refused, naming both hashes' starts.
+    let (status, body) = bob
+        .call(
+            "review_change",
+            &format!("id={id}&approve=true&comment=ok&content_hash={h1}"),
+        )
+        .await;
+    assert!(
+        status >= 400,
+        "an approval of content that changed went through: {body}"
+    );
+    assert!(body.contains("changed since") && body.contains(&h1[..12]), "{body}");
+    let now = change(&bob, id).await;
+    assert_eq!(now["summary"]["state"], "submitted", "{now}");
+    assert_ne!(now["content_hash"], seen["content_hash"]);
+    // Without a hash nothing is approved either.
+    let (status, _) = bob
+        .call("review_change", &format!("id={id}&approve=true&comment=ok"))
+        .await;
+    assert!(status >= 400);
+    // Reviewing v2 as it is now works, and the journal records the hash approved.
+    let (status, body) = review(&bob, id, true, "ok, 128k").await;
+    assert_eq!(status, 200, "{body}");
+    let journal = str(&env.run(&["journal", "list", "--json", "--query", "change-approved"])).0;
+    assert!(journal.contains(now["content_hash"].as_str().unwrap()), "{journal}");
 }

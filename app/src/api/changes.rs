@@ -46,6 +46,9 @@ pub struct ChangeView {
     pub thresholds: GateThresholds,
     /// The steps the caller may take now.
     pub allowed: Vec<ChangeAction>,
+    /// SHA-256 of the candidate profile text (canonical form): what an approval approves.
+    /// Approve and request-changes carry it back and are refused when it no longer matches.
+    pub content_hash: String,
 }
 
 #[cfg(feature = "ssr")]
@@ -69,7 +72,14 @@ mod ssr {
             reason: String,
             submit: bool,
         ) -> BoxFut<'_, Result<i64, ApiError>>;
-        fn review(&self, caller: Caller, id: i64, approve: bool, comment: String) -> BoxFut<'_, Result<(), ApiError>>;
+        fn review(
+            &self,
+            caller: Caller,
+            id: i64,
+            approve: bool,
+            comment: String,
+            content_hash: String,
+        ) -> BoxFut<'_, Result<(), ApiError>>;
         fn withdraw(&self, caller: Caller, id: i64, comment: String) -> BoxFut<'_, Result<(), ApiError>>;
         /// A comment in the change's history, without a step.
         fn comment(&self, caller: Caller, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>>;
@@ -117,11 +127,12 @@ pub async fn propose_change(
     s.0.changes().propose(c, id, profile, env_text, reason, submit).await
 }
 
-/// Approves (or sends back, with a comment) a submitted change; never the author's own.
+/// Approves (or sends back, with a comment) a submitted change; never the author's own. The
+/// content hash is the one the reviewer saw: a change edited since is not approved.
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "review_change")]
-pub async fn review_change(id: i64, approve: bool, comment: String) -> Result<(), ApiError> {
+pub async fn review_change(id: i64, approve: bool, comment: String, content_hash: String) -> Result<(), ApiError> {
     let (s, c) = changes("review_change")?;
-    s.0.changes().review(c, id, approve, comment).await
+    s.0.changes().review(c, id, approve, comment, content_hash).await
 }
 
 /// Adds a comment to a change's history (the discussion around a review).

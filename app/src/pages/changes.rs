@@ -158,6 +158,9 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
     };
     let gate_report = c.gate.clone();
     let t = c.thresholds.clone();
+    // What an approval approves: the page shows it, the review buttons send it back.
+    let (hash_approve, hash_send_back) = (c.content_hash.clone(), c.content_hash.clone());
+    let hash_short: String = c.content_hash.chars().take(12).collect();
     view! {
         <section class="change" data-testid="change" data-id=id>
             <div class="page-head">
@@ -171,6 +174,10 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
             {c.stale.then(|| view! { <p class="warning" role="alert" data-testid="change-stale">{move || i18n.t("change-stale")}</p> })}
             <h2>{move || i18n.t("editor-diff")}</h2>
             <pre class="envfile" data-testid="change-diff">{c.diff.join("\n")}</pre>
+            <p class="muted small">
+                {move || i18n.t("change-content-hash")} ": "
+                <code data-testid="change-hash" title=c.content_hash.clone()>{hash_short}</code>
+            </p>
 
             <div class="actions" data-testid="change-actions">
                 {can(ChangeAction::Edit).then(|| view! {
@@ -192,9 +199,9 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
                     </label>
                     <div class="actions">
                         <button type="button" class="primary" data-testid="change-approve" disabled=move || review.pending().get()
-                            on:click=move |_| { review.dispatch(ReviewChange { id, approve: true, comment: comment.get_untracked() }); }>{move || i18n.t("change-approve")}</button>
+                            on:click=move |_| { review.dispatch(ReviewChange { id, approve: true, comment: comment.get_untracked(), content_hash: hash_approve.clone() }); }>{move || i18n.t("change-approve")}</button>
                         <button type="button" data-testid="change-request-changes" disabled=move || review.pending().get() || comment.with(|c| c.trim().is_empty())
-                            on:click=move |_| { review.dispatch(ReviewChange { id, approve: false, comment: comment.get_untracked() }); }>{move || i18n.t("change-request-changes")}</button>
+                            on:click=move |_| { review.dispatch(ReviewChange { id, approve: false, comment: comment.get_untracked(), content_hash: hash_send_back.clone() }); }>{move || i18n.t("change-request-changes")}</button>
                     </div>
                 </div>
             })}

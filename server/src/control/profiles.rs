@@ -39,34 +39,13 @@ impl ProfileStore {
 
     /// Inserts or replaces a profile by name; returns true when it was new.
     pub async fn upsert(&self, profile: &Profile) -> Result<bool, StoreError> {
-        let body = serde_json::to_string(profile).map_err(|source| StoreError::Corrupt {
-            name: profile.name.clone(),
-            source,
-        })?;
-        let existed: Option<i64> = sqlx::query_scalar("select profile_id from profile where name = $1")
-            .bind(&profile.name)
-            .fetch_optional(&self.pool)
-            .await?;
-        sqlx::query(
-            "insert into profile (name, body) values ($1, $2)
-             on conflict (name) do update set body = excluded.body,
-                 updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
-             where profile.body != excluded.body",
-        )
-        .bind(&profile.name)
-        .bind(body)
-        .execute(&self.pool)
-        .await?;
-        Ok(existed.is_none())
+        let mut conn = self.pool.acquire().await?;
+        upsert_on(&mut conn, profile).await
     }
 
     pub async fn get(&self, name: &str) -> Result<Option<StoredProfile>, StoreError> {
-        let row: Option<(String, String, String, String)> =
-            sqlx::query_as("select name, body, created_at, updated_at from profile where name = $1")
-                .bind(name)
-                .fetch_optional(&self.pool)
-                .await?;
-        row.map(decode).transpose()
+        let mut conn = self.pool.acquire().await?;
+        get_on(&mut conn, name).await
     }
 
     pub async fn list(&self) -> Result<Vec<StoredProfile>, StoreError> {
@@ -76,6 +55,40 @@ impl ProfileStore {
                 .await?;
         rows.into_iter().map(decode).collect()
     }
+}
+
+/// Stores a profile on a given connection (inside another store's transaction: a change's
+/// activation writes the profile and the change's state at once). True when it is new.
+pub async fn upsert_on(conn: &mut sqlx::SqliteConnection, profile: &Profile) -> Result<bool, StoreError> {
+    let body = serde_json::to_string(profile).map_err(|source| StoreError::Corrupt {
+        name: profile.name.clone(),
+        source,
+    })?;
+    let existed: Option<i64> = sqlx::query_scalar("select profile_id from profile where name = $1")
+        .bind(&profile.name)
+        .fetch_optional(&mut *conn)
+        .await?;
+    sqlx::query(
+        "insert into profile (name, body) values ($1, $2)
+         on conflict (name) do update set body = excluded.body,
+             updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+         where profile.body != excluded.body",
+    )
+    .bind(&profile.name)
+    .bind(body)
+    .execute(&mut *conn)
+    .await?;
+    Ok(existed.is_none())
+}
+
+/// Reads a profile on a given connection.
+pub async fn get_on(conn: &mut sqlx::SqliteConnection, name: &str) -> Result<Option<StoredProfile>, StoreError> {
+    let row: Option<(String, String, String, String)> =
+        sqlx::query_as("select name, body, created_at, updated_at from profile where name = $1")
+            .bind(name)
+            .fetch_optional(&mut *conn)
+            .await?;
+    row.map(decode).transpose()
 }
 
 fn decode((name, body, created_at, updated_at): (String, String, String, String)) -> Result<StoredProfile, StoreError> {

@@ -175,17 +175,22 @@ impl Changes {
         if !bench_passed {
             return self.finish_gate(row, who, report, was_running).await;
         }
-        // Every check held: the candidate becomes the profile.
-        if let Err(e) = self.control.store.upsert(&candidate).await {
-            report.steps.push(step("activate", Some(false), e.to_string()));
+        // Every check held. Right before activation the change must still be what was approved
+        // and gated, and not stale; profile and state are then written in one transaction.
+        let refusal = match self.store.activate(row.id, &row.env, &row.base_env, &candidate).await {
+            Ok(super::store::Activation::Done) => None,
+            Ok(super::store::Activation::Moved) => Some("the change moved on during its gate".to_string()),
+            Ok(super::store::Activation::Stale) => {
+                Some("the active profile changed during the gate: the change is stale".to_string())
+            }
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(why) = refusal {
+            report.steps.push(step("activate", Some(false), why));
             return self.finish_gate(row, who, report, was_running).await;
         }
         report.passed = Some(true);
         self.save_gate(row.id, &report).await;
-        let _ = self
-            .store
-            .transition(row.id, ChangeState::Gating, ChangeState::Active)
-            .await;
         let _ = self.store.add_event(row.id, &who, "gate-passed", "").await;
         self.journal(
             &who,

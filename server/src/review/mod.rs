@@ -31,6 +31,22 @@ fn store_error(e: store::StoreError) -> ApiError {
     }
 }
 
+/// The SHA-256 (hex) of a change's candidate profile text, which is stored in canonical form
+/// (`Profile::to_env`): what the review page shows and an approval carries back.
+pub fn content_hash(env: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(env.as_bytes()))
+}
+
+/// The first 12 hex digits, as the page shows them.
+fn short(hash: &str) -> &str {
+    hash.get(..12).unwrap_or(hash)
+}
+
+fn moved_on(id: i64) -> ApiError {
+    ApiError::Invalid(format!("change #{id} moved on while you looked at it; reload the page"))
+}
+
 fn refused(e: review::ReviewError) -> ApiError {
     match e {
         review::ReviewError::Role { .. }
@@ -118,6 +134,7 @@ impl Changes {
             "change": row.id,
             "author": row.author,
             "diff": env_diff(&row.base_env, &row.env),
+            "content_hash": content_hash(&row.env),
         });
         if let (Some(d), serde_json::Value::Object(extra)) = (detail.as_object_mut(), extra) {
             d.extend(extra);
@@ -173,6 +190,7 @@ impl ChangeService for Changes {
                 events: self.store.events(id).await.map_err(store_error)?,
                 gate: row.gate.clone(),
                 thresholds: self.control.data.config.gate.clone(),
+                content_hash: content_hash(&row.env),
                 base_env: row.base_env,
                 env: row.env,
             })
@@ -240,11 +258,25 @@ impl ChangeService for Changes {
                     }
                     let facts = self.facts(&row, &caller).await?;
                     review::check(ChangeAction::Edit, &facts).map_err(refused)?;
-                    // Reworked against today's active profile: no longer stale.
-                    self.store
-                        .update_content(id, state, &reason, &base, &env)
+                    // Reworked against today's active profile: no longer stale. Only while the
+                    // change is still where the edit was allowed (not approved meanwhile); the
+                    // new content has a new hash, so an approval of the old one cannot land.
+                    let edited = self
+                        .store
+                        .update_content(id, row.state, state, &reason, &base, &env)
                         .await
                         .map_err(store_error)?;
+                    if !edited {
+                        return Err(moved_on(id));
+                    }
+                    if row.env != env {
+                        let note = format!(
+                            "content {} → {}",
+                            short(&content_hash(&row.env)),
+                            short(&content_hash(&env))
+                        );
+                        let _ = self.store.add_event(id, &caller.name, "edited", &note).await;
+                    }
                     id
                 }
             };
@@ -259,7 +291,14 @@ impl ChangeService for Changes {
         })
     }
 
-    fn review(&self, caller: Caller, id: i64, approve: bool, comment: String) -> BoxFut<'_, Result<(), ApiError>> {
+    fn review(
+        &self,
+        caller: Caller,
+        id: i64,
+        approve: bool,
+        comment: String,
+        hash: String,
+    ) -> BoxFut<'_, Result<(), ApiError>> {
         Box::pin(async move {
             let row = self.store.get(id).await.map_err(store_error)?;
             let action = if approve {
@@ -273,9 +312,25 @@ impl ChangeService for Changes {
                     "comment: say what should change before sending it back".into(),
                 ));
             }
+            let current = content_hash(&row.env);
+            if hash.trim() != current {
+                return Err(ApiError::Invalid(format!(
+                    "change #{id} changed since you opened it (you reviewed {}, it is now {}); reload and review it again",
+                    if hash.trim().is_empty() { "no content" } else { short(hash.trim()) },
+                    short(&current)
+                )));
+            }
             let facts = self.facts(&row, &caller).await?;
             let to = review::check(action, &facts).map_err(refused)?;
-            self.transition(&row, to).await?;
+            // Compare-and-set on the state and the content the reviewer saw.
+            if !self
+                .store
+                .transition_reviewed(row.id, row.state, to, &row.env)
+                .await
+                .map_err(store_error)?
+            {
+                return Err(moved_on(id));
+            }
             let kind = if approve { "approved" } else { "changes-requested" };
             let _ = self.store.add_event(id, &caller.name, kind, &comment).await;
             self.journal(

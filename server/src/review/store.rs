@@ -8,6 +8,8 @@ use sqlx::SqlitePool;
 pub enum StoreError {
     #[error("database: {0}")]
     Sqlx(#[from] sqlx::Error),
+    #[error("profile store: {0}")]
+    Profile(String),
     #[error("no change #{0}")]
     NotFound(i64),
 }
@@ -72,6 +74,16 @@ fn decode(r: Row) -> ChangeRow {
     }
 }
 
+/// What an activation did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activation {
+    Done,
+    /// The change was no longer gating with that content.
+    Moved,
+    /// The active profile changed since the change was written.
+    Stale,
+}
+
 #[derive(Clone)]
 pub struct ChangeStore {
     pool: SqlitePool,
@@ -124,26 +136,91 @@ impl ChangeStore {
     }
 
     /// New content (and reason) for a change being reworked, in its new state.
+    /// Rewrites a change's content, only while it is still in `from` (the state the author's
+    /// edit was allowed in); false when somebody acted on it first.
     pub async fn update_content(
         &self,
         id: i64,
+        from: ChangeState,
         state: ChangeState,
         reason: &str,
         base_env: &str,
         env: &str,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
             "update profile_change set state = $2, reason = $3, base_env = $4, env = $5,
-                 updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') where change_id = $1",
+                 updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') where change_id = $1 and state = $6",
         )
         .bind(id)
         .bind(state.as_str())
         .bind(reason)
         .bind(base_env)
         .bind(env)
+        .bind(from.as_str())
         .execute(&self.pool)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Moves a change from `from` to `to` only while its content is still `env` (what the
+    /// reviewer saw): an edit between the review page and the click cannot be approved.
+    pub async fn transition_reviewed(
+        &self,
+        id: i64,
+        from: ChangeState,
+        to: ChangeState,
+        env: &str,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "update profile_change set state = $3, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+             where change_id = $1 and state = $2 and env = $4",
+        )
+        .bind(id)
+        .bind(from.as_str())
+        .bind(to.as_str())
+        .bind(env)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Makes a gated change active in one transaction: the change must still be gating with
+    /// the content that was gated, the active profile must still be the one it was written
+    /// against, and then the profile and the change's state are written together.
+    pub async fn activate(
+        &self,
+        id: i64,
+        env: &str,
+        base_env: &str,
+        candidate: &app::domain::profile::Profile,
+    ) -> Result<Activation, StoreError> {
+        use crate::control::profiles::{get_on, upsert_on};
+        let mut tx = self.pool.begin().await?;
+        let active = get_on(&mut tx, &candidate.name)
+            .await
+            .map_err(|e| StoreError::Profile(e.to_string()))?
+            .map(|s| s.profile.to_env())
+            .unwrap_or_default();
+        if active != base_env {
+            return Ok(Activation::Stale);
+        }
+        let moved = sqlx::query(
+            "update profile_change set state = 'active', updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'),
+                 activated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+             where change_id = $1 and state = 'gating' and env = $2",
+        )
+        .bind(id)
+        .bind(env)
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() != 1 {
+            return Ok(Activation::Moved);
+        }
+        upsert_on(&mut tx, candidate)
+            .await
+            .map_err(|e| StoreError::Profile(e.to_string()))?;
+        tx.commit().await?;
+        Ok(Activation::Done)
     }
 
     /// Moves a change from `from` to `to`; false when it was not in `from` any more (somebody
