@@ -505,6 +505,7 @@ editor-no-change = No change yet.
 ## Accounts and sign-in
 error-unauthorized = Sign in first ({ $detail }).
 error-forbidden = Not allowed: { $detail }
+error-too-many = Not now: { $detail }
 nav-sign-in = Sign in
 nav-sign-out = Sign out
 nav-accounts = Accounts

@@ -509,6 +509,7 @@ editor-no-change = Изменений пока нет.
 ## Учётные записи и вход
 error-unauthorized = Сначала войдите ({ $detail }).
 error-forbidden = Нет прав: { $detail }
+error-too-many = Не сейчас: { $detail }
 nav-sign-in = Войти
 nav-sign-out = Выйти
 nav-accounts = Учётные записи

@@ -124,7 +124,7 @@ async fn the_first_admin_comes_from_the_one_time_secret() {
         }
     };
     let (status, _, body) = setup("wrong".into(), "root").await;
-    assert_eq!(status, 500, "{body}");
+    assert_eq!(status, 401, "a wrong secret is a refusal, not a failure: {body}");
     assert!(body.contains("secret"), "{body}");
     let (status, cookies, body) = setup(secret.clone(), "root").await;
     assert_eq!(status, 200, "{body}");

@@ -52,10 +52,30 @@ pub enum ApiError {
     /// Signed in, but the role or the CSRF token does not allow this.
     #[error("not allowed: {0}")]
     Forbidden(String),
+    /// Refused for now (too many failed sign-ins, hashing slots busy): try again later.
+    #[error("too many attempts: {0}")]
+    TooMany(String),
     #[error("internal error: {0}")]
     Internal(String),
     #[error("request failed: {0}")]
     Transport(String),
+}
+
+impl ApiError {
+    /// The HTTP status a server function answers with this error (the server maps it; the
+    /// default for a server function's error would be 500 for all of them).
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::NoSuchProfile(_) => 404,
+            Self::NoSuchEngine { .. } | Self::Invalid(_) => 400,
+            Self::PortBusy { .. } => 409,
+            Self::Unauthorized(_) => 401,
+            Self::Forbidden(_) => 403,
+            Self::TooMany(_) => 429,
+            Self::Internal(_) => 500,
+            Self::Transport(_) => 502,
+        }
+    }
 }
 
 impl leptos::server_fn::error::FromServerFnError for ApiError {

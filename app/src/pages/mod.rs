@@ -37,6 +37,7 @@ pub fn ErrorNote(error: ApiError) -> impl IntoView {
         }
         ApiError::Unauthorized(detail) => i18n.ta("error-unauthorized", &[("detail", detail.clone().into())]),
         ApiError::Forbidden(detail) => i18n.ta("error-forbidden", &[("detail", detail.clone().into())]),
+        ApiError::TooMany(detail) => i18n.ta("error-too-many", &[("detail", detail.clone().into())]),
     };
     view! {
         <p class="error" role="alert" data-testid="error">{text}

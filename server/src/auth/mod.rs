@@ -38,6 +38,43 @@ pub enum AuthError {
     LastAdmin { name: String },
     #[error("hashing the password: {0}")]
     Hash(String),
+    /// Every hashing slot stayed busy past the deadline (a flood of sign-ins).
+    #[error("the console is busy checking passwords; try again in a few seconds")]
+    Busy,
+}
+
+/// Password hashes that were started (each is ~19 MiB and tens of milliseconds of a core).
+pub static HASHES_STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How long a sign-in waits for a hashing slot before it is told to come back.
+const HASH_QUEUE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// At most one argon2 hash per core at a time: a flood queues (bounded by the deadline)
+/// instead of taking the console's memory, and the rest of the console keeps its cores.
+fn hashing_slots() -> &'static tokio::sync::Semaphore {
+    static SLOTS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    SLOTS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        tokio::sync::Semaphore::new(cores)
+    })
+}
+
+/// Runs a hash (or a verify) in a slot, off the async workers.
+async fn in_hashing_slot<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, AuthError> {
+    let _slot = tokio::time::timeout(HASH_QUEUE_DEADLINE, hashing_slots().acquire())
+        .await
+        .map_err(|_| AuthError::Busy)?
+        .map_err(|_| AuthError::Busy)?;
+    HASHES_STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| AuthError::Hash(e.to_string()))
+}
+
+/// A new password's PHC string, hashed in a slot.
+async fn hash_new(password: &str) -> Result<String, AuthError> {
+    let pw = password.to_string();
+    in_hashing_slot(move || hash_password(&pw)).await?
 }
 
 /// An account as listed for admins (never the hash).
@@ -127,7 +164,7 @@ impl Accounts {
     pub async fn create(&self, name: &str, password: &str, role: Role) -> Result<(), AuthError> {
         check_name(name)?;
         check_password(name, password)?;
-        let hash = hash_password(password)?;
+        let hash = hash_new(password).await?;
         let r = sqlx::query("insert into account (name, password_hash, role) values ($1, $2, $3)")
             .bind(name)
             .bind(hash)
@@ -169,9 +206,7 @@ impl Accounts {
             Some((_, h, _, _)) => (h.clone(), true),
             None => (dummy_hash().to_string(), false),
         };
-        let ok = tokio::task::spawn_blocking(move || verify_password(&pw, &hash))
-            .await
-            .unwrap_or(false);
+        let ok = in_hashing_slot(move || verify_password(&pw, &hash)).await?;
         match row {
             Some((id, _, role, false)) if ok && found => Ok((id, role.parse().unwrap_or(Role::Viewer))),
             _ => Err(AuthError::BadLogin),
@@ -187,6 +222,14 @@ impl Accounts {
         disabled: Option<bool>,
         password: Option<&str>,
     ) -> Result<(), AuthError> {
+        // Hashed before the transaction: a slow hash must not hold the database's write lock.
+        let new_hash = match password {
+            Some(p) => {
+                check_password(name, p)?;
+                Some(hash_new(p).await?)
+            }
+            None => None,
+        };
         let mut tx = self.pool.begin().await?;
         let current: Option<(i64, String, bool)> =
             sqlx::query_as("select account_id, role, disabled from account where name = $1")
@@ -219,10 +262,9 @@ impl Accounts {
                 .execute(&mut *tx)
                 .await?;
         }
-        if let Some(p) = password {
-            check_password(name, p)?;
+        if let Some(hash) = new_hash {
             sqlx::query("update account set password_hash = $1 where account_id = $2")
-                .bind(hash_password(p)?)
+                .bind(hash)
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
@@ -323,7 +365,7 @@ impl Accounts {
     pub async fn setup_admin(&self, secret: &str, name: &str, password: &str) -> Result<i64, AuthError> {
         check_name(name)?;
         check_password(name, password)?;
-        let hash = hash_password(password)?;
+        let hash = hash_new(password).await?;
         let mut tx = self.pool.begin().await?;
         let accounts: i64 = sqlx::query_scalar("select count(*) from account")
             .fetch_one(&mut *tx)

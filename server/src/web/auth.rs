@@ -7,7 +7,8 @@
 //! static bundle, `/metrics`, `/api/engines` (what other consoles in the fleet read), and the
 //! Alertmanager webhook, which checks its own bearer token.
 
-use crate::auth::{ratelimit::LoginLimiter, Accounts, AuthError};
+use crate::auth::ratelimit::{Key, LoginLimiter};
+use crate::auth::{Accounts, AuthError};
 use app::api::csrf;
 use app::api::service::BoxFut;
 use app::api::{AccountInfo, AccountService, ApiError, Caller, ClientAddr, SessionToken, SignedIn};
@@ -241,6 +242,7 @@ impl AuthState {
 fn auth_error(e: AuthError) -> ApiError {
     match e {
         AuthError::Sqlx(_) | AuthError::Hash(_) => crate::api_error::internal(e),
+        AuthError::Busy => ApiError::TooMany(e.to_string()),
         AuthError::BadLogin | AuthError::BadSecret => ApiError::Unauthorized(e.to_string()),
         other => ApiError::Invalid(other.to_string()),
     }
@@ -250,24 +252,37 @@ impl AccountService for AuthState {
     fn login(&self, name: String, password: String, addr: String) -> BoxFut<'_, Result<SignedIn, ApiError>> {
         Box::pin(async move {
             let name = name.trim().to_string();
-            if let Err(wait) = self.limiter.check(&name, &addr) {
-                return Err(ApiError::Forbidden(format!(
-                    "too many failed sign-ins for {name} or from {addr}; try again in {} s",
-                    wait.as_secs().max(1)
-                )));
+            // A name that cannot exist is refused like a wrong password, without a hash (the
+            // name rules are public) and without putting the raw text in the log.
+            if app::domain::auth::check_name(&name).is_err() || password.len() > 1024 {
+                let shown: String = name.chars().take(64).collect::<String>().escape_debug().to_string();
+                tracing::warn!(user = %shown, %addr, "failed sign-in (not a user name)");
+                return Err(auth_error(AuthError::BadLogin));
             }
+            let reservation = self
+                .limiter
+                .reserve(&[Key::Name(name.clone()), Key::Addr(addr.clone())])
+                .map_err(|wait| {
+                    ApiError::TooMany(format!(
+                        "too many failed sign-ins for {name} or from {addr}; try again in {} s",
+                        wait.as_secs().max(1)
+                    ))
+                })?;
             match self.accounts.verify(&name, &password).await {
                 Ok((id, role)) => {
-                    self.limiter.succeeded(&name);
+                    self.limiter.succeeded(reservation);
                     tracing::info!(user = %name, %addr, "signed in");
                     self.sign_in(id, name, role).await
                 }
                 Err(AuthError::BadLogin) => {
-                    self.limiter.failed(&name, &addr);
+                    // The reservation stays: it was a failed guess.
                     tracing::warn!(user = %name, %addr, "failed sign-in");
                     Err(auth_error(AuthError::BadLogin))
                 }
-                Err(e) => Err(auth_error(e)),
+                Err(e) => {
+                    self.limiter.release(reservation);
+                    Err(auth_error(e))
+                }
             }
         })
     }
@@ -289,15 +304,19 @@ impl AccountService for AuthState {
         addr: String,
     ) -> BoxFut<'_, Result<SignedIn, ApiError>> {
         Box::pin(async move {
-            // Guessing the secret is rate-limited like a password.
-            if let Err(wait) = self.limiter.check("setup", &addr) {
-                return Err(ApiError::Forbidden(format!(
-                    "too many wrong setup secrets; try again in {} s",
-                    wait.as_secs().max(1)
-                )));
-            }
+            // Guessing the secret is rate-limited like a password, on its own key.
+            let reservation = self
+                .limiter
+                .reserve(&[Key::Setup, Key::Addr(addr.clone())])
+                .map_err(|wait| {
+                    ApiError::TooMany(format!(
+                        "too many wrong setup secrets; try again in {} s",
+                        wait.as_secs().max(1)
+                    ))
+                })?;
             match self.accounts.setup_admin(&secret, &name, &password).await {
                 Ok(id) => {
+                    self.limiter.succeeded(reservation);
                     self.record(
                         &name,
                         "account-created",
@@ -308,11 +327,11 @@ impl AccountService for AuthState {
                     .await;
                     self.sign_in(id, name, Role::Admin).await
                 }
-                Err(AuthError::BadSecret) => {
-                    self.limiter.failed("setup", &addr);
-                    Err(auth_error(AuthError::BadSecret))
+                Err(AuthError::BadSecret) => Err(auth_error(AuthError::BadSecret)),
+                Err(e) => {
+                    self.limiter.release(reservation);
+                    Err(auth_error(e))
                 }
-                Err(e) => Err(auth_error(e)),
             }
         })
     }
@@ -323,10 +342,24 @@ impl AccountService for AuthState {
 
     fn change_password(&self, who: String, old: String, new: String) -> BoxFut<'_, Result<(), ApiError>> {
         Box::pin(async move {
-            self.accounts.verify(&who, &old).await.map_err(|e| match e {
-                AuthError::BadLogin => ApiError::Invalid("old password: wrong".into()),
-                other => auth_error(other),
-            })?;
+            // A stolen session must not become an unlimited password oracle.
+            let reservation = self
+                .limiter
+                .reserve(&[Key::PasswordChange(who.clone())])
+                .map_err(|wait| {
+                    ApiError::TooMany(format!(
+                        "too many wrong old passwords; try again in {} s",
+                        wait.as_secs().max(1)
+                    ))
+                })?;
+            match self.accounts.verify(&who, &old).await {
+                Ok(_) => self.limiter.succeeded(reservation),
+                Err(AuthError::BadLogin) => return Err(ApiError::Invalid("old password: wrong".into())),
+                Err(other) => {
+                    self.limiter.release(reservation);
+                    return Err(auth_error(other));
+                }
+            }
             self.accounts
                 .update(&who, None, None, Some(&new))
                 .await

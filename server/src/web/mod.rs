@@ -131,8 +131,30 @@ pub fn router(
         .layer(axum::middleware::from_fn_with_state(auth, auth::guard))
         .layer(axum::middleware::from_fn(guard::refuse_cross_origin_writes))
         .layer(axum::extract::DefaultBodyLimit::max(1 << 20))
+        .layer(axum::middleware::from_fn(server_fn_status))
         .layer(axum::middleware::from_fn(request_id))
         .with_state(state)
+}
+
+/// A server function's error comes back as 500 whatever it is; this gives it the status it
+/// means (`ApiError::status`: 401 not signed in, 403 not allowed, 429 too many attempts, 400
+/// invalid input, …), so clients, proxies and logs can tell a refusal from a failure.
+async fn server_fn_status(req: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let is_fn = req.uri().path().starts_with("/api/fn/");
+    let resp = next.run(req).await;
+    if !is_fn || resp.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+        return axum::response::Response::from_parts(parts, axum::body::Body::empty());
+    };
+    if let Ok(e) = serde_json::from_slice::<app::api::ApiError>(&bytes) {
+        if let Ok(status) = axum::http::StatusCode::from_u16(e.status()) {
+            parts.status = status;
+        }
+    }
+    axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 /// Gives every request an id: errors logged while serving it carry the id, the browser is
