@@ -69,6 +69,18 @@ pub struct HostConfig {
     /// What profiles may set beyond the defaults (`app::domain::launch`).
     #[serde(default)]
     pub launch: LaunchConfig,
+    #[serde(default)]
+    pub journal: JournalConfig,
+}
+
+/// The change journal's protection beyond its hash chain.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JournalConfig {
+    /// A file holding a secret key (kept away from the database, 0600): every entry then
+    /// carries an HMAC of its hash, so the chain cannot be rewritten without the key.
+    #[serde(default)]
+    pub hmac_key_file: Option<PathBuf>,
 }
 
 /// Host additions to what a profile may set.
@@ -165,6 +177,7 @@ impl Default for HostConfig {
             gate: Default::default(),
             auth: Default::default(),
             launch: Default::default(),
+            journal: Default::default(),
         }
     }
 }
@@ -233,6 +246,19 @@ impl DataDir {
             HostConfig::default()
         };
         Ok(Self { root, config })
+    }
+
+    /// The journal's HMAC key, when host configuration names a key file (read each time: a
+    /// rotated key applies to new entries; a missing file is logged, not fatal).
+    pub fn journal_key(&self) -> Option<Vec<u8>> {
+        let path = self.resolve(self.config.journal.hmac_key_file.as_ref()?);
+        match std::fs::read(&path) {
+            Ok(k) => Some(k.trim_ascii().to_vec()),
+            Err(e) => {
+                tracing::error!(path = %path.display(), error = %e, "journal key file unreadable; entries are not authenticated");
+                None
+            }
+        }
     }
 
     pub fn db_path(&self) -> PathBuf {

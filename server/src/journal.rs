@@ -2,6 +2,14 @@
 //! action and gate result, with who, when, why and the context (engine version, driver).
 //! Append-only in SQLite, and hash-chained: each entry's hash covers the previous hash and its
 //! own fields, so `roofline journal verify` finds an edited, inserted or deleted row.
+//!
+//! What the chain alone cannot show: the newest rows deleted, or the whole chain rewritten by
+//! someone with the database file. So the chain's head (sequence and hash) is also written
+//! outside the database after every append (an anchor file in the data dir, and the log), and
+//! with a key from host configuration every entry carries an HMAC of its hash. `verify` then
+//! reports truncation (the anchor is ahead of the table) and rewrite (the anchor's hash or a
+//! MAC does not match). An entry that cannot be written is retried, then kept in a spool file
+//! that the next append writes first, in order: never silently dropped.
 
 use sha2::{Digest, Sha256};
 use sqlx::{Connection, SqlitePool};
@@ -47,16 +55,129 @@ fn entry((seq, at, who, kind, subject, reason, detail, prev_hash, hash): Row) ->
 #[derive(Clone)]
 pub struct Journal {
     pool: SqlitePool,
+    /// Where the chain's head is mirrored after each append (and spooled entries wait).
+    anchor: Option<std::path::PathBuf>,
+    /// HMAC key: every entry's hash is authenticated with it.
+    key: Option<std::sync::Arc<Vec<u8>>>,
+}
+
+/// The chain's head as last written: sequence and hash.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Anchor {
+    pub seq: i64,
+    pub hash: String,
+}
+
+/// HMAC-SHA256 (RFC 2104) of `msg`, hex.
+pub fn hmac_hex(key: &[u8], msg: &str) -> String {
+    const BLOCK: usize = 64;
+    let mut k = if key.len() > BLOCK {
+        Sha256::digest(key).to_vec()
+    } else {
+        key.to_vec()
+    };
+    k.resize(BLOCK, 0);
+    let pad = |b: u8| k.iter().map(|x| x ^ b).collect::<Vec<u8>>();
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(msg.as_bytes())
+        .finalize();
+    hex::encode(Sha256::new().chain_update(pad(0x5c)).chain_update(inner).finalize())
+}
+
+/// An entry waiting in the spool because the database refused it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Spooled {
+    who: String,
+    kind: String,
+    subject: String,
+    reason: String,
+    detail: serde_json::Value,
 }
 
 impl Journal {
     pub fn new(pool: SqlitePool) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            anchor: None,
+            key: None,
+        }
+    }
+
+    /// Mirrors the head to `path` after every append (and spools there beside it).
+    pub fn with_anchor(mut self, path: std::path::PathBuf) -> Self {
+        self.anchor = Some(path);
+        self
+    }
+
+    /// Authenticates every entry with this key.
+    pub fn with_key(mut self, key: Option<Vec<u8>>) -> Self {
+        self.key = key.filter(|k| !k.is_empty()).map(std::sync::Arc::new);
+        self
+    }
+
+    /// The head last mirrored outside the database.
+    pub fn read_anchor(&self) -> Option<Anchor> {
+        let text = std::fs::read_to_string(self.anchor.as_ref()?).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn write_anchor(&self, seq: i64, hash: &str) {
+        tracing::info!(seq, hash, "journal head");
+        let Some(path) = &self.anchor else { return };
+        let tmp = path.with_extension("tmp");
+        let body = serde_json::json!({"seq": seq, "hash": hash}).to_string();
+        if let Err(e) = std::fs::write(&tmp, body).and_then(|()| std::fs::rename(&tmp, path)) {
+            tracing::error!(error = %e, path = %path.display(), "could not write the journal anchor");
+        }
+    }
+
+    fn spool_path(&self) -> Option<std::path::PathBuf> {
+        self.anchor.as_ref().map(|a| a.with_extension("pending.jsonl"))
     }
 
     /// Appends an entry. The last hash is read and the row written in one immediate
     /// transaction, so concurrent writers (console and CLI) cannot fork the chain.
     pub async fn append(
+        &self,
+        who: &str,
+        kind: &str,
+        subject: &str,
+        reason: &str,
+        detail: serde_json::Value,
+    ) -> Result<Entry, JournalError> {
+        self.drain_spool().await?;
+        self.append_now(who, kind, subject, reason, detail).await
+    }
+
+    /// Writes spooled entries (oldest first) before anything newer.
+    async fn drain_spool(&self) -> Result<(), JournalError> {
+        let Some(path) = self.spool_path() else { return Ok(()) };
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(());
+        };
+        // Taken out of the way first, so a concurrent drain does not write them twice.
+        let claimed = path.with_extension("draining");
+        if std::fs::rename(&path, &claimed).is_err() {
+            return Ok(());
+        }
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            if let Ok(e) = serde_json::from_str::<Spooled>(line) {
+                let detail = match e.detail {
+                    serde_json::Value::Object(mut m) => {
+                        m.insert("spooled".into(), true.into());
+                        serde_json::Value::Object(m)
+                    }
+                    other => serde_json::json!({"spooled": true, "detail": other}),
+                };
+                self.append_now(&e.who, &e.kind, &e.subject, &e.reason, detail).await?;
+            }
+        }
+        let _ = std::fs::remove_file(&claimed);
+        Ok(())
+    }
+
+    async fn append_now(
         &self,
         who: &str,
         kind: &str,
@@ -83,8 +204,9 @@ impl Journal {
                 .await?;
             let prev = prev.unwrap_or_else(|| GENESIS.to_string());
             let hash = hash_of(&prev, &at, who, kind, subject, reason, &detail);
+            let mac = self.key.as_ref().map(|k| hmac_hex(k, &hash));
             let seq: i64 = sqlx::query_scalar(
-                "insert into journal (at, who, kind, subject, reason, detail, prev_hash, hash) values ($1, $2, $3, $4, $5, $6, $7, $8) returning seq",
+                "insert into journal (at, who, kind, subject, reason, detail, prev_hash, hash, mac) values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning seq",
             )
             .bind(&at)
             .bind(who)
@@ -94,6 +216,7 @@ impl Journal {
             .bind(&detail)
             .bind(&prev)
             .bind(&hash)
+            .bind(mac)
             .fetch_one(&mut *conn)
             .await?;
             Ok::<_, sqlx::Error>((seq, prev, hash))
@@ -102,6 +225,7 @@ impl Journal {
         match result {
             Ok((seq, prev_hash, hash)) => {
                 sqlx::query("commit").execute(&mut *conn).await?;
+                self.write_anchor(seq, &hash);
                 Ok(Entry {
                     seq,
                     at,
@@ -121,10 +245,38 @@ impl Journal {
         }
     }
 
-    /// Appends, logging instead of failing: the action it records has already happened.
+    /// Appends an entry for an action that has already happened: retried while the database
+    /// is busy, and if it still cannot be written, kept in the spool file (written first by
+    /// the next append) rather than lost.
     pub async fn record(&self, who: &str, kind: &str, subject: &str, reason: &str, detail: serde_json::Value) {
-        if let Err(e) = self.append(who, kind, subject, reason, detail).await {
-            tracing::error!(error = %e, kind, subject, "could not write the change journal");
+        let mut wait = std::time::Duration::from_millis(50);
+        for attempt in 0..5 {
+            match self.append(who, kind, subject, reason, detail.clone()).await {
+                Ok(_) => return,
+                Err(e) if attempt < 4 => {
+                    tracing::warn!(error = %e, kind, subject, attempt, "journal write failed; retrying");
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                }
+                Err(e) => tracing::error!(error = %e, kind, subject, "journal write failed; spooling the entry"),
+            }
+        }
+        let spooled = Spooled {
+            who: who.into(),
+            kind: kind.into(),
+            subject: subject.into(),
+            reason: reason.into(),
+            detail,
+        };
+        let written = self.spool_path().and_then(|path| {
+            use std::io::Write;
+            let line = serde_json::to_string(&spooled).ok()?;
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).ok()?;
+            writeln!(f, "{line}").ok()?;
+            f.sync_data().ok()
+        });
+        if written.is_none() {
+            tracing::error!(who, kind, subject, reason, detail = %spooled.detail, "journal entry could not be written or spooled");
         }
     }
 
@@ -159,7 +311,11 @@ impl Journal {
         )
         .fetch_all(&mut *tx)
         .await?;
+        let macs: Vec<Option<String>> = sqlx::query_scalar("select mac from journal order by seq")
+            .fetch_all(&mut *tx)
+            .await?;
         tx.commit().await?;
+        let mut keyed = false;
         let mut prev = GENESIS.to_string();
         let mut last_seq = 0i64;
         for (i, (seq, at, who, kind, subject, reason, detail, prev_hash, hash)) in rows.iter().enumerate() {
@@ -178,8 +334,43 @@ impl Journal {
             if hash_of(&prev, at, who, kind, subject, reason, detail) != *hash {
                 return broken("its content does not match its hash (edited)");
             }
+            if let Some(key) = &self.key {
+                match macs.get(i).cloned().flatten() {
+                    Some(mac) if mac == hmac_hex(key, hash) => keyed = true,
+                    Some(_) => return broken("its MAC does not match the key (the chain was rewritten)"),
+                    // Entries from before the key was configured carry none; after the first
+                    // authenticated entry every one must.
+                    None if keyed => return broken("has no MAC although earlier entries do (rewritten)"),
+                    None => {}
+                }
+            }
             prev = hash.clone();
             last_seq = *seq;
+        }
+        if let Some(anchor) = self.read_anchor() {
+            let broken = |seq: i64, why: String| {
+                Ok(Verification {
+                    entries: rows.len(),
+                    broken: Some((seq, why)),
+                })
+            };
+            if anchor.seq > last_seq {
+                return broken(
+                    anchor.seq,
+                    format!(
+                        "truncated: the anchor outside the database says the journal reached #{}, it ends at #{last_seq}",
+                        anchor.seq
+                    ),
+                );
+            }
+            if let Some((_, _, _, _, _, _, _, _, hash)) = rows.iter().find(|r| r.0 == anchor.seq) {
+                if *hash != anchor.hash {
+                    return broken(
+                        anchor.seq,
+                        "rewritten: the entry differs from the anchor written outside the database".into(),
+                    );
+                }
+            }
         }
         Ok(Verification {
             entries: rows.len(),
@@ -251,6 +442,116 @@ mod tests {
         let v = j.verify().await.unwrap();
         assert_eq!(v.broken.as_ref().map(|(s, _)| *s), Some(5));
         assert!(v.broken.unwrap().1.contains("missing"));
+    }
+
+    /// Issue 11: deleting the newest rows was undetectable and their sequence numbers were
+    /// handed out again; a whole-chain rewrite verified. The anchor and the key catch both.
+    #[tokio::test]
+    async fn truncation_and_a_rewritten_chain_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = crate::db::open(&dir.path().join("j.db")).await.unwrap();
+        let key = Some(b"a key kept away from the database".to_vec());
+        let j = Journal::new(pool.clone())
+            .with_anchor(dir.path().join("journal.head"))
+            .with_key(key.clone());
+        for i in 0..4 {
+            j.append("ops", "serve", "qwen", &format!("r{i}"), serde_json::json!({}))
+                .await
+                .unwrap();
+        }
+        assert_eq!(j.verify().await.unwrap().broken, None);
+        assert_eq!(j.read_anchor().map(|a| a.seq), Some(4));
+        // Someone with the file drops the newest two rows.
+        sqlx::query("drop trigger journal_no_delete")
+            .execute(&pool)
+            .await
+            .unwrap();
+        sqlx::query("delete from journal where seq > 2")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let v = j.verify().await.unwrap();
+        assert!(
+            v.broken.as_ref().is_some_and(|(_, why)| why.contains("truncated")),
+            "{v:?}"
+        );
+        // ... and the numbers are not handed out again.
+        let unanchored = Journal::new(pool.clone());
+        let e = unanchored
+            .append("x", "serve", "qwen", "", serde_json::json!({}))
+            .await
+            .unwrap();
+        assert_eq!(e.seq, 5, "AUTOINCREMENT: deleted numbers are not reused");
+
+        // A whole-chain rewrite (every hash recomputed) without the key.
+        sqlx::query("drop trigger journal_no_update")
+            .execute(&pool)
+            .await
+            .unwrap();
+        sqlx::query("delete from journal").execute(&pool).await.unwrap();
+        // A careful forger also resets the sequence, so no gap gives the rewrite away.
+        sqlx::query("delete from sqlite_sequence where name = 'journal'")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let forger = Journal::new(pool.clone());
+        forger
+            .append("ops", "serve", "qwen", "nothing to see", serde_json::json!({}))
+            .await
+            .unwrap();
+        let keyed = Journal::new(pool.clone()).with_key(key);
+        let v = keyed.verify().await.unwrap();
+        assert_eq!(
+            v.broken.as_ref().map(|b| b.0),
+            None,
+            "unkeyed entries alone: nothing to compare"
+        );
+        sqlx::query("update journal set mac = 'forged'")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let v = keyed.verify().await.unwrap();
+        assert!(v.broken.as_ref().is_some_and(|(_, why)| why.contains("MAC")), "{v:?}");
+    }
+
+    /// Issue 11: a journal write that failed was only logged. Now it is retried, then spooled,
+    /// and the next append writes it first.
+    #[tokio::test]
+    async fn an_entry_the_database_refuses_is_spooled_and_written_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.db");
+        let pool = crate::db::open(&path).await.unwrap();
+        let anchor = dir.path().join("journal.head");
+        pool.close().await;
+        Journal::new(pool)
+            .with_anchor(anchor.clone())
+            .record(
+                "ops",
+                "stop",
+                "qwen",
+                "while the database was down",
+                serde_json::json!({"ok": true}),
+            )
+            .await;
+        assert!(anchor.with_extension("pending.jsonl").exists());
+        let j = Journal::new(crate::db::open(&path).await.unwrap()).with_anchor(anchor.clone());
+        j.append("ops", "serve", "qwen", "later", serde_json::json!({}))
+            .await
+            .unwrap();
+        let all = j.list(None, None, 10).await.unwrap();
+        let kinds: Vec<&str> = all.iter().rev().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["stop", "serve"], "in order, the spooled one first");
+        assert_eq!(all[1].detail["spooled"], true);
+        assert!(!anchor.with_extension("pending.jsonl").exists());
+        assert_eq!(j.verify().await.unwrap().broken, None);
+    }
+
+    #[test]
+    fn hmac_matches_rfc_4231_case_2() {
+        assert_eq!(
+            hmac_hex(b"Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
     }
 
     #[test]

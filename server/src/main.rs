@@ -9,6 +9,7 @@ fn main() {
         let code = match argv.get(2).map(String::as_str) {
             Some("vllm") => server::sim::main(app::domain::engine::EngineKind::Vllm, &argv[3..]),
             Some("sglang") => server::sim::main(app::domain::engine::EngineKind::Sglang, &argv[3..]),
+            Some("worker") => server::sim::worker_main(),
             _ => {
                 eprintln!("usage: roofline sim vllm serve MODEL [vLLM flags] | roofline sim sglang --model-path M [SGLang flags]");
                 2

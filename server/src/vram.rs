@@ -59,10 +59,16 @@ fn header_of(path: &Path) -> Result<String, VramError> {
 /// Parameter estimate from the shape (attention, MLP or experts, embeddings), for model
 /// directories without weights files (the demo's).
 pub fn estimated_weight_bytes(m: &ModelShape) -> u64 {
-    let attn =
-        m.hidden * m.heads * m.head_dim + 2 * m.hidden * m.kv_heads * m.head_dim + m.heads * m.head_dim * m.hidden;
-    let mlp = 3 * m.hidden * m.intermediate * m.experts.unwrap_or(1);
-    (m.layers * (attn + mlp) + 2 * m.vocab * m.hidden) * m.dtype_bytes
+    // Saturating: the shape comes from an untrusted config.json (bounded when parsed, but a
+    // product of bounded fields can still pass 64 bits for absurd, in-bound combinations).
+    let mul = |xs: &[u64]| xs.iter().fold(1u64, |a, x| a.saturating_mul(*x));
+    let attn = mul(&[m.hidden, m.heads, m.head_dim])
+        .saturating_add(mul(&[2, m.hidden, m.kv_heads, m.head_dim]))
+        .saturating_add(mul(&[m.heads, m.head_dim, m.hidden]));
+    let mlp = mul(&[3, m.hidden, m.intermediate, m.experts.unwrap_or(1)]);
+    mul(&[m.layers, attn.saturating_add(mlp)])
+        .saturating_add(mul(&[2, m.vocab, m.hidden]))
+        .saturating_mul(m.dtype_bytes)
 }
 
 /// Reads a model directory's shape and weight size.

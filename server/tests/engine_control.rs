@@ -228,3 +228,42 @@ async fn stop_escalates_to_sigkill_after_the_grace_period() {
     );
     assert!(!pid_alive(pid));
 }
+
+/// Issue 11: stop waited for the leader only; TP workers that ignore SIGTERM (stuck in a CUDA
+/// call) survived with the GPU memory. Now the whole process group is gone when stop returns.
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_ends_every_worker_of_a_tp_engine_even_those_that_ignore_sigterm() {
+    let env = Env::new();
+    let port = free_port();
+    env.vllm_profile(
+        "tp2",
+        port,
+        "TENSOR_PARALLEL=2\nENV_ROOFLINE_SIM_WORKERS_IGNORE_SIGTERM=1\n",
+    );
+    let pid = env.serve_ok("tp2")["pid"].as_i64().unwrap() as i32;
+    let members = || server::control::procfs::group_members(pid);
+    assert!(members().len() >= 2, "leader and a worker: {:?}", members());
+    let out = env.run(&["stop", "--profile", "tp2", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"], "stopped", "{v}");
+    assert_eq!(v["killed"], true, "the worker needed SIGKILL: {v}");
+    assert!(members().is_empty(), "survivors in the engine's group: {:?}", members());
+}
+
+/// Issue 11: the console's files are its own, whatever the caller's umask.
+#[test]
+fn the_database_and_state_are_private_to_the_console() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.vllm_profile("p", free_port(), "");
+    let mode = std::fs::metadata(env.data().join("roofline.db"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o077, 0, "roofline.db is {mode:o}");
+    let head = std::fs::metadata(env.data().join("journal.head"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(head & 0o077, 0, "journal.head is {head:o}");
+}

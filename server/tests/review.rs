@@ -128,6 +128,13 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
     assert_eq!(status, 403);
     let (status, body) = alice.call("start_change_gate", &format!("id={id}")).await;
     assert_eq!(status, 200, "{body}");
+    // While the gate holds the profile, nobody serves, stops or restarts it under the gate
+    // (it would test the wrong profile), from the CLI or the engine page.
+    let out = env.run(&["stop", "--profile", "ed"]);
+    assert_eq!(out.status.code(), Some(1), "{:?}", str(&out));
+    assert!(str(&out).1.contains("gate holds"), "{:?}", str(&out));
+    let (status, body) = alice.call("run_engine_action", "profile=ed&action=restart").await;
+    assert!(status >= 400 && body.contains("gate holds"), "{status} {body}");
     let done = settle(&alice, id).await;
     assert_eq!(done["summary"]["state"], "active", "{done}");
     let steps: Vec<&str> = done["gate"]["steps"]

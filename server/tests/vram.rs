@@ -96,3 +96,39 @@ async fn the_engine_page_compares_the_logged_kv_cache_with_the_prediction() {
     let html = text(vera.get("/engines/v")).await;
     assert!(html.contains("data-testid=\"kv-check\""));
 }
+
+/// Issue 11: `roofline vram --config` with a large `hidden_size` panicked on a multiply
+/// overflow. A config.json is untrusted: the implausible field is named, exit 2.
+#[test]
+fn an_implausible_config_is_refused_naming_the_field_not_a_panic() {
+    let env = Env::new();
+    let cfg = env.data().join("big.json");
+    std::fs::write(
+        &cfg,
+        r#"{"num_hidden_layers": 64, "hidden_size": 1000000000000000, "num_attention_heads": 64, "vocab_size": 32000}"#,
+    )
+    .unwrap();
+    let out = env.run(&["vram", "--config", cfg.to_str().unwrap(), "--gpu-gib", "80"]);
+    let (stdout, stderr) = str(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("hidden_size") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    // Huge but in-bound values never panic either.
+    std::fs::write(
+        &cfg,
+        r#"{"num_hidden_layers": 4096, "hidden_size": 262144, "num_attention_heads": 16384, "head_dim": 16384, "intermediate_size": 2097152, "num_experts": 16384, "vocab_size": 8388608}"#,
+    )
+    .unwrap();
+    let out = env.run(&[
+        "vram",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--gpu-gib",
+        "80",
+        "--ctx",
+        "134217728",
+    ]);
+    assert!(!str(&out).1.contains("panicked"), "{}", str(&out).1);
+}

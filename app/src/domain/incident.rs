@@ -222,6 +222,27 @@ pub fn window_summary(lang: Lang, points: &[Point]) -> String {
 }
 
 /// The postmortem as Markdown, in `lang`, with the runbook's fields.
+/// Text from operators, alerts and engine logs, made literal for Markdown: every ASCII
+/// punctuation mark a renderer could read as syntax is backslash-escaped (CommonMark renders
+/// `\x` as `x`), so a note cannot become a link, an image that fetches from outside, HTML or
+/// a heading. Single-line contexts fold newlines into spaces.
+pub fn md_escape(text: &str, keep_newlines: bool) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for c in text.chars() {
+        match c {
+            '\n' if keep_newlines => out.push('\n'),
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c if c.is_ascii_punctuation() => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 pub fn postmortem_markdown(lang: Lang, inc: &Incident) -> String {
     let t = |k: &str| tr(lang, k);
     let mut md = String::new();
@@ -249,13 +270,22 @@ pub fn postmortem_markdown(lang: Lang, inc: &Incident) -> String {
     ));
     let field = |md: &mut String, key: &str, text: &str| {
         md.push_str(&format!("## {}\n\n", t(key)));
-        md.push_str(if text.trim().is_empty() { "—" } else { text.trim() });
+        if text.trim().is_empty() {
+            md.push('—');
+        } else {
+            md.push_str(&md_escape(text.trim(), true));
+        }
         md.push_str("\n\n");
     };
     field(&mut md, "postmortem-symptom", &inc.postmortem.symptom);
     md.push_str(&format!("## {}\n\n", t("postmortem-timeline")));
     for e in &inc.timeline {
-        md.push_str(&format!("- {} · {} · {}\n", e.at, e.who, entry_text(lang, &e.entry)));
+        md.push_str(&format!(
+            "- {} · {} · {}\n",
+            md_escape(&e.at, false),
+            md_escape(&e.who, false),
+            md_escape(&entry_text(lang, &e.entry), false)
+        ));
     }
     md.push('\n');
     md.push_str(&format!("## {}\n\n", t("postmortem-metrics")));
@@ -274,7 +304,7 @@ pub fn postmortem_markdown(lang: Lang, inc: &Incident) -> String {
         md.push_str(&format!("## {}\n\n", t("incident-diagnosis")));
         md.push_str(&format!("**{}**\n\n", t(&format!("rule-{}-diagnosis", f.rule.id()))));
         for r in &f.evidence {
-            md.push_str(&format!("- {}\n", reading_text(lang, r)));
+            md.push_str(&format!("- {}\n", md_escape(&reading_text(lang, r), false)));
         }
         md.push('\n');
     }
@@ -282,7 +312,7 @@ pub fn postmortem_markdown(lang: Lang, inc: &Incident) -> String {
     field(&mut md, "postmortem-what-changed", &inc.postmortem.what_changed);
     if !inc.evidence.recent_changes.is_empty() {
         for c in &inc.evidence.recent_changes {
-            md.push_str(&format!("- {}\n", c.what));
+            md.push_str(&format!("- {}\n", md_escape(&c.what, false)));
         }
         md.push('\n');
     }
@@ -331,6 +361,33 @@ mod tests {
                 ..Default::default()
             },
         }
+    }
+
+    /// Issue 11: notes, alert names, log lines and the postmortem fields went into the
+    /// Markdown as they were: a note could be a link, an image fetched from outside, or HTML.
+    #[test]
+    fn markdown_export_makes_user_text_literal() {
+        let mut inc = incident();
+        inc.timeline.push(TimelineEntry {
+            at: "2026-12-02T03:02:00Z".into(),
+            who: "alertmanager".into(),
+            entry: Entry::Note {
+                text: "![x](http://evil.example/p.png) <script>alert(1)</script>\n# not a heading".into(),
+            },
+        });
+        inc.postmortem.root_cause = "[click](http://evil.example)\n<img src=x onerror=y>".into();
+        let md = postmortem_markdown(Lang::En, &inc);
+        // Unescaped: an occurrence not preceded by a backslash.
+        let unescaped = |raw: &str| md.match_indices(raw).any(|(i, _)| !md[..i].ends_with('\\'));
+        for raw in ["![x](", "<script>", "[click](", "<img", "\n# not a heading"] {
+            assert!(!unescaped(raw), "{raw:?} left as Markdown/HTML in:\n{md}");
+        }
+        assert!(md.contains("\\!\\[x\\]\\(http"), "{md}");
+        assert!(md.contains("\\<script\\>"), "{md}");
+        // Still readable: the text is there, escaped, and the root cause keeps its lines.
+        assert!(md.contains("evil\\.example"), "{md}");
+        assert_eq!(md_escape("a\nb", true), "a\nb");
+        assert_eq!(md_escape("a\nb", false), "a b");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod envfile;
 pub mod flagmap;
 pub mod gpu;
 pub mod help_flags;
+mod hostile;
 pub mod incident;
 pub mod launch;
 pub mod logscan;

@@ -26,6 +26,8 @@ pub enum VramError {
     Safetensors(String),
     #[error("{field}: {detail}")]
     Input { field: String, detail: String },
+    #[error("config.json: `{field}` = {value} is not a plausible model dimension (at most {max})")]
+    Implausible { field: String, value: String, max: u64 },
 }
 
 /// The facts of a model's config.json that the calculation needs.
@@ -55,10 +57,50 @@ fn uint(v: &serde_json::Value, key: &str) -> Option<u64> {
     v.get(key).and_then(|x| x.as_u64()).filter(|n| *n > 0)
 }
 
+/// The largest value each config.json field may take: far above any real model, low enough
+/// that every product the calculator forms fits in 64 bits. A config.json is untrusted input;
+/// a value beyond these is refused with the field named, not multiplied.
+const FIELD_MAX: &[(&str, u64)] = &[
+    ("num_hidden_layers", 1 << 12),
+    ("hidden_size", 1 << 18),
+    ("num_attention_heads", 1 << 14),
+    ("num_key_value_heads", 1 << 14),
+    ("head_dim", 1 << 14),
+    ("intermediate_size", 1 << 21),
+    ("vocab_size", 1 << 23),
+    ("max_position_embeddings", 1 << 27),
+    ("sliding_window", 1 << 27),
+    ("kv_lora_rank", 1 << 16),
+    ("qk_rope_head_dim", 1 << 14),
+    ("num_experts", 1 << 14),
+    ("num_local_experts", 1 << 14),
+    ("n_routed_experts", 1 << 14),
+];
+
+/// Checks every bounded field of a config object before anything reads it.
+fn check_bounds(v: &serde_json::Value) -> Result<(), VramError> {
+    for (field, max) in FIELD_MAX {
+        if let Some(x) = v.get(*field) {
+            let ok = x.as_u64().is_some_and(|n| n <= *max)
+                || x.is_null()
+                || (x.as_f64().is_some_and(|f| f >= 0.0 && f <= *max as f64));
+            if !ok {
+                return Err(VramError::Implausible {
+                    field: (*field).to_string(),
+                    value: x.to_string().chars().take(40).collect(),
+                    max: *max,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads a config.json (multimodal configs nest the language model in `text_config`).
 pub fn parse_config(text: &str) -> Result<ModelShape, VramError> {
     let root: serde_json::Value = serde_json::from_str(text).map_err(|e| VramError::Json(e.to_string()))?;
     let v = root.get("text_config").filter(|t| t.is_object()).unwrap_or(&root);
+    check_bounds(v)?;
     let need = |k: &str| uint(v, k).ok_or_else(|| VramError::Field(k.to_string()));
     let layers = need("num_hidden_layers")?;
     let hidden = need("hidden_size")?;
@@ -208,8 +250,26 @@ impl Inputs {
         if !(self.util > 0.0 && self.util <= 1.0) {
             return bad("--util", "must be in (0, 1]");
         }
-        if self.ctx == 0 {
-            return bad("--ctx", "must be a positive number of tokens");
+        if self.ctx == 0 || self.ctx > 1 << 27 {
+            return bad("--ctx", "must be a positive number of tokens, at most 134217728");
+        }
+        if self.tp > 4096 {
+            return bad("--tp", "must be at most 4096");
+        }
+        if self.gpu_gib > 1e6 {
+            return bad("--gpu-gib", "must be at most 1000000");
+        }
+        if self.concurrency.is_some_and(|c| c > 1 << 32) {
+            return bad("--concurrency", "must be at most 4294967296");
+        }
+        if self
+            .activation_gib
+            .is_some_and(|a| !(a.is_finite() && (0.0..=1e6).contains(&a)))
+        {
+            return bad("--activation-gib", "must be a number of GiB from 0 to 1000000");
+        }
+        if !(self.non_torch_gib.is_finite() && (0.0..=1e6).contains(&self.non_torch_gib)) {
+            return bad("--non-torch-gib", "must be a number of GiB from 0 to 1000000");
         }
         Ok(())
     }
@@ -337,8 +397,9 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
             b
         }
     };
-    let full = per_layer * full_layers;
-    let sliding = per_layer * swa_layers;
+    // Bounded shapes keep these in range; saturating all the same (a config is untrusted).
+    let full = per_layer.saturating_mul(full_layers);
+    let sliding = per_layer.saturating_mul(swa_layers);
     a.push(format!(
         "per token = {per_layer} B × {full_layers} full-attention layers = {full} B"
     ));
@@ -349,7 +410,10 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
     }
     let budget_bytes = (budget.max(0.0) * GIB) as u64;
     // Memory one request of `ctx` tokens needs.
-    let per_request = |ctx: u64| full * ctx + sliding * ctx.min(window.max(1));
+    let per_request = |ctx: u64| {
+        full.saturating_mul(ctx)
+            .saturating_add(sliding.saturating_mul(ctx.min(window.max(1))))
+    };
     // When every layer slides, capacity in tokens is what the window layers can hold.
     let kv_tokens = budget_bytes
         .checked_div(full)
@@ -372,7 +436,7 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
     ));
     // The longest single request: full layers take every token, sliding ones up to the window.
     let max_ctx = budget_bytes
-        .saturating_sub(sliding * window)
+        .saturating_sub(sliding.saturating_mul(window))
         .checked_div(full)
         .map_or(m.max_position, |t| t.min(m.max_position));
     let verdict = if budget <= 0.0 {

@@ -22,7 +22,15 @@ fn reload_to(path: &str) {
 /// Only same-site paths are followed after signing in (no open redirect).
 pub fn safe_next(next: Option<String>) -> String {
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n,
+        // Browsers drop tabs and newlines from URLs: `/\t/evil.example` is `//evil.example`.
+        Some(n)
+            if n.starts_with('/')
+                && !n.starts_with("//")
+                && !n.contains('\\')
+                && !n.chars().any(|c| c.is_control() || c.is_whitespace()) =>
+        {
+            n
+        }
         _ => "/".into(),
     }
 }
@@ -260,5 +268,8 @@ mod tests {
         assert_eq!(safe_next(Some("https://evil.example".into())), "/");
         assert_eq!(safe_next(Some("/\\evil".into())), "/");
         assert_eq!(safe_next(None), "/");
+        assert_eq!(safe_next(Some("/\t/evil.example".into())), "/");
+        assert_eq!(safe_next(Some("/\n/evil.example".into())), "/");
+        assert_eq!(safe_next(Some("/ /evil.example".into())), "/");
     }
 }

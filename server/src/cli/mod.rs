@@ -225,6 +225,9 @@ pub type ConsoleServer = fn(
 
 /// Parses the command line and runs the command; returns the exit code.
 pub fn main(console: ConsoleServer) -> i32 {
+    // The database (accounts, sessions, the journal), engine state and logs are the
+    // console's alone: files 0600, directories 0700, whatever the caller's umask.
+    nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
     load_inference_env();
     let cli = match Cli::try_parse() {
         Ok(c) => c,

@@ -59,6 +59,8 @@ pub enum ControlError {
     PortBusy { port: u16, owner: String },
     #[error("a serve or stop of {0} is already in progress")]
     Busy(String),
+    #[error("a change's gate holds {0}: serve, stop and restart wait until the gate ends")]
+    Gated(String),
     #[error("{profile} exited before it became healthy (exit: {exit})")]
     StartupFailed {
         profile: String,
@@ -133,6 +135,12 @@ pub enum Running {
     Gone(EngineRecord),
 }
 
+/// A change's gate's hold on a profile ([`EngineControl::hold_for_gate`]); released on drop.
+pub struct GateHold {
+    profile: String,
+    _lock: nix::fcntl::Flock<std::fs::File>,
+}
+
 /// Engine control over one data directory.
 #[derive(Clone)]
 pub struct EngineControl {
@@ -155,6 +163,8 @@ impl EngineControl {
     /// The change journal in this data dir's database.
     pub fn journal(&self) -> crate::journal::Journal {
         crate::journal::Journal::new(self.store.pool())
+            .with_anchor(self.data.root.join("journal.head"))
+            .with_key(self.data.journal_key())
     }
 
     pub fn dir(&self, profile: &str) -> PathBuf {
@@ -321,9 +331,71 @@ impl EngineControl {
         self.serve_as(name, None, progress).await
     }
 
+    /// Holds a profile for a change's gate (an exclusive lock file in its state dir, so the
+    /// CLI and every console on the host see it): until the hold is dropped, serve, stop and
+    /// restart of the profile are refused, and a second gate cannot start.
+    pub fn hold_for_gate(&self, profile: &str) -> Result<GateHold, ControlError> {
+        std::fs::create_dir_all(self.dir(profile))?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir(profile).join("gate.lock"))?;
+        let lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+            .map_err(|_| ControlError::Gated(profile.to_string()))?;
+        Ok(GateHold {
+            profile: profile.to_string(),
+            _lock: lock,
+        })
+    }
+
+    /// Whether a gate holds the profile now.
+    pub fn gate_held(&self, profile: &str) -> bool {
+        let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .open(self.dir(profile).join("gate.lock"))
+        else {
+            return false;
+        };
+        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockSharedNonblock).is_err()
+    }
+
+    fn refuse_if_gated(&self, profile: &str) -> Result<(), ControlError> {
+        if self.gate_held(profile) {
+            Err(ControlError::Gated(profile.to_string()))
+        } else {
+            Ok(())
+        }
+    }
+
     /// Serves a profile from a candidate body instead of the stored one (the gate of a
     /// change: same name, state dir and port, so the candidate runs where the active did).
     pub async fn serve_as(
+        &self,
+        name: &str,
+        candidate: Option<Profile>,
+        progress: impl FnMut(&Progress) + Send,
+    ) -> Result<ServeOutcome, ControlError> {
+        self.refuse_if_gated(name)?;
+        self.serve_inner(name, candidate, progress).await
+    }
+
+    /// Serves under a gate's hold (the candidate, or the previous profile when restoring).
+    pub async fn serve_held(
+        &self,
+        hold: &GateHold,
+        candidate: Option<Profile>,
+        progress: impl FnMut(&Progress) + Send,
+    ) -> Result<ServeOutcome, ControlError> {
+        self.serve_inner(&hold.profile, candidate, progress).await
+    }
+
+    /// Stops under a gate's hold.
+    pub async fn stop_held(&self, hold: &GateHold) -> Result<StopOutcome, ControlError> {
+        self.stop_inner(&hold.profile).await
+    }
+
+    async fn serve_inner(
         &self,
         name: &str,
         candidate: Option<Profile>,
@@ -461,7 +533,7 @@ impl EngineControl {
             }
             if started.elapsed() > timeout {
                 let last_lines = logs::tail(&log_path, FAILURE_LINES).unwrap_or_default();
-                let _ = self.stop(name).await;
+                let _ = self.stop_inner(name).await;
                 return Err(ControlError::Timeout {
                     profile: name.into(),
                     timeout_s: timeout.as_secs(),
@@ -474,12 +546,18 @@ impl EngineControl {
 
     /// Stop, then serve the stored profile (which may have changed since the engine started).
     pub async fn restart(&self, name: &str) -> Result<ServeOutcome, ControlError> {
+        self.refuse_if_gated(name)?;
         self.stop(name).await?;
         self.serve(name, |_| {}).await
     }
 
     /// SIGTERM to the engine's process group, SIGKILL after the grace period.
     pub async fn stop(&self, name: &str) -> Result<StopOutcome, ControlError> {
+        self.refuse_if_gated(name)?;
+        self.stop_inner(name).await
+    }
+
+    async fn stop_inner(&self, name: &str) -> Result<StopOutcome, ControlError> {
         let record = match self.running(name) {
             Some(Running::Alive(r)) => r,
             Some(Running::Gone(_)) | None => {
@@ -487,15 +565,22 @@ impl EngineControl {
                 return Ok(StopOutcome::NotRunning);
             }
         };
+        // The whole process group: a TP engine's workers hold GPU memory (and may hold the
+        // port) after the leader exits, and a worker stuck in a CUDA call ignores SIGTERM.
         let group = Pid::from_raw(record.pid);
         let _ = killpg(group, Signal::SIGTERM);
         let deadline = Instant::now() + Duration::from_secs(self.data.config.stop_grace_s);
         let mut killed = false;
-        while procfs::alive(record.pid) {
+        let remaining = || procfs::alive(record.pid) || !procfs::group_members(record.pid).is_empty();
+        while remaining() {
             if Instant::now() > deadline {
                 let _ = killpg(group, Signal::SIGKILL);
                 killed = true;
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                // SIGKILL cannot be ignored; the kernel still needs a moment to release them.
+                let hard = Instant::now() + Duration::from_secs(10);
+                while remaining() && Instant::now() < hard {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

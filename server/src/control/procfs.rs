@@ -26,6 +26,30 @@ pub fn stat(pid: i32) -> Option<ProcStat> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// Every live process whose process group is `pgid` (field 5 of `/proc/PID/stat`): an
+/// engine's workers live in its group, and a stop is done only when all of them are gone.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|t| {
+                    let after = &t[t.rfind(')')? + 1..];
+                    let f: Vec<&str> = after.split_whitespace().collect();
+                    let state = f.first()?.chars().next()?;
+                    let group: i32 = f.get(2)?.parse().ok()?;
+                    Some(group == pgid && state != 'Z' && state != 'X')
+                })
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
 /// Alive means present and not a zombie waiting to be reaped.
 pub fn alive(pid: i32) -> bool {
     stat(pid).is_some_and(|s| s.state != 'Z' && s.state != 'X')

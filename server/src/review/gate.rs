@@ -6,6 +6,7 @@
 
 use super::store::ChangeRow;
 use super::{parse_profile, Changes};
+use crate::control::GateHold;
 use crate::runs::{Runs, Target};
 use app::domain::bench::{BenchParams, Endpoint};
 use app::domain::review::{self, ChangeState, GateCheck, GateReport, GateStep};
@@ -18,26 +19,26 @@ impl Changes {
     }
 
     /// Runs the gate of an approved change (already moved to `Gating`) to its end.
-    pub(super) async fn run_gate(&self, row: ChangeRow, who: String) {
+    pub(super) async fn run_gate(&self, row: ChangeRow, who: String, hold: GateHold) {
         let name = row.profile.clone();
         let mut report = GateReport::default();
         let candidate = match parse_profile(&name, &row.env) {
             Ok(p) => p,
             Err(e) => {
                 report.steps.push(step("serve", Some(false), e.to_string()));
-                return self.finish_gate(row, who, report, false).await;
+                return self.finish_gate(&hold, row, who, report, false).await;
             }
         };
         let was_running = self.control.is_running(&name);
         report.steps.push(step("serve", None, String::new()));
         self.save_gate(row.id, &report).await;
         if was_running {
-            if let Err(e) = self.control.stop(&name).await {
+            if let Err(e) = self.control.stop_held(&hold).await {
                 set_last(&mut report, Some(false), format!("stopping the active engine: {e}"));
-                return self.finish_gate(row, who, report, was_running).await;
+                return self.finish_gate(&hold, row, who, report, was_running).await;
             }
         }
-        let served = self.control.serve_as(&name, Some(candidate.clone()), |_| {}).await;
+        let served = self.control.serve_held(&hold, Some(candidate.clone()), |_| {}).await;
         let resolved = match (served, self.control.resolve_as(&name, Some(candidate.clone())).await) {
             (Ok(outcome), Ok(resolved)) => {
                 let (key, pid) = match outcome {
@@ -55,7 +56,7 @@ impl Changes {
             }
             (Err(e), _) | (Ok(_), Err(e)) => {
                 set_last(&mut report, Some(false), e.to_string());
-                return self.finish_gate(row, who, report, was_running).await;
+                return self.finish_gate(&hold, row, who, report, was_running).await;
             }
         };
         let target = Target::profile(resolved);
@@ -83,7 +84,7 @@ impl Changes {
             set_outcome(&mut report, true, "health-ok", &args, detail);
         } else {
             set_last(&mut report, Some(false), detail);
-            return self.finish_gate(row, who, report, was_running).await;
+            return self.finish_gate(&hold, row, who, report, was_running).await;
         }
 
         report.steps.push(step("smoke", None, String::new()));
@@ -110,7 +111,7 @@ impl Changes {
         )
         .await;
         if !smoke_passed {
-            return self.finish_gate(row, who, report, was_running).await;
+            return self.finish_gate(&hold, row, who, report, was_running).await;
         }
 
         report.steps.push(step("bench", None, String::new()));
@@ -173,7 +174,7 @@ impl Changes {
         )
         .await;
         if !bench_passed {
-            return self.finish_gate(row, who, report, was_running).await;
+            return self.finish_gate(&hold, row, who, report, was_running).await;
         }
         // Every check held. Right before activation the change must still be what was approved
         // and gated, and not stale; profile and state are then written in one transaction.
@@ -187,7 +188,7 @@ impl Changes {
         };
         if let Some(why) = refusal {
             report.steps.push(step("activate", Some(false), why));
-            return self.finish_gate(row, who, report, was_running).await;
+            return self.finish_gate(&hold, row, who, report, was_running).await;
         }
         report.passed = Some(true);
         self.save_gate(row.id, &report).await;
@@ -202,17 +203,23 @@ impl Changes {
         .await;
         if !was_running {
             // The gate leaves the engine as it found it.
-            let _ = self.control.stop(&name).await;
+            let _ = self.control.stop_held(&hold).await;
         }
     }
 
     /// A failed gate: stop the candidate, serve the previous profile if it was running.
-    pub(super) async fn finish_gate(&self, row: ChangeRow, who: String, mut report: GateReport, was_running: bool) {
-        let name = row.profile.clone();
+    pub(super) async fn finish_gate(
+        &self,
+        hold: &GateHold,
+        row: ChangeRow,
+        who: String,
+        mut report: GateReport,
+        was_running: bool,
+    ) {
         report.passed = Some(false);
-        let _ = self.control.stop(&name).await;
+        let _ = self.control.stop_held(hold).await;
         if was_running {
-            let restored = self.control.serve(&name, |_| {}).await;
+            let restored = self.control.serve_held(hold, None, |_| {}).await;
             report.steps.push(step("restore", None, String::new()));
             match restored {
                 Ok(o) => {

@@ -405,12 +405,18 @@ impl ChangeService for Changes {
                     row.profile
                 )));
             }
+            // One gate per profile, across consoles and the CLI: the hold is taken before the
+            // state moves, and kept until the gate has finished.
+            let hold = self
+                .control
+                .hold_for_gate(&row.profile)
+                .map_err(|e| ApiError::Invalid(e.to_string()))?;
             self.transition(&row, to).await?;
             let _ = self.store.add_event(id, &caller.name, "gate-started", "").await;
             self.save_gate(id, &app::domain::review::GateReport::default()).await;
             let this = self.clone();
             let who = caller.name.clone();
-            tokio::spawn(async move { this.run_gate(row, who).await });
+            tokio::spawn(async move { this.run_gate(row, who, hold).await });
             Ok(())
         })
     }

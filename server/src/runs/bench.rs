@@ -131,13 +131,18 @@ pub enum BenchError {
     BadRate,
     #[error("--burstiness must be positive")]
     BadBurstiness,
+    #[error("{field} must be at most {max}")]
+    TooLarge { field: &'static str, max: u64 },
 }
 
-/// Runs the benchmark; `progress` is called as requests finish.
-pub async fn run(
-    p: &BenchParams,
-    progress: impl Fn(BenchProgress) + Send + Sync + 'static,
-) -> Result<(BenchSummary, Vec<RequestRecord>), BenchError> {
+/// The largest run the bench client takes (prompts are built in memory, one per request).
+const MAX_REQUESTS: u64 = 1_000_000;
+const MAX_CONCURRENCY: u64 = 100_000;
+const MAX_INPUT_LEN: u64 = 1 << 20;
+const MAX_OUTPUT_LEN: u64 = 1 << 20;
+
+/// Checks a run's parameters before anything is allocated; the error names the field.
+pub fn validate(p: &BenchParams) -> Result<(), BenchError> {
     if p.requests == 0 {
         return Err(BenchError::NoRequests);
     }
@@ -147,9 +152,29 @@ pub async fn run(
     if p.rate.is_nan() || p.rate <= 0.0 {
         return Err(BenchError::BadRate);
     }
-    if p.burstiness.is_nan() || p.burstiness <= 0.0 {
+    if p.burstiness.is_nan() || p.burstiness <= 0.0 || p.burstiness.is_infinite() {
         return Err(BenchError::BadBurstiness);
     }
+    for (field, value, max) in [
+        ("--requests", p.requests as u64, MAX_REQUESTS),
+        ("--warmup", p.warmup as u64, MAX_REQUESTS),
+        ("--concurrency", p.concurrency.unwrap_or(0) as u64, MAX_CONCURRENCY),
+        ("--input-len", p.input_len as u64, MAX_INPUT_LEN),
+        ("--output-len", u64::from(p.output_len), MAX_OUTPUT_LEN),
+    ] {
+        if value > max {
+            return Err(BenchError::TooLarge { field, max });
+        }
+    }
+    Ok(())
+}
+
+/// Runs the benchmark; `progress` is called as requests finish.
+pub async fn run(
+    p: &BenchParams,
+    progress: impl Fn(BenchProgress) + Send + Sync + 'static,
+) -> Result<(BenchSummary, Vec<RequestRecord>), BenchError> {
+    validate(p)?;
     let slots = p.concurrency.unwrap_or(p.requests.max(p.warmup));
     // A pool at least as large as the concurrency: no hidden cap of its own.
     let client = crate::engine::client_builder()

@@ -132,8 +132,54 @@ fn sleep_s(s: f64) -> tokio::time::Sleep {
     tokio::time::sleep(Duration::from_secs_f64(s.max(0.0)))
 }
 
+/// `roofline sim worker`: a tensor-parallel worker process, as vLLM's multiprocessing
+/// executor and SGLang's scheduler start them: in the engine's process group, holding (a
+/// share of) the GPU until it exits. With `ROOFLINE_SIM_WORKERS_IGNORE_SIGTERM=1` it ignores
+/// SIGTERM, like a worker stuck in a CUDA call: only SIGKILL ends it.
+pub fn worker_main() -> i32 {
+    let ignore = std::env::var("ROOFLINE_SIM_WORKERS_IGNORE_SIGTERM").is_ok_and(|v| v == "1");
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(_) => return 1,
+    };
+    rt.block_on(async move {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        loop {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                    if !ignore {
+                        return 0;
+                    }
+                }
+                None => std::future::pending::<()>().await,
+            }
+        }
+    })
+}
+
+/// Starts the TP ranks beyond the first as worker processes (they inherit our process group).
+fn spawn_workers(tp: u32) -> Vec<std::process::Child> {
+    let Ok(exe) = std::env::current_exe() else {
+        return Vec::new();
+    };
+    (1..tp.min(64))
+        .filter_map(|_| {
+            std::process::Command::new(&exe)
+                .args(["sim", "worker"])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .ok()
+        })
+        .collect()
+}
+
 async fn run(args: SimArgs) -> i32 {
     let kind = args.kind;
+    // Kept for the life of the engine; never waited on (stop is engine control's job).
+    let _workers = spawn_workers(args.tp);
     let log = Logger::new(kind);
     let delay = args.startup_delay_s;
     let gpu_gib: f64 = std::env::var("ROOFLINE_SIM_GPU_GIB")

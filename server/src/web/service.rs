@@ -99,9 +99,10 @@ pub fn api_error(e: ControlError) -> ApiError {
         ControlError::NoSuchProfile(p) => ApiError::NoSuchProfile(p),
         ControlError::NoSuchEngine { profile, engine, .. } => ApiError::NoSuchEngine { profile, engine },
         ControlError::PortBusy { port, owner } => ApiError::PortBusy { port, owner },
-        other @ (ControlError::ModelPath { .. } | ControlError::Busy(_) | ControlError::Refused { .. }) => {
-            ApiError::Invalid(other.to_string())
-        }
+        other @ (ControlError::ModelPath { .. }
+        | ControlError::Busy(_)
+        | ControlError::Gated(_)
+        | ControlError::Refused { .. }) => ApiError::Invalid(other.to_string()),
         other => internal(other),
     }
 }
@@ -153,6 +154,9 @@ impl ConsoleService for ConsoleServiceImpl {
         Box::pin(async move {
             let crate::control::Resolved { profile: p, kind, .. } =
                 self.control.resolve(&profile).await.map_err(api_error)?;
+            if self.control.gate_held(&profile) {
+                return Err(api_error(ControlError::Gated(profile)));
+            }
             let running = self.control.is_running(&profile);
             if action == EngineAction::Serve && !running {
                 let port = p.port.unwrap_or(kind.default_port());
@@ -256,11 +260,24 @@ impl ConsoleService for ConsoleServiceImpl {
                 return Err(ApiError::Invalid(format!("{profile} is not running; serve it first")));
             }
             if let Some(b) = &bench {
-                if b.requests == 0 || b.concurrency == 0 || b.requests > 100_000 || b.output_len == 0 {
-                    return Err(ApiError::Invalid(
-                        "bench: requests, concurrency and output length must be positive".into(),
-                    ));
+                if b.output_len == 0 {
+                    return Err(ApiError::Invalid("--output-len must be at least 1".into()));
                 }
+                let params = BenchParams {
+                    url: String::new(),
+                    model: String::new(),
+                    endpoint: Endpoint::Completions,
+                    requests: b.requests,
+                    concurrency: Some(b.concurrency),
+                    rate: f64::INFINITY,
+                    burstiness: 1.0,
+                    input_len: b.input_len,
+                    output_len: b.output_len,
+                    warmup: 0,
+                    seed: 0,
+                    goodput: None,
+                };
+                crate::runs::bench::validate(&params).map_err(|e| ApiError::Invalid(e.to_string()))?;
             }
             let kind = if bench.is_some() {
                 RunKind::Bench
@@ -291,7 +308,8 @@ impl ConsoleService for ConsoleServiceImpl {
             let target = crate::runs::Target::profile(resolved);
             let (control, registry) = (self.control.clone(), self.runs.clone());
             let runs = crate::runs::Runs::new(control.clone());
-            tokio::spawn(async move {
+            let watch = (self.runs.clone(), profile.clone());
+            let task = tokio::spawn(async move {
                 let (journal_kind, outcome) = match bench {
                     None => {
                         let (g, pr) = (registry.clone(), profile.clone());
@@ -358,6 +376,16 @@ impl ConsoleService for ConsoleServiceImpl {
                         Err(e) => s.error = Some(e),
                     }
                 });
+            });
+            // A run that panics must not leave the profile marked "running" until a restart.
+            tokio::spawn(async move {
+                if let Err(e) = task.await {
+                    tracing::error!(profile = %watch.1, error = %e, "a run ended abnormally");
+                    Self::set_run(&watch.0, &watch.1, |s| {
+                        s.running = false;
+                        s.error = Some("the run ended abnormally; the console's log has the details".into());
+                    });
+                }
             });
             Ok(())
         })

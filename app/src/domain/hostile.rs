@@ -1,0 +1,102 @@
+//! Every parser of outside input, fed hostile input: never a panic (issue 11). These are the
+//! bounded, stable-toolchain versions of the coverage-guided targets in `fuzz/`, and run in
+//! every `cargo test` (256 cases each; `PROPTEST_CASES` raises it).
+#![cfg(test)]
+
+use super::engine::EngineKind;
+use super::{envfile, help_flags, launch, logscan, profile, prometheus, signals, startup_failure, toolcall, vram};
+use proptest::prelude::*;
+
+/// Text that looks like the format (its punctuation and keywords) as often as it is noise.
+fn texty(alphabet: &'static str) -> impl Strategy<Value = String> {
+    prop_oneof![
+        proptest::collection::vec(proptest::sample::select(alphabet.chars().collect::<Vec<_>>()), 0..400)
+            .prop_map(|v| v.into_iter().collect()),
+        "\\PC{0,400}",
+    ]
+}
+
+fn big_number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<u64>().prop_map(|n| n.to_string()),
+        any::<i64>().prop_map(|n| n.to_string()),
+        any::<f64>().prop_map(|f| format!("{f:e}")),
+        Just("1e308".to_string()),
+        Just("-0".to_string()),
+        Just("18446744073709551616".to_string()),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn prometheus_text_never_panics(body in texty("vllm:_{}=\",# \n0123456789.+-eEInfNa\\le")) {
+        let parsed = prometheus::parse(&body);
+        let _ = signals::normalise(&parsed.samples);
+    }
+
+    #[test]
+    fn profile_files_never_panic_and_read_back(text in texty("ENGINE=MODEL_/'\"\\ $\n#-EXTRA_ARGS--hostTENSOR_PARALLEL0123")) {
+        let _ = envfile::parse(&text);
+        if let Ok((p, _)) = profile::Profile::from_env("p", &text) {
+            let back = profile::Profile::from_env("p", &p.to_env()).map(|(q, _)| q);
+            prop_assert_eq!(back.ok(), Some(p.clone()));
+            let policy = launch::Policy { models_root: Some("/models".into()), ..Default::default() };
+            for kind in [EngineKind::Vllm, EngineKind::Sglang] {
+                let _ = launch::check(&p, kind, &policy);
+            }
+        }
+    }
+
+    #[test]
+    fn model_configs_with_any_numbers_never_panic(
+        layers in big_number(), hidden in big_number(), heads in big_number(), kv in big_number(),
+        head_dim in big_number(), inter in big_number(), vocab in big_number(), experts in big_number(),
+        window in big_number(), ctx in any::<u64>(), tp in any::<u64>(),
+    ) {
+        let text = format!(
+            r#"{{"num_hidden_layers": {layers}, "hidden_size": {hidden}, "num_attention_heads": {heads},
+                "num_key_value_heads": {kv}, "head_dim": {head_dim}, "intermediate_size": {inter},
+                "vocab_size": {vocab}, "num_experts": {experts}, "sliding_window": {window},
+                "max_position_embeddings": 131072}}"#
+        );
+        if let Ok(shape) = vram::parse_config(&text) {
+            let inputs = vram::Inputs {
+                weights_bytes: 1 << 40, gpu_gib: 80.0, tp, util: 0.9, ctx,
+                kv_dtype: vram::KvDtype::Auto, concurrency: Some(ctx), activation_gib: None, non_torch_gib: 1.0,
+            };
+            let _ = vram::calculate(&shape, &inputs);
+        }
+    }
+
+    #[test]
+    fn safetensors_headers_never_panic(a in big_number(), b in big_number(), noise in "\\PC{0,100}") {
+        let header = format!(r#"{{"t": {{"dtype": "BF16", "shape": [1], "data_offsets": [{a}, {b}]}}, "__metadata__": {{}}}}"#);
+        let _ = vram::safetensors_bytes(&header);
+        let _ = vram::safetensors_bytes(&noise);
+        let _ = vram::index_total_size(&format!(r#"{{"metadata": {{"total_size": {a}}}}}"#));
+    }
+
+    #[test]
+    fn engine_logs_never_panic(log in texty("INFO WARNING ERROR EngineCore CUDA out of memory Traceback File \"\n:0123456789%KV cache usage Running: reqs, Waiting: #running-req: #queue-req:")) {
+        let _ = logscan::investigate(&log, true);
+        let _ = startup_failure::classify(log.lines());
+        let _ = vram::observed(&log);
+    }
+
+    #[test]
+    fn help_output_never_panics(text in texty("  --flag-name {a,b} VALUE (default: x)\n[deprecated]usage: ")) {
+        let set = help_flags::parse_help(&text);
+        let _ = set.bad_values(&["--tool-call-parser".to_string(), "x".to_string(), "--a=b".to_string()]);
+    }
+
+    #[test]
+    fn tool_call_answers_never_panic(text in texty("data: {}[]\"tool_calls\":choices,delta,function,arguments,name,id\n[DONE]")) {
+        let _ = toolcall::from_sse(&text);
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            if let Ok(answer) = toolcall::from_json(&v) {
+                let _ = toolcall::parsed_args(&answer);
+            }
+            let _ = toolcall::validate(&v, &v);
+        }
+    }
+}
