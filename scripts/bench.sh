@@ -4,12 +4,12 @@
 # blocks). Loopback only; every run is bounded. Takes about 15 minutes on 2 cores (most of it
 # the release build).
 #   scripts/bench.sh                 all of them
-#   scripts/bench.sh parser fleet    a selection (parser, fleet, client)
+#   scripts/bench.sh parser fleet    a selection (parser, fleet, flood, client)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 which=("$@")
-[ ${#which[@]} -eq 0 ] && which=(parser fleet client)
+[ ${#which[@]} -eq 0 ] && which=(parser fleet flood client)
 commit=$(git rev-parse --short HEAD)
 dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo " (with uncommitted changes)" || true)
 mkdir -p benchmarks/results
@@ -33,6 +33,12 @@ for b in "${which[@]}"; do
       echo >>"$out"
       cargo bench -p server --bench fleet_scale -- --engines 1000 --seconds 30 2>/dev/null | grep '^|' >>"$out"
       ;;
+    flood)
+      echo >>"$out"
+      echo "### Sign-in flood: \`cargo bench -p server --bench signin_flood -- --attempts 500\`" >>"$out"
+      echo >>"$out"
+      cargo bench -p server --bench signin_flood -- --attempts 500 2>/dev/null | grep '^|' >>"$out"
+      ;;
     client)
       echo >>"$out"
       echo "### Bench client: \`scripts/bench-client.sh\`" >>"$out"
@@ -41,7 +47,7 @@ for b in "${which[@]}"; do
       scripts/bench-client.sh >>"$out"
       echo '```' >>"$out"
       ;;
-    *) echo "unknown benchmark $b (parser, fleet, client)"; exit 2 ;;
+    *) echo "unknown benchmark $b (parser, fleet, flood, client)"; exit 2 ;;
   esac
 done
 cat "$out"

@@ -35,8 +35,9 @@ cargo test -q -p server --bench fleet_scale -- --short
 if cargo test -q -p server --bench fleet_scale -- --short --stream /api/events/nowhere >"$log/broken-bench.txt" 2>&1; then
   echo "the fleet bench passed against a wrong stream URL"; cat "$log/broken-bench.txt"; exit 1
 fi
+cargo test -q -p server --bench signin_flood -- --short
 scripts/bench-client.sh --short
-checks=$((checks + 4))
+checks=$((checks + 5))
 
 step "browser tests"
 scripts/build-site.sh

@@ -1,0 +1,159 @@
+//! Sign-in flood (issue 11): N concurrent wrong sign-ins for one name against a real console,
+//! while a client reads `/api/engines` as the fleet of other consoles does. Reports the
+//! console's peak RSS, how many attempts got as far as a password hash (401) and how many were
+//! refused before any work (429), and the `/api/engines` latency during the flood.
+//!
+//!     cargo bench -p server --bench signin_flood -- [--attempts 500]
+//!     cargo test -p server --bench signin_flood -- --short     # what scripts/test.sh runs
+//!
+//! `--short` (50 attempts, debug build) only proves the bench works: it exits 1 unless every
+//! attempt was answered and the figures were measured.
+// Benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Resident set size of a process, in MiB.
+fn rss_mib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((p * (sorted.len() - 1) as f64).round() as usize).min(sorted.len() - 1)]
+}
+
+#[tokio::main]
+async fn main() {
+    let short = std::env::args().any(|a| a == "--short");
+    let attempts = arg("--attempts", if short { 50 } else { 500 }) as usize;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_roofline");
+    let mut add = std::process::Command::new(bin)
+        .args([
+            "--data",
+            dir.path().to_str().unwrap(),
+            "user",
+            "add",
+            "root",
+            "--role",
+            "admin",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        writeln!(add.stdin.take().unwrap(), "correct horse battery staple").unwrap();
+    }
+    assert!(add.wait().unwrap().success());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut console = std::process::Command::new(bin)
+        .args(["--data", dir.path().to_str().unwrap(), "console", "--addr"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(attempts + 8)
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let t0 = Instant::now();
+    while http.get(format!("{base}/api/engines")).send().await.is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "the console did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let idle_rss = rss_mib(console.id());
+
+    // The fleet's view during the flood, and the console's memory.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (http, base, stop) = (http.clone(), base.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut lat = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = Instant::now();
+                if http.get(format!("{base}/api/engines")).send().await.is_ok() {
+                    lat.push(t.elapsed().as_secs_f64() * 1000.0);
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            lat
+        })
+    };
+    let pid = console.id();
+    let sampler = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut peak: f64 = 0.0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(rss_mib(pid));
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            peak
+        })
+    };
+    let flood_start = Instant::now();
+    let statuses = futures::future::join_all((0..attempts).map(|_| {
+        let http = http.clone();
+        let url = format!("{base}/api/fn/login");
+        async move {
+            http.post(url)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body("name=root&password=not+the+password+at+all")
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+                .unwrap_or(0)
+        }
+    }))
+    .await;
+    let flood_s = flood_start.elapsed().as_secs_f64();
+    // Keep reading a moment after the last answer, then stop.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut lat = reader.await.unwrap();
+    let peak = sampler.await.unwrap();
+    let _ = console.kill();
+    let _ = console.wait();
+    lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let count = |s: u16| statuses.iter().filter(|x| **x == s).count();
+    let (hashed, refused, other) = (count(401), count(429), attempts - count(401) - count(429));
+    println!("| attempts | flood (s) | reached a hash (401) | refused before work (429) | other | console RSS idle / peak (MiB) | /api/engines p50 / p99 / max during it (ms) |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| {attempts} | {flood_s:.2} | {hashed} | {refused} | {other} | {idle_rss:.0} / {peak:.0} | {:.1} / {:.1} / {:.1} |",
+        percentile(&lat, 0.5),
+        percentile(&lat, 0.99),
+        lat.last().copied().unwrap_or(f64::NAN)
+    );
+    if other > 0 || hashed == 0 || lat.is_empty() || peak <= 0.0 {
+        eprintln!("signin_flood: no figures (statuses {statuses:?})");
+        std::process::exit(1);
+    }
+}
