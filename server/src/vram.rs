@@ -174,7 +174,11 @@ pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::ap
         }
     };
     let dir = crate::config::confined(&control.data.models_root(), Path::new(&prof.model))?;
-    let (shape, weights_bytes, _) = read_model_dir(&dir, None).map_err(|e| e.to_string())?;
+    // config.json and the safetensors headers are read off the async workers (up to 100 MB).
+    let (shape, weights_bytes, _) = tokio::task::spawn_blocking(move || read_model_dir(&dir, None))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
     let (tp, util, ctx, kv_dtype) = profile_inputs(&prof);
     let inputs = Inputs {
         weights_bytes,

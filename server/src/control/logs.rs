@@ -43,19 +43,46 @@ pub fn tail(path: &Path, n: usize) -> std::io::Result<Vec<String>> {
     Ok(last_lines(&text, cut, n))
 }
 
+/// How much of the log one read takes.
+const READ_CHUNK: u64 = 1 << 20;
+/// The longest line shown; a longer one is cut (its length noted), so one huge line (a
+/// tensor dump, a base64 blob) neither stalls the stream nor floods the page.
+pub const MAX_LINE: usize = 16 << 10;
+
 /// Reads what was appended since `offset`; returns the complete lines and the new offset.
-/// A file shorter than `offset` was rotated: reading restarts at 0 and `reset` is true.
+/// A file shorter than `offset` was rotated: reading restarts at 0 and `reset` is true. A
+/// line longer than a whole read is passed on cut, and reading moves past it.
 pub fn read_since(path: &Path, offset: u64) -> std::io::Result<(Vec<String>, u64, bool)> {
     let mut f = File::open(path)?;
     let len = f.metadata()?.len();
     let (from, reset) = if len < offset { (0, true) } else { (offset, false) };
     f.seek(SeekFrom::Start(from))?;
     let mut buf = Vec::new();
-    f.take(1 << 20).read_to_end(&mut buf)?;
-    // Keep an unterminated last line for the next read.
-    let complete = buf.iter().rposition(|b| *b == b'\n').map(|p| p + 1).unwrap_or(0);
+    f.take(READ_CHUNK).read_to_end(&mut buf)?;
+    // Keep an unterminated last line for the next read, unless it fills the whole read.
+    let complete = match buf.iter().rposition(|b| *b == b'\n') {
+        Some(p) => p + 1,
+        None if buf.len() as u64 == READ_CHUNK => buf.len(),
+        None => 0,
+    };
     let text = String::from_utf8_lossy(&buf[..complete]);
-    Ok((text.lines().map(clean_line).collect(), from + complete as u64, reset))
+    Ok((
+        text.lines().map(clean_line).map(cut_line).collect(),
+        from + complete as u64,
+        reset,
+    ))
+}
+
+/// Cuts a line to [`MAX_LINE`] bytes (on a character boundary), noting what was left out.
+fn cut_line(line: String) -> String {
+    if line.len() <= MAX_LINE {
+        return line;
+    }
+    let mut end = MAX_LINE;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{} … [line cut: {} bytes]", &line[..end], line.len())
 }
 
 /// Carriage-return progress bars keep only their final state.
@@ -67,6 +94,33 @@ fn clean_line(line: &str) -> String {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    /// Issue 11: a line over 1 MiB stalled the log stream for the rest of the run.
+    #[test]
+    fn a_huge_line_is_cut_and_the_stream_moves_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("engine.log");
+        let mut f = File::create(&p).unwrap();
+        writeln!(f, "before").unwrap();
+        writeln!(f, "{}", "x".repeat(3 << 20)).unwrap();
+        writeln!(f, "after").unwrap();
+        drop(f);
+        let mut offset = 0;
+        let mut lines = Vec::new();
+        for _ in 0..10 {
+            let (new, next, _) = read_since(&p, offset).unwrap();
+            lines.extend(new);
+            offset = next;
+        }
+        assert_eq!(lines.first().map(String::as_str), Some("before"));
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some("after"),
+            "the stream got past the line"
+        );
+        assert!(lines.iter().all(|l| l.len() < MAX_LINE + 64), "lines are cut");
+        assert!(lines.iter().any(|l| l.contains("[line cut:")));
+    }
 
     #[test]
     fn tail_rotation_and_incremental_reads() {

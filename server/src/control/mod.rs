@@ -424,6 +424,19 @@ impl EngineControl {
             profile: name.into(),
             reason,
         })?;
+        // The draft model too, resolved on disk (a symlink inside the root may point out).
+        if let Some(draft) = profile
+            .speculative_config
+            .as_deref()
+            .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
+            .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string))
+            .filter(|m| m.starts_with('/'))
+        {
+            confined(&self.data.models_root(), Path::new(&draft)).map_err(|reason| ControlError::Refused {
+                profile: name.into(),
+                issues: format!("SPECULATIVE_CONFIG: {reason}"),
+            })?;
+        }
         let port = profile.port.unwrap_or(kind.default_port());
         if let Some(owner) = self.port_owner(&profile.host, port) {
             return Err(ControlError::PortBusy { port, owner });

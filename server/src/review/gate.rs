@@ -8,7 +8,6 @@ use super::store::ChangeRow;
 use super::{parse_profile, Changes};
 use crate::control::GateHold;
 use crate::runs::{Runs, Target};
-use app::domain::bench::{BenchParams, Endpoint};
 use app::domain::review::{self, ChangeState, GateCheck, GateReport, GateStep};
 
 impl Changes {
@@ -117,20 +116,13 @@ impl Changes {
         report.steps.push(step("bench", None, String::new()));
         self.save_gate(row.id, &report).await;
         let t = self.control.data.config.gate.clone();
-        let params = BenchParams {
-            url: target.base.clone(),
-            model: target.model.clone(),
-            endpoint: Endpoint::Completions,
-            requests: t.requests.max(1),
-            concurrency: Some(t.concurrency.max(1)),
-            rate: f64::INFINITY,
-            burstiness: 1.0,
-            input_len: t.input_len,
-            output_len: t.output_len.max(1),
-            warmup: 0,
-            seed: 0,
-            goodput: None,
-        };
+        let params = crate::runs::closed_loop(
+            &target,
+            t.requests.max(1),
+            t.concurrency.max(1),
+            t.input_len,
+            t.output_len.max(1),
+        );
         let bench_passed = match runs.bench(&target, &params, |_| {}).await {
             Ok(run) => {
                 let summary = run.summary;

@@ -271,6 +271,58 @@ mod tests {
     use super::*;
 
     #[test]
+    fn parameters_beyond_the_bounds_are_refused_naming_the_field() {
+        let ok = BenchParams {
+            url: "http://127.0.0.1:1".into(),
+            model: "m".into(),
+            endpoint: app::domain::bench::Endpoint::Completions,
+            requests: 10,
+            concurrency: Some(2),
+            rate: f64::INFINITY,
+            burstiness: 1.0,
+            input_len: 16,
+            output_len: 4,
+            warmup: 0,
+            seed: 0,
+            goodput: None,
+        };
+        assert!(validate(&ok).is_ok());
+        for (bad, field) in [
+            (
+                BenchParams {
+                    input_len: usize::MAX,
+                    ..ok.clone()
+                },
+                "--input-len",
+            ),
+            (
+                BenchParams {
+                    requests: 10_000_000,
+                    ..ok.clone()
+                },
+                "--requests",
+            ),
+            (
+                BenchParams {
+                    concurrency: Some(1 << 40),
+                    ..ok.clone()
+                },
+                "--concurrency",
+            ),
+            (
+                BenchParams {
+                    output_len: u32::MAX,
+                    ..ok.clone()
+                },
+                "--output-len",
+            ),
+        ] {
+            let e = validate(&bad).unwrap_err().to_string();
+            assert!(e.contains(field), "{e}");
+        }
+    }
+
+    #[test]
     fn prompts_are_sized_and_distinct() {
         let a = prompt(100, 1, 0);
         let b = prompt(100, 1, 1);

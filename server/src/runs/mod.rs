@@ -48,6 +48,31 @@ impl Target {
     }
 }
 
+/// A closed-loop run at full rate against the target: what the engine page's bench form and
+/// a change's gate ask for.
+pub fn closed_loop(
+    target: &Target,
+    requests: usize,
+    concurrency: usize,
+    input_len: usize,
+    output_len: u32,
+) -> BenchParams {
+    BenchParams {
+        url: target.base.clone(),
+        model: target.model.clone(),
+        endpoint: app::domain::bench::Endpoint::Completions,
+        requests,
+        concurrency: Some(concurrency),
+        rate: f64::INFINITY,
+        burstiness: 1.0,
+        input_len,
+        output_len,
+        warmup: 0,
+        seed: 0,
+        goodput: None,
+    }
+}
+
 /// A finished smoke-toolcall run and where it was stored.
 pub struct SmokeRun {
     pub report: SmokeReport,

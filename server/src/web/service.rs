@@ -7,7 +7,7 @@ use app::api::{
     ApiError, BenchRequest, BenchRun, EngineAction, EngineDetail, ProfileSummary, ProfileView, RunKind, RunStatus,
     SmokeRun,
 };
-use app::domain::bench::{BenchParams, BenchProgress, Endpoint};
+use app::domain::bench::BenchProgress;
 use app::domain::engine::EngineKind;
 use app::domain::engine::EngineStatus;
 use app::domain::flagmap::{render_argv, untranslatable_speculative_keys};
@@ -137,7 +137,10 @@ impl ConsoleService for ConsoleServiceImpl {
                 None => self.control.status(&p).await,
             };
             let log_path = self.control.log_path(&profile);
-            let log_tail = logs::tail(&log_path, 200).unwrap_or_default();
+            let tail_path = log_path.clone();
+            let log_tail = tokio::task::spawn_blocking(move || logs::tail(&tail_path, 200).unwrap_or_default())
+                .await
+                .unwrap_or_default();
             let run = self.runs.lock().ok().and_then(|g| g.get(&profile).cloned());
             Ok(EngineDetail {
                 status,
@@ -259,25 +262,15 @@ impl ConsoleService for ConsoleServiceImpl {
             if !self.control.is_running(&profile) {
                 return Err(ApiError::Invalid(format!("{profile} is not running; serve it first")));
             }
-            if let Some(b) = &bench {
-                if b.output_len == 0 {
+            let target = crate::runs::Target::profile(resolved);
+            let params = bench
+                .as_ref()
+                .map(|b| crate::runs::closed_loop(&target, b.requests, b.concurrency, b.input_len, b.output_len));
+            if let Some(p) = &params {
+                if p.output_len == 0 {
                     return Err(ApiError::Invalid("--output-len must be at least 1".into()));
                 }
-                let params = BenchParams {
-                    url: String::new(),
-                    model: String::new(),
-                    endpoint: Endpoint::Completions,
-                    requests: b.requests,
-                    concurrency: Some(b.concurrency),
-                    rate: f64::INFINITY,
-                    burstiness: 1.0,
-                    input_len: b.input_len,
-                    output_len: b.output_len,
-                    warmup: 0,
-                    seed: 0,
-                    goodput: None,
-                };
-                crate::runs::bench::validate(&params).map_err(|e| ApiError::Invalid(e.to_string()))?;
+                crate::runs::bench::validate(p).map_err(|e| ApiError::Invalid(e.to_string()))?;
             }
             let kind = if bench.is_some() {
                 RunKind::Bench
@@ -305,12 +298,11 @@ impl ConsoleService for ConsoleServiceImpl {
                     },
                 );
             }
-            let target = crate::runs::Target::profile(resolved);
             let (control, registry) = (self.control.clone(), self.runs.clone());
             let runs = crate::runs::Runs::new(control.clone());
             let watch = (self.runs.clone(), profile.clone());
             let task = tokio::spawn(async move {
-                let (journal_kind, outcome) = match bench {
+                let (journal_kind, outcome) = match params {
                     None => {
                         let (g, pr) = (registry.clone(), profile.clone());
                         let run = runs
@@ -323,21 +315,7 @@ impl ConsoleService for ConsoleServiceImpl {
                             .await;
                         ("run-smoke", run.id.map(|id| (id, run.report.passed())))
                     }
-                    Some(b) => {
-                        let params = BenchParams {
-                            url: target.base.clone(),
-                            model: target.model.clone(),
-                            endpoint: Endpoint::Completions,
-                            requests: b.requests,
-                            concurrency: Some(b.concurrency),
-                            rate: f64::INFINITY,
-                            burstiness: 1.0,
-                            input_len: b.input_len,
-                            output_len: b.output_len,
-                            warmup: 0,
-                            seed: 0,
-                            goodput: None,
-                        };
+                    Some(params) => {
                         let (g, pr) = (registry.clone(), profile.clone());
                         let run = runs
                             .bench(&target, &params, move |prog| {
