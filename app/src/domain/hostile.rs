@@ -4,7 +4,9 @@
 #![cfg(test)]
 
 use super::engine::EngineKind;
-use super::{envfile, help_flags, launch, logscan, profile, prometheus, signals, startup_failure, toolcall, vram};
+use super::{
+    envfile, help_flags, incident, launch, logscan, profile, prometheus, signals, startup_failure, toolcall, vram,
+};
 use proptest::prelude::*;
 
 /// Text that looks like the format (its punctuation and keywords) as often as it is noise.
@@ -97,6 +99,15 @@ proptest! {
                 let _ = toolcall::parsed_args(&answer);
             }
             let _ = toolcall::validate(&v, &v);
+        }
+    }
+
+    #[test]
+    fn alertmanager_payloads_never_panic(text in texty("{}[]\"alerts\":labels,status,resolved,firing,profile,engine,alertname,0123")) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            let alerts = incident::alerts_of(&v);
+            prop_assert!(alerts.len() <= 100);
+            prop_assert!(alerts.iter().all(|a| a.name.chars().count() <= 200 && super::profile::valid_name(&a.profile)));
         }
     }
 }

@@ -222,6 +222,48 @@ pub fn window_summary(lang: Lang, points: &[Point]) -> String {
 }
 
 /// The postmortem as Markdown, in `lang`, with the runbook's fields.
+/// One alert of an Alertmanager webhook, as far as incidents care.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlertEvent {
+    /// The profile it names (label `profile`, else `engine`), a valid profile name.
+    pub profile: String,
+    /// `alertname`, at most 200 characters.
+    pub name: String,
+    pub firing: bool,
+}
+
+/// The alerts of an Alertmanager webhook payload (untrusted: at most 100 alerts, names
+/// bounded, alerts without a valid profile name skipped).
+pub fn alerts_of(payload: &serde_json::Value) -> Vec<AlertEvent> {
+    let Some(alerts) = payload.get("alerts").and_then(|a| a.as_array()) else {
+        return Vec::new();
+    };
+    alerts
+        .iter()
+        .take(100)
+        .filter_map(|a| {
+            let labels = a.get("labels")?;
+            let profile = labels
+                .get("profile")
+                .and_then(|p| p.as_str())
+                .or_else(|| labels.get("engine").and_then(|e| e.as_str()))
+                .filter(|p| super::profile::valid_name(p))?;
+            let name = labels
+                .get("alertname")
+                .and_then(|n| n.as_str())
+                .unwrap_or("alert")
+                .chars()
+                .take(200)
+                .collect();
+            Some(AlertEvent {
+                profile: profile.to_string(),
+                name,
+                firing: a.get("status").and_then(|s| s.as_str()) != Some("resolved"),
+            })
+        })
+        .collect()
+}
+
 /// Text from operators, alerts and engine logs, made literal for Markdown: every ASCII
 /// punctuation mark a renderer could read as syntax is backslash-escaped (CommonMark renders
 /// `\x` as `x`), so a note cannot become a link, an image that fetches from outside, HTML or

@@ -349,30 +349,14 @@ impl Incidents {
     /// noted on the open incident. Returns the incidents touched.
     pub async fn alertmanager(&self, payload: &serde_json::Value) -> Result<Vec<i64>, IncidentServiceError> {
         let mut touched = Vec::new();
-        let alerts = payload["alerts"].as_array().cloned().unwrap_or_default();
-        for a in alerts.iter().take(100) {
-            let labels = &a["labels"];
-            let Some(profile) = labels["profile"].as_str().or(labels["engine"].as_str()) else {
-                continue;
-            };
-            if !app::domain::profile::valid_name(profile)
-                || self.control.store.get(profile).await.ok().flatten().is_none()
-            {
+        for alert in app::domain::incident::alerts_of(payload) {
+            let profile = alert.profile.as_str();
+            if self.control.store.get(profile).await.ok().flatten().is_none() {
                 continue;
             }
-            let name: String = labels["alertname"]
-                .as_str()
-                .unwrap_or("alert")
-                .chars()
-                .take(200)
-                .collect();
-            let status = if a["status"] == "resolved" {
-                "resolved"
-            } else {
-                "firing"
-            };
+            let status = if alert.firing { "firing" } else { "resolved" };
             let entry = Entry::Alert {
-                name,
+                name: alert.name,
                 status: status.to_string(),
             };
             let id = match self.store.open_for(profile).await? {
