@@ -264,10 +264,12 @@ pub fn alerts_of(payload: &serde_json::Value) -> Vec<AlertEvent> {
         .collect()
 }
 
-/// Text from operators, alerts and engine logs, made literal for Markdown: every ASCII
-/// punctuation mark a renderer could read as syntax is backslash-escaped (CommonMark renders
-/// `\x` as `x`), so a note cannot become a link, an image that fetches from outside, HTML or
-/// a heading. Single-line contexts fold newlines into spaces.
+/// Text from operators, alerts and engine logs, made literal for Markdown: the characters
+/// that open Markdown constructs (links and images `[ ] !`, HTML and autolinks `< >`,
+/// emphasis and code ``* _ ` ~``, headings `#`, tables `|`, the escape itself) are
+/// backslash-escaped (CommonMark renders `\x` as `x`), so a note cannot become a link, an
+/// image that fetches from outside, HTML or a heading, and the file stays readable as text.
+/// Single-line contexts fold newlines into spaces.
 pub fn md_escape(text: &str, keep_newlines: bool) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 8);
     for c in text.chars() {
@@ -275,7 +277,7 @@ pub fn md_escape(text: &str, keep_newlines: bool) -> String {
             '\n' if keep_newlines => out.push('\n'),
             '\n' | '\r' | '\t' => out.push(' '),
             c if c.is_control() => {}
-            c if c.is_ascii_punctuation() => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '!' | '|' | '~' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -424,10 +426,10 @@ mod tests {
         for raw in ["![x](", "<script>", "[click](", "<img", "\n# not a heading"] {
             assert!(!unescaped(raw), "{raw:?} left as Markdown/HTML in:\n{md}");
         }
-        assert!(md.contains("\\!\\[x\\]\\(http"), "{md}");
+        assert!(md.contains("\\!\\[x\\](http"), "{md}");
         assert!(md.contains("\\<script\\>"), "{md}");
-        // Still readable: the text is there, escaped, and the root cause keeps its lines.
-        assert!(md.contains("evil\\.example"), "{md}");
+        // Still readable: ordinary punctuation stays as it is, and the root cause keeps its lines.
+        assert!(md.contains("http://evil.example"), "{md}");
         assert_eq!(md_escape("a\nb", true), "a\nb");
         assert_eq!(md_escape("a\nb", false), "a b");
     }

@@ -78,7 +78,11 @@ pub async fn collect(
 
     // One read of this run's log (its last 64 MiB): the investigator scans all of it, the
     // evidence keeps the tail.
-    let log = logs::read_last(&control.log_path(profile), 64 << 20).ok();
+    let log_path = control.log_path(profile);
+    let log = tokio::task::spawn_blocking(move || logs::read_last(&log_path, 64 << 20).ok())
+        .await
+        .ok()
+        .flatten();
     let log_tail = log
         .as_ref()
         .map(|(text, cut)| logs::last_lines(text, *cut, LOG_LINES))

@@ -52,7 +52,10 @@ async fn one(client: &reqwest::Client, url: &str, body: &serde_json::Value) -> R
     };
     if !resp.status().is_success() {
         let status = resp.status().as_u16();
-        let text = resp.text().await.unwrap_or_default();
+        let text = crate::engine::read_capped(resp, crate::engine::JSON_CAP)
+            .await
+            .unwrap_or_default();
+        let text = String::from_utf8_lossy(&text);
         r.error = Some(format!("HTTP {status}: {}", text.chars().take(200).collect::<String>()));
         return r;
     }
@@ -71,6 +74,11 @@ async fn one(client: &reqwest::Client, url: &str, body: &serde_json::Value) -> R
         };
         let now = Instant::now();
         buf.extend_from_slice(&chunk);
+        // An engine's stream is untrusted: a "line" that never ends is an error, not memory.
+        if buf.len() > MAX_SSE_LINE && !buf.contains(&b'\n') {
+            r.error = Some(format!("stream line over {} KiB without an end", MAX_SSE_LINE >> 10));
+            return r;
+        }
         while let Some(pos) = buf.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = buf.drain(..=pos).collect();
             let line = String::from_utf8_lossy(&line);
@@ -119,6 +127,9 @@ async fn one(client: &reqwest::Client, url: &str, body: &serde_json::Value) -> R
     r.ok = true;
     r
 }
+
+/// The longest server-sent-event line read from an engine.
+const MAX_SSE_LINE: usize = 1 << 20;
 
 /// Errors that stop a run before it starts.
 #[derive(Debug, thiserror::Error)]
@@ -269,6 +280,36 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 11: an engine's stream that never ends a line is an error, not unbounded memory.
+    #[tokio::test]
+    async fn an_endless_stream_line_is_refused() {
+        use axum::routing::post;
+        let app = axum::Router::new().route(
+            "/v1/completions",
+            post(|| async {
+                (
+                    [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+                    "data: ".to_string() + &"x".repeat(3 << 20),
+                )
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let client = crate::engine::client_builder().build().unwrap();
+        let r = one(
+            &client,
+            &format!("http://{addr}/v1/completions"),
+            &serde_json::json!({}),
+        )
+        .await;
+        assert!(
+            r.error.as_deref().is_some_and(|e| e.contains("without an end")),
+            "{:?}",
+            r.error
+        );
+    }
 
     #[test]
     fn parameters_beyond_the_bounds_are_refused_naming_the_field() {
