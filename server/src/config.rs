@@ -229,7 +229,21 @@ impl HostConfig {
 pub struct DataDir {
     pub root: PathBuf,
     pub config: HostConfig,
+    journal_key: JournalKey,
 }
+
+/// The journal's HMAC key, read once when the data dir is opened. Its `Debug` hides it.
+#[derive(Clone, Default)]
+struct JournalKey(Option<std::sync::Arc<Vec<u8>>>);
+
+impl std::fmt::Debug for JournalKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "<hidden>" } else { "none" })
+    }
+}
+
+/// The largest key file read (a key is a few dozen bytes).
+const MAX_KEY_FILE: u64 = 64 << 10;
 
 impl DataDir {
     /// Opens a data directory, creating it (without a config file) when missing.
@@ -245,20 +259,33 @@ impl DataDir {
         } else {
             HostConfig::default()
         };
-        Ok(Self { root, config })
+        let mut data = Self {
+            root,
+            config,
+            journal_key: JournalKey::default(),
+        };
+        data.journal_key = JournalKey(data.read_journal_key().map(std::sync::Arc::new));
+        Ok(data)
     }
 
-    /// The journal's HMAC key, when host configuration names a key file (read each time: a
-    /// rotated key applies to new entries; a missing file is logged, not fatal).
-    pub fn journal_key(&self) -> Option<Vec<u8>> {
+    /// Reads the key file host configuration names, once (a missing or unreadable file is
+    /// logged, not fatal: entries are then not authenticated).
+    fn read_journal_key(&self) -> Option<Vec<u8>> {
+        use std::io::Read;
         let path = self.resolve(self.config.journal.hmac_key_file.as_ref()?);
-        match std::fs::read(&path) {
-            Ok(k) => Some(k.trim_ascii().to_vec()),
+        let mut key = Vec::new();
+        match std::fs::File::open(&path).and_then(|f| f.take(MAX_KEY_FILE).read_to_end(&mut key)) {
+            Ok(_) => Some(key.trim_ascii().to_vec()),
             Err(e) => {
                 tracing::error!(path = %path.display(), error = %e, "journal key file unreadable; entries are not authenticated");
                 None
             }
         }
+    }
+
+    /// The journal's HMAC key, when host configuration names a readable key file.
+    pub fn journal_key(&self) -> Option<Vec<u8>> {
+        self.journal_key.0.as_deref().cloned()
     }
 
     pub fn db_path(&self) -> PathBuf {

@@ -306,19 +306,29 @@ impl Journal {
     pub async fn verify(&self) -> Result<Verification, JournalError> {
         let mut conn = self.pool.acquire().await?;
         let mut tx = conn.begin().await?;
-        let rows: Vec<Row> = sqlx::query_as(
-            "select seq, at, who, kind, subject, reason, detail, prev_hash, hash from journal order by seq",
+        // One pass over the table, MACs with their rows.
+        type Checked = (
+            i64,
+            String,
+            String,
+            String,
+            String,
+            String,
+            String,
+            String,
+            String,
+            Option<String>,
+        );
+        let rows: Vec<Checked> = sqlx::query_as(
+            "select seq, at, who, kind, subject, reason, detail, prev_hash, hash, mac from journal order by seq",
         )
         .fetch_all(&mut *tx)
         .await?;
-        let macs: Vec<Option<String>> = sqlx::query_scalar("select mac from journal order by seq")
-            .fetch_all(&mut *tx)
-            .await?;
         tx.commit().await?;
         let mut keyed = false;
         let mut prev = GENESIS.to_string();
         let mut last_seq = 0i64;
-        for (i, (seq, at, who, kind, subject, reason, detail, prev_hash, hash)) in rows.iter().enumerate() {
+        for (i, (seq, at, who, kind, subject, reason, detail, prev_hash, hash, mac)) in rows.iter().enumerate() {
             let broken = |why: &str| {
                 Ok(Verification {
                     entries: i,
@@ -335,8 +345,8 @@ impl Journal {
                 return broken("its content does not match its hash (edited)");
             }
             if let Some(key) = &self.key {
-                match macs.get(i).cloned().flatten() {
-                    Some(mac) if mac == hmac_hex(key, hash) => keyed = true,
+                match mac {
+                    Some(mac) if *mac == hmac_hex(key, hash) => keyed = true,
                     Some(_) => return broken("its MAC does not match the key (the chain was rewritten)"),
                     // Entries from before the key was configured carry none; after the first
                     // authenticated entry every one must.
@@ -363,7 +373,7 @@ impl Journal {
                     ),
                 );
             }
-            if let Some((_, _, _, _, _, _, _, _, hash)) = rows.iter().find(|r| r.0 == anchor.seq) {
+            if let Some((_, _, _, _, _, _, _, _, hash, _)) = rows.iter().find(|r| r.0 == anchor.seq) {
                 if *hash != anchor.hash {
                     return broken(
                         anchor.seq,

@@ -14,7 +14,7 @@
 //!   models root.
 
 use super::engine::EngineKind;
-use super::flagmap::{render_argv, FLAG_MAP};
+use super::flagmap::FLAG_MAP;
 use super::profile::{Issue, IssueKind, Profile, Severity, ENV_PREFIX};
 
 /// The host's additions to the defaults (from `roofline.toml`).
@@ -340,28 +340,6 @@ pub fn check(profile: &Profile, kind: EngineKind, policy: &Policy) -> Vec<Issue>
                     out.push(issue("SPECULATIVE_CONFIG", IssueKind::PathOutsideModels { value: p }));
                 }
             }
-        }
-    }
-    // The last line of defence: the argv the engine gets has each rendered flag once.
-    let argv = render_argv(kind, &[], profile);
-    for (flag, _) in &rendered {
-        if argv
-            .iter()
-            .filter(|a| a == flag || a.starts_with(&format!("{flag}=")))
-            .count()
-            > 1
-            && !out
-                .iter()
-                .any(|i| matches!(&i.kind, IssueKind::FlagRepeatsField { .. }))
-        {
-            out.push(issue(
-                "EXTRA_ARGS",
-                IssueKind::FlagRepeatsField {
-                    value: (*flag).to_string(),
-                    flag: (*flag).to_string(),
-                    field: "EXTRA_ARGS".into(),
-                },
-            ));
         }
     }
     out

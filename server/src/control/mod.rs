@@ -61,6 +61,8 @@ pub enum ControlError {
     Busy(String),
     #[error("a change's gate holds {0}: serve, stop and restart wait until the gate ends")]
     Gated(String),
+    #[error("{0} is being served, stopped or gated right now; its gate can start once that ends")]
+    GateBlocked(String),
     #[error("{profile} exited before it became healthy (exit: {exit})")]
     StartupFailed {
         profile: String,
@@ -331,41 +333,46 @@ impl EngineControl {
         self.serve_as(name, None, progress).await
     }
 
-    /// Holds a profile for a change's gate (an exclusive lock file in its state dir, so the
-    /// CLI and every console on the host see it): until the hold is dropped, serve, stop and
-    /// restart of the profile are refused, and a second gate cannot start.
-    pub fn hold_for_gate(&self, profile: &str) -> Result<GateHold, ControlError> {
+    /// The profile's gate lock file (in its state dir, so the CLI and every console on the
+    /// host see it), locked as asked or not at all.
+    fn gate_lock(
+        &self,
+        profile: &str,
+        how: nix::fcntl::FlockArg,
+    ) -> Result<Option<nix::fcntl::Flock<std::fs::File>>, ControlError> {
         std::fs::create_dir_all(self.dir(profile))?;
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(self.dir(profile).join("gate.lock"))?;
-        let lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
-            .map_err(|_| ControlError::Gated(profile.to_string()))?;
+        Ok(nix::fcntl::Flock::lock(file, how).ok())
+    }
+
+    /// Holds a profile for a change's gate (the gate lock, exclusive): until the hold is
+    /// dropped, serve, stop and restart of the profile are refused, and a second gate cannot
+    /// start. It cannot be taken while a serve, stop or restart is under way either.
+    pub fn hold_for_gate(&self, profile: &str) -> Result<GateHold, ControlError> {
+        let lock = self
+            .gate_lock(profile, nix::fcntl::FlockArg::LockExclusiveNonblock)?
+            .ok_or_else(|| ControlError::GateBlocked(profile.to_string()))?;
         Ok(GateHold {
             profile: profile.to_string(),
             _lock: lock,
         })
     }
 
-    /// Whether a gate holds the profile now.
+    /// Whether a gate holds the profile now (for a quick answer to the UI; the operations
+    /// themselves hold [`Self::outside_gate`] for their whole run).
     pub fn gate_held(&self, profile: &str) -> bool {
-        let Ok(file) = std::fs::OpenOptions::new()
-            .read(true)
-            .open(self.dir(profile).join("gate.lock"))
-        else {
-            return false;
-        };
-        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockSharedNonblock).is_err()
+        self.outside_gate(profile).is_err()
     }
 
-    fn refuse_if_gated(&self, profile: &str) -> Result<(), ControlError> {
-        if self.gate_held(profile) {
-            Err(ControlError::Gated(profile.to_string()))
-        } else {
-            Ok(())
-        }
+    /// A serve, stop or restart outside a gate holds the gate lock shared for its whole run:
+    /// checked and held in one step, so a gate cannot start halfway through it.
+    fn outside_gate(&self, profile: &str) -> Result<nix::fcntl::Flock<std::fs::File>, ControlError> {
+        self.gate_lock(profile, nix::fcntl::FlockArg::LockSharedNonblock)?
+            .ok_or_else(|| ControlError::Gated(profile.to_string()))
     }
 
     /// Serves a profile from a candidate body instead of the stored one (the gate of a
@@ -376,7 +383,7 @@ impl EngineControl {
         candidate: Option<Profile>,
         progress: impl FnMut(&Progress) + Send,
     ) -> Result<ServeOutcome, ControlError> {
-        self.refuse_if_gated(name)?;
+        let _outside = self.outside_gate(name)?;
         self.serve_inner(name, candidate, progress).await
     }
 
@@ -559,14 +566,14 @@ impl EngineControl {
 
     /// Stop, then serve the stored profile (which may have changed since the engine started).
     pub async fn restart(&self, name: &str) -> Result<ServeOutcome, ControlError> {
-        self.refuse_if_gated(name)?;
+        let _outside = self.outside_gate(name)?;
         self.stop(name).await?;
         self.serve(name, |_| {}).await
     }
 
     /// SIGTERM to the engine's process group, SIGKILL after the grace period.
     pub async fn stop(&self, name: &str) -> Result<StopOutcome, ControlError> {
-        self.refuse_if_gated(name)?;
+        let _outside = self.outside_gate(name)?;
         self.stop_inner(name).await
     }
 

@@ -102,6 +102,7 @@ pub fn api_error(e: ControlError) -> ApiError {
         other @ (ControlError::ModelPath { .. }
         | ControlError::Busy(_)
         | ControlError::Gated(_)
+        | ControlError::GateBlocked(_)
         | ControlError::Refused { .. }) => ApiError::Invalid(other.to_string()),
         other => internal(other),
     }
