@@ -303,10 +303,6 @@ mod tests {
         for step in Step::ALL {
             keys.push(format!("step-{}", step.id()));
         }
-        for v in crate::domain::logscan::Verdict::ALL {
-            keys.push(format!("verdict-{}", v.id()));
-            keys.push(format!("verdict-{}-next", v.id()));
-        }
         for a in ["smoke", "edit-profile", "serve", "stop", "restart"] {
             keys.push(format!("incident-action-{a}"));
         }
@@ -317,6 +313,8 @@ mod tests {
             "ev-probe-failed",
             "ev-state",
             "ev-queue-stuck",
+            "investigator-no-row",
+            "investigator-action",
             "ev-metrics-none",
             "ev-metrics-empty",
             "ev-waiting",

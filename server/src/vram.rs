@@ -4,8 +4,8 @@
 
 use crate::control::{logs, EngineControl};
 use app::domain::vram::{
-    calculate, error_pct, index_total_size, observed, parse_config, safetensors_bytes, Inputs, KvDtype, ModelShape,
-    VramError,
+    calculate, error_pct, index_total_size, observed, parse_config, safetensors_bytes, EngineFamily, EngineSetup,
+    Inputs, KvDtype, ModelShape, VramError,
 };
 use std::io::Read;
 use std::path::Path;
@@ -155,8 +155,10 @@ pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::ap
     let crate::control::Resolved {
         profile: prof,
         simulated,
+        kind,
         ..
     } = control.resolve(name).await.map_err(|e| e.to_string())?;
+    let mut gpu_name = None;
     let (gpu_gib, gpu_source) = if simulated {
         let gib = prof
             .env
@@ -167,6 +169,7 @@ pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::ap
     } else {
         match crate::gpu::read().await {
             app::domain::gpu::GpuState::Available { gpus, .. } if !gpus.is_empty() => {
+                gpu_name = Some(gpus[0].name.clone());
                 (gpus[0].memory_total_bytes as f64 / (1u64 << 30) as f64, "nvml")
             }
             app::domain::gpu::GpuState::NoDriver { reason } => return Err(reason),
@@ -180,6 +183,11 @@ pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::ap
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
     let (tp, util, ctx, kv_dtype) = profile_inputs(&prof);
+    let family = match kind {
+        app::domain::engine::EngineKind::Vllm => EngineFamily::Vllm,
+        app::domain::engine::EngineKind::Sglang => EngineFamily::Sglang,
+    };
+    let engine = EngineSetup::of_profile(&prof, family, control.cached_version(name), gpu_name);
     let inputs = Inputs {
         weights_bytes,
         gpu_gib,
@@ -189,7 +197,8 @@ pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::ap
         kv_dtype,
         concurrency: None,
         activation_gib: None,
-        non_torch_gib: 1.0,
+        non_torch_gib: None,
+        engine,
     };
     let report = calculate(&shape, &inputs).map_err(|e| e.to_string())?;
     let lines = logs::tail(&control.log_path(name), 5000).map_err(|e| e.to_string())?;

@@ -234,7 +234,12 @@ fn the_log_classifier_reads_a_file_alone() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "a known signature is a finding");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["verdict"], "engine-died");
+    assert_eq!(v["verdict"], "dead");
+    assert_eq!(v["row"], "dead");
+    assert!(
+        v["action"].as_str().unwrap().contains("serve"),
+        "the runbook's action: {v}"
+    );
     let ok = std::process::Command::new(BIN)
         .args(["triage", "--log"])
         .arg(dir.join("vllm-startup-ok.log"))

@@ -11,12 +11,16 @@ mod hostile;
 pub mod incident;
 pub mod launch;
 pub mod logscan;
+pub mod logseries;
 pub mod profile;
 pub mod prometheus;
 pub mod review;
+pub mod rows;
 pub mod series;
 pub mod signals;
 pub mod startup_failure;
 pub mod toolcall;
 pub mod triage;
 pub mod vram;
+#[cfg(test)]
+mod vram_dev;

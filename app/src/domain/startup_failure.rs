@@ -81,6 +81,10 @@ impl FailureRow {
                     || l.contains("Invalid repository ID or local directory specified")
                     || l.contains("Could not detect config format")
                     || l.contains("No tokenizer file found")
+                    // A shard cut short in transfer: safetensors cannot read its header, torch
+                    // cannot read its zip.
+                    || l.contains("SafetensorError")
+                    || l.contains("PytorchStreamReader failed reading zip archive")
             }
             Self::UnsupportedArchitecture => {
                 (l.contains("Model architectures") && l.contains("are not supported"))
@@ -90,6 +94,10 @@ impl FailureRow {
                 l.contains("no kernel image is available")
                     || l.contains("CUDA driver version is insufficient")
                     || l.contains("NVIDIA driver on your system is too old")
+                    // A datacenter image's forward-compatibility CUDA on a GPU or driver that
+                    // does not support it (CUDA error 804), and the driver/runtime pair error 803.
+                    || l.contains("forward compatibility was attempted on non supported HW")
+                    || l.contains("unsupported display driver / cuda driver combination")
             }
         }
     }

@@ -9,9 +9,11 @@
 
 use crate::domain::engine::{EngineKind, EngineState};
 use crate::domain::gpu::{foreign, GpuState};
-use crate::domain::logscan::{investigate, Investigation, Signature, Verdict};
+use crate::domain::logscan::{investigate, Investigation, Signature};
+use crate::domain::logseries::{queue_row, QueueRow};
+pub use crate::domain::rows::{Rule, Step};
 use crate::domain::series::Point;
-use crate::domain::startup_failure::{FailureMatch, FailureRow};
+use crate::domain::startup_failure::FailureMatch;
 use serde::{Deserialize, Serialize};
 
 /// Everything the triage looked at, captured before anything is touched (operating rule 1).
@@ -52,123 +54,6 @@ pub struct Evidence {
 pub struct Change {
     pub at_ms: i64,
     pub what: String,
-}
-
-/// A row of one of the runbook's tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Rule {
-    // The symptom table.
-    Dead,
-    Hung,
-    KvExhausted,
-    SeqCapped,
-    Preemptions,
-    PrefixMiss,
-    TpotNeighbor,
-    ProxyParser,
-    // The three OOM cases.
-    OomStartWeights,
-    OomStartKv,
-    OomUnderLoad,
-    // The rest of the startup-failure table.
-    StartGpuMemoryTaken,
-    StartAddressInUse,
-    StartIncompleteWeights,
-    StartUnsupportedArch,
-    StartDriverMismatch,
-}
-
-impl Rule {
-    pub const ALL: [Rule; 16] = [
-        Rule::Dead,
-        Rule::Hung,
-        Rule::KvExhausted,
-        Rule::SeqCapped,
-        Rule::Preemptions,
-        Rule::PrefixMiss,
-        Rule::TpotNeighbor,
-        Rule::ProxyParser,
-        Rule::OomStartWeights,
-        Rule::OomStartKv,
-        Rule::OomUnderLoad,
-        Rule::StartGpuMemoryTaken,
-        Rule::StartAddressInUse,
-        Rule::StartIncompleteWeights,
-        Rule::StartUnsupportedArch,
-        Rule::StartDriverMismatch,
-    ];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Rule::Dead => "dead",
-            Rule::Hung => "hung",
-            Rule::KvExhausted => "kv-exhausted",
-            Rule::SeqCapped => "seq-capped",
-            Rule::Preemptions => "preemptions",
-            Rule::PrefixMiss => "prefix-miss",
-            Rule::TpotNeighbor => "tpot-neighbor",
-            Rule::ProxyParser => "proxy-parser",
-            Rule::OomStartWeights => "oom-start-weights",
-            Rule::OomStartKv => "oom-start-kv",
-            Rule::OomUnderLoad => "oom-under-load",
-            Rule::StartGpuMemoryTaken => "start-gpu-memory-taken",
-            Rule::StartAddressInUse => "start-address-in-use",
-            Rule::StartIncompleteWeights => "start-incomplete-weights",
-            Rule::StartUnsupportedArch => "start-unsupported-arch",
-            Rule::StartDriverMismatch => "start-driver-mismatch",
-        }
-    }
-
-    /// Which triage step finds it (health → metrics → gpu → logs).
-    pub fn step(self) -> Step {
-        match self {
-            Rule::Dead | Rule::Hung | Rule::ProxyParser => Step::Health,
-            Rule::KvExhausted | Rule::SeqCapped | Rule::Preemptions | Rule::PrefixMiss => Step::Metrics,
-            Rule::TpotNeighbor => Step::Gpu,
-            _ => Step::Logs,
-        }
-    }
-
-    fn of_startup(row: FailureRow) -> Rule {
-        match row {
-            FailureRow::CudaOomAtLoad => Rule::OomStartWeights,
-            FailureRow::KvCacheTooSmall => Rule::OomStartKv,
-            FailureRow::GpuMemoryTaken => Rule::StartGpuMemoryTaken,
-            FailureRow::AddressInUse => Rule::StartAddressInUse,
-            FailureRow::IncompleteWeights => Rule::StartIncompleteWeights,
-            FailureRow::UnsupportedArchitecture => Rule::StartUnsupportedArch,
-            FailureRow::DriverMismatch => Rule::StartDriverMismatch,
-        }
-    }
-
-    /// Operating rule 3: restart only for a dead or hung process or an OOM under load; a
-    /// restart does not fix a queue or a slow p95.
-    pub fn allows_restart(self) -> bool {
-        matches!(self, Rule::Dead | Rule::Hung | Rule::OomUnderLoad)
-    }
-}
-
-/// The triage steps, in the runbook's order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Step {
-    Health,
-    Metrics,
-    Gpu,
-    Logs,
-}
-
-impl Step {
-    pub const ALL: [Step; 4] = [Step::Health, Step::Metrics, Step::Gpu, Step::Logs];
-    pub fn id(self) -> &'static str {
-        match self {
-            Step::Health => "health",
-            Step::Metrics => "metrics",
-            Step::Gpu => "gpu",
-            Step::Logs => "logs",
-        }
-    }
 }
 
 /// A reading, as a locale key and its arguments (numbers already formatted).
@@ -377,8 +262,13 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
     if let Some(k) = kv {
         metrics.push(reading("ev-kv", &[("pct", fmt0(k * 100.0))]));
     }
-    let waiting_grows = waiting.is_some_and(|(w0, w1)| w1 >= w0 + 3.0 && w1 >= 3.0);
-    if alive && waiting_grows {
+    // The queue rows, evaluated by the same function the log investigator uses on the
+    // engines' stats lines.
+    let samples: Vec<(f64, Option<f64>)> = points
+        .iter()
+        .filter_map(|p| p.live.waiting.map(|w| (w, p.live.kv_usage)))
+        .collect();
+    if let (true, Some(q)) = (alive, queue_row(&samples)) {
         let (w0, w1) = waiting.unwrap_or_default();
         let k = kv.unwrap_or(0.0);
         let evidence = vec![reading(
@@ -390,25 +280,7 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
                 ("pct", fmt0(k * 100.0)),
             ],
         )];
-        if k > 0.90 {
-            findings.push(Finding {
-                rule: Rule::KvExhausted,
-                evidence,
-                actions: kv_relief(ev),
-            });
-        } else if k < 0.70 {
-            findings.push(Finding {
-                rule: Rule::SeqCapped,
-                evidence,
-                actions: vec![Action::EditProfile {
-                    key: "MAX_RUNNING_REQUESTS".into(),
-                    value: profile_value(ev, "MAX_RUNNING_REQUESTS")
-                        .and_then(|v| v.parse::<u32>().ok())
-                        .map(|n| (n * 2).to_string())
-                        .unwrap_or_else(|| "512".into()),
-                }],
-            });
-        }
+        findings.push(queue_finding(ev, q, evidence));
     }
     let preempt = points.iter().rev().find_map(|p| p.live.rates.preemptions_per_s);
     if let Some(p) = preempt {
@@ -531,17 +403,19 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
     // A failed start never became ready; an engine that was ready and then ran out of memory
     // is the OOM-under-load case, even though its exit matched the OOM startup row.
     let startup_row = ev.failure.as_ref().map(|m| m.row).or(investigation.startup_failure);
-    let was_ready = investigation.scan.get(Signature::Ready).is_some();
-    if investigation.verdict == Verdict::OomUnderLoad && !alive {
+    let served = investigation.served;
+    let log_lines = |inv: &Investigation| -> Vec<Reading> {
+        inv.evidence
+            .iter()
+            .map(|h| reading("ev-log-line", &[("line", h.line.to_string()), ("text", h.text.clone())]))
+            .collect()
+    };
+    if investigation.row == Some(Rule::OomUnderLoad) && !alive {
         findings.insert(
             0,
             Finding {
                 rule: Rule::OomUnderLoad,
-                evidence: investigation
-                    .evidence
-                    .iter()
-                    .map(|h| reading("ev-log-line", &[("line", h.line.to_string()), ("text", h.text.clone())]))
-                    .collect(),
+                evidence: log_lines(&investigation),
                 actions: vec![
                     Action::EditProfile {
                         key: "MEM_FRACTION".into(),
@@ -555,7 +429,7 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
                 ],
             },
         );
-    } else if let (Some(row), false, false) = (startup_row, alive, was_ready) {
+    } else if let (Some(row), false, false) = (startup_row, alive, served) {
         let line = ev
             .failure
             .as_ref()
@@ -579,6 +453,35 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
                 actions,
             },
         );
+    }
+    // The log's own row where the live path could not see it: the queue rows from the stats
+    // lines when there is no metric window, the log's lines behind a dead engine.
+    match investigation.row {
+        Some(rule @ (Rule::KvExhausted | Rule::SeqCapped | Rule::Preemptions))
+            if alive && points.is_empty() && !findings.iter().any(|f| f.rule == rule) =>
+        {
+            let q = match rule {
+                Rule::SeqCapped => Some(QueueRow::SeqCapped),
+                Rule::KvExhausted => Some(QueueRow::KvExhausted),
+                _ => None,
+            };
+            let mut finding = match q {
+                Some(q) => queue_finding(ev, q, Vec::new()),
+                None => Finding {
+                    rule,
+                    evidence: Vec::new(),
+                    actions: kv_relief(ev),
+                },
+            };
+            finding.evidence = log_lines(&investigation);
+            findings.push(finding);
+        }
+        Some(Rule::Dead | Rule::Hung) => {
+            if let Some(f) = findings.iter_mut().find(|f| matches!(f.rule, Rule::Dead | Rule::Hung)) {
+                f.evidence.extend(log_lines(&investigation));
+            }
+        }
+        _ => {}
     }
     steps.push(StepResult {
         step: Step::Logs,
@@ -609,6 +512,28 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
         findings,
         after_upgrade,
         investigation,
+    }
+}
+
+/// The finding for a queue row, with the runbook's action for it.
+fn queue_finding(ev: &Evidence, q: QueueRow, evidence: Vec<Reading>) -> Finding {
+    match q {
+        QueueRow::KvExhausted => Finding {
+            rule: Rule::KvExhausted,
+            evidence,
+            actions: kv_relief(ev),
+        },
+        QueueRow::SeqCapped => Finding {
+            rule: Rule::SeqCapped,
+            evidence,
+            actions: vec![Action::EditProfile {
+                key: "MAX_RUNNING_REQUESTS".into(),
+                value: profile_value(ev, "MAX_RUNNING_REQUESTS")
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .map(|n| n.saturating_mul(2).to_string())
+                    .unwrap_or_else(|| "512".into()),
+            }],
+        },
     }
 }
 

@@ -51,6 +51,12 @@ pub struct ModelShape {
     pub experts: Option<u64>,
     /// Weight quantization named in the config (`fp8`, `awq`, `gptq`, …).
     pub quantization: Option<String>,
+    /// MoE: the experts' intermediate size and how many experts each token visits (the fused
+    /// MoE kernel's scratch grows with both).
+    #[serde(default)]
+    pub moe_intermediate: Option<u64>,
+    #[serde(default)]
+    pub experts_per_token: Option<u64>,
 }
 
 fn uint(v: &serde_json::Value, key: &str) -> Option<u64> {
@@ -75,6 +81,8 @@ const FIELD_MAX: &[(&str, u64)] = &[
     ("num_experts", 1 << 14),
     ("num_local_experts", 1 << 14),
     ("n_routed_experts", 1 << 14),
+    ("moe_intermediate_size", 1 << 21),
+    ("num_experts_per_tok", 1 << 14),
 ];
 
 /// Checks every bounded field of a config object before anything reads it.
@@ -170,6 +178,8 @@ pub fn parse_config(text: &str) -> Result<ModelShape, VramError> {
             .or_else(|| uint(v, "num_local_experts"))
             .or_else(|| uint(v, "n_routed_experts")),
         quantization,
+        moe_intermediate: uint(v, "moe_intermediate_size"),
+        experts_per_token: uint(v, "num_experts_per_tok"),
     })
 }
 
@@ -216,6 +226,39 @@ pub enum KvDtype {
     Fp8,
 }
 
+/// Which engine serves the model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineFamily {
+    #[default]
+    Vllm,
+    Sglang,
+}
+
+/// How the engine is set up: what decides its own memory arithmetic. Everything is optional;
+/// an input left out is taken at the engine's default for its version and GPU, and the answer's
+/// range says how far the unknowns can move it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EngineSetup {
+    pub family: EngineFamily,
+    /// The engine's version (`0.11.0`, `v0.6.4`, `0.9.1.dev705+g…`).
+    pub version: Option<String>,
+    /// vLLM's `VLLM_USE_V1`: forces the engine generation where the version allows both.
+    pub v1: Option<bool>,
+    pub max_num_batched_tokens: Option<u64>,
+    pub max_num_seqs: Option<u64>,
+    /// KV block size in tokens (vLLM `--block-size`, default 16).
+    pub block_size: Option<u64>,
+    pub enforce_eager: bool,
+    /// V0 only: chunked prefill on or off (V0 turns it on by itself for contexts over 32k).
+    pub chunked_prefill: Option<bool>,
+    /// The GPU's name as NVML gives it: vLLM's defaults differ on A100 and on the large cards.
+    pub gpu_name: Option<String>,
+    /// Layers of a draft model (EAGLE, MTP) that share the KV pool.
+    pub draft_layers: u64,
+}
+
 /// What the operator asks about.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Inputs {
@@ -227,10 +270,13 @@ pub struct Inputs {
     pub ctx: u64,
     pub kv_dtype: KvDtype,
     pub concurrency: Option<u64>,
-    /// Peak activations per GPU; `None` estimates them from the shape.
+    /// Peak activations per GPU, measured (calibration) or given; `None` follows the engine's
+    /// profile run.
     pub activation_gib: Option<f64>,
-    /// CUDA context, NCCL buffers and CUDA graphs per GPU.
-    pub non_torch_gib: f64,
+    /// CUDA context and NCCL buffers per GPU, measured or given; `None` estimates them.
+    pub non_torch_gib: Option<f64>,
+    #[serde(default)]
+    pub engine: EngineSetup,
 }
 
 impl Inputs {
@@ -268,11 +314,231 @@ impl Inputs {
         {
             return bad("--activation-gib", "must be a number of GiB from 0 to 1000000");
         }
-        if !(self.non_torch_gib.is_finite() && (0.0..=1e6).contains(&self.non_torch_gib)) {
+        if self
+            .non_torch_gib
+            .is_some_and(|a| !(a.is_finite() && (0.0..=1e6).contains(&a)))
+        {
             return bad("--non-torch-gib", "must be a number of GiB from 0 to 1000000");
+        }
+        let e = &self.engine;
+        if e.max_num_batched_tokens.is_some_and(|t| t == 0 || t > 1 << 27) {
+            return bad(
+                "--max-num-batched-tokens",
+                "must be a positive number of tokens, at most 134217728",
+            );
+        }
+        if e.max_num_seqs.is_some_and(|t| t == 0 || t > 1 << 20) {
+            return bad("--max-num-seqs", "must be a positive integer, at most 1048576");
+        }
+        if e.block_size.is_some_and(|b| b == 0 || b > 1 << 16) {
+            return bad("--block-size", "must be a positive number of tokens, at most 65536");
+        }
+        if e.draft_layers > 1 << 12 {
+            return bad("--draft-layers", "must be at most 4096");
+        }
+        if e.version.as_ref().is_some_and(|v| v.len() > 64) {
+            return bad("--engine-version", "must be at most 64 characters");
         }
         Ok(())
     }
+}
+
+impl EngineSetup {
+    /// What a launch profile fixes of the engine's arithmetic: the batch and sequence limits,
+    /// and from its extra arguments `--enforce-eager` and `--block-size`. The version is the
+    /// one the engine reported at its last start, when there was one.
+    pub fn of_profile(
+        p: &crate::domain::profile::Profile,
+        family: EngineFamily,
+        version: Option<String>,
+        gpu_name: Option<String>,
+    ) -> EngineSetup {
+        let args = &p.extra_args;
+        let value_of = |flag: &str| -> Option<u64> {
+            args.iter().enumerate().find_map(|(i, a)| {
+                if a == flag {
+                    args.get(i + 1).and_then(|v| v.parse().ok())
+                } else {
+                    a.strip_prefix(flag)
+                        .and_then(|rest| rest.strip_prefix('='))
+                        .and_then(|v| v.parse().ok())
+                }
+            })
+        };
+        EngineSetup {
+            family,
+            version,
+            v1: None,
+            max_num_batched_tokens: p.max_batched_tokens.map(u64::from),
+            max_num_seqs: p.max_running_requests.map(u64::from),
+            block_size: value_of("--block-size"),
+            enforce_eager: args.iter().any(|a| a == "--enforce-eager"),
+            chunked_prefill: None,
+            gpu_name,
+            draft_layers: 0,
+        }
+    }
+}
+
+/// `major.minor` of a version string (`v0.6.4`, `0.9.1.dev705+g…`, `0.11`); `None` when it
+/// does not start with one.
+pub fn version_of(v: &str) -> Option<(u32, u32)> {
+    let v = v.trim().trim_start_matches(['v', 'V']);
+    let mut parts = v.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// The vLLM release the calculator assumes when none is given: the current line (V1, CUDA
+/// graphs inside the budget). The answer's range covers the older releases.
+pub const ASSUMED_VLLM: (u32, u32) = (0, 14);
+
+/// Bytes per logit element at the peak of a sampler pass over `max_num_seqs` rows: the logits
+/// in the model dtype (2), their fp32 copy (4), the log-softmax kept for logprobs (4), the
+/// top-k/top-p sort (values 4 + int64 indices 8), the softmax of the sorted row (4), its cumsum
+/// (4), the scatter back (4) and the final probabilities (4). vLLM's profile run samples with
+/// dummy top-p/top-k, so every one of them is live at once.
+pub const SAMPLER_BYTES_PER_LOGIT: u64 = 38;
+
+/// One consistent reading of the engine: a version line, its defaults, and what follows.
+#[derive(Clone, Debug, PartialEq)]
+struct Path {
+    family: EngineFamily,
+    version: (u32, u32),
+    v1: bool,
+    profile_tokens: u64,
+    seqs: u64,
+    graphs_inside: bool,
+    non_torch_gib: f64,
+}
+
+/// Whether vLLM takes its large-GPU defaults (8192 batched tokens, 1024 sequences for the API
+/// server since 0.9): 70 GiB or more and not an A100.
+fn large_gpu(i: &Inputs) -> bool {
+    i.gpu_gib >= 70.0
+        && !i
+            .engine
+            .gpu_name
+            .as_deref()
+            .is_some_and(|n| n.to_ascii_lowercase().contains("a100"))
+}
+
+/// The engine's memory path for a version (and V1 switch), taking every unset input at that
+/// version's default.
+fn path_for(i: &Inputs, version: (u32, u32), v1: bool, large: bool) -> Path {
+    let e = &i.engine;
+    if e.family == EngineFamily::Sglang {
+        return Path {
+            family: EngineFamily::Sglang,
+            version,
+            v1: false,
+            profile_tokens: 0,
+            seqs: 0,
+            graphs_inside: false,
+            non_torch_gib: i.non_torch_gib.unwrap_or(if i.tp > 1 { 1.0 } else { 0.5 }),
+        };
+    }
+    let modern = version >= (0, 9);
+    let (tokens, seqs) = if v1 {
+        let t = e
+            .max_num_batched_tokens
+            .unwrap_or(if modern && large { 8192 } else { 2048 });
+        (t, e.max_num_seqs.unwrap_or(if modern && large { 1024 } else { 256 }))
+    } else {
+        // V0 profiles one batch of `max_num_batched_tokens`: the whole context without chunked
+        // prefill (at least 2048), 512 with it; it turns chunked prefill on by itself above 32k.
+        let chunked = e.chunked_prefill.unwrap_or(i.ctx > 32_768 && version >= (0, 5));
+        let t = e
+            .max_num_batched_tokens
+            .unwrap_or(if chunked { 512 } else { i.ctx.max(2048) });
+        (t, e.max_num_seqs.unwrap_or(256))
+    };
+    // Non-torch memory: the CUDA context and, with TP, NCCL's buffers (measured: 0.13–0.14 GiB
+    // at TP 1, 0.54–0.55 at TP 2 on V1; 0.35 on V0 at TP 1).
+    let non_torch = i.non_torch_gib.unwrap_or_else(|| {
+        let base = if v1 { 0.14 } else { 0.35 };
+        if i.tp > 1 {
+            base + 0.41 + 0.1 * (i.tp as f64 / 2.0).log2()
+        } else {
+            base
+        }
+    });
+    Path {
+        family: EngineFamily::Vllm,
+        version,
+        v1,
+        profile_tokens: tokens,
+        seqs,
+        graphs_inside: v1 && version >= (0, 14) && !e.enforce_eager,
+        non_torch_gib: non_torch,
+    }
+}
+
+/// CUDA graphs' memory when the engine counts it inside the budget (0.14 on): the measured
+/// graph pools run from nothing to about 1 GiB; the middle is taken, the range shows the rest.
+const GRAPHS_GIB: f64 = 0.5;
+const GRAPHS_GIB_MAX: f64 = 1.1;
+
+/// Peak activation of the engine's profile run, per GPU, with its parts.
+fn activation(m: &ModelShape, i: &Inputs, p: &Path) -> (f64, String) {
+    if let Some(a) = i.activation_gib {
+        return (a, format!("activation = {a:.2} GiB (measured or given)"));
+    }
+    if p.family == EngineFamily::Sglang {
+        return (
+            0.0,
+            "activation: SGLang keeps it in the (1 − mem-fraction-static) reserve, outside the KV pool".into(),
+        );
+    }
+    let d = m.dtype_bytes as f64;
+    let tp = i.tp as f64;
+    let t = p.profile_tokens as f64;
+    // The forward pass over the profile batch: the MLP's gate/up output and its activation
+    // (3 × intermediate, split by TP; for MoE per visited expert) and three hidden-state
+    // buffers (hidden, residual, normed).
+    let mlp = match (m.moe_intermediate, m.experts_per_token) {
+        (Some(mi), Some(k)) if m.experts.is_some() => 3.0 * mi as f64 * k as f64 / tp,
+        _ => 3.0 * m.intermediate as f64 / tp,
+    };
+    let forward = t * (mlp + 3.0 * m.hidden as f64) * d / GIB;
+    // The sampler pass (V1 from 0.8, and V0's profile run): logits over the full vocabulary for
+    // every sequence slot, gathered on every rank (not split by TP), on top of the batch's
+    // hidden states.
+    let sampler_on = !p.v1 || p.version >= (0, 8);
+    let sampler = if sampler_on {
+        p.seqs as f64 * m.vocab as f64 * SAMPLER_BYTES_PER_LOGIT as f64 / GIB + t * m.hidden as f64 * d / GIB
+    } else {
+        0.0
+    };
+    let a = forward.max(sampler);
+    (
+        a,
+        format!(
+            "activation = max(forward {forward:.2} GiB at {} tokens, sampler {sampler:.2} GiB at {} sequences × {} vocab × {SAMPLER_BYTES_PER_LOGIT} B) = {a:.2} GiB",
+            p.profile_tokens, p.seqs, m.vocab
+        ),
+    )
+}
+
+/// The KV budget per GPU on one path: (budget, activation, graphs, lines).
+fn budget_on(m: &ModelShape, i: &Inputs, p: &Path, weights_per_gpu: f64) -> (f64, f64, f64, Vec<String>) {
+    let (act, act_line) = activation(m, i, p);
+    let graphs = if p.graphs_inside { GRAPHS_GIB } else { 0.0 };
+    let b = i.util * i.gpu_gib - weights_per_gpu - act - p.non_torch_gib - graphs;
+    let mut lines = vec![act_line];
+    lines.push(format!(
+        "KV budget = {:.2} × {:.2} GiB − {weights_per_gpu:.2} weights − {act:.2} activation − {:.2} non-torch{} = {b:.2} GiB",
+        i.util,
+        i.gpu_gib,
+        p.non_torch_gib,
+        if p.graphs_inside {
+            format!(" − {graphs:.2} CUDA graphs (inside the budget from 0.14)")
+        } else {
+            String::new()
+        }
+    ));
+    (b, act, graphs, lines)
 }
 
 /// Why it does or does not fit.
@@ -319,52 +585,48 @@ impl Verdict {
 pub struct Report {
     pub weights_per_gpu_gib: f64,
     pub activation_gib: f64,
+    pub non_torch_gib: f64,
+    pub graphs_gib: f64,
     pub kv_budget_gib: f64,
+    /// What the unknown inputs (version, defaults, graphs, NCCL) can move the budget to.
+    pub kv_budget_range_gib: (f64, f64),
     /// KV bytes one token takes on one GPU, all layers (full-attention layers only when some
     /// layers slide; those are counted per request).
     pub kv_bytes_per_token: u64,
     pub kv_bytes_per_token_sliding: u64,
-    /// Tokens of KV cache the engine will report ("GPU KV cache size").
+    /// The bytes per token in the engine's own count of tokens (all layers where it gives
+    /// sliding layers a full slot; the padded group layout under vLLM's hybrid allocator).
+    pub kv_bytes_per_token_reported: u64,
+    /// Tokens of KV cache the engine will report ("GPU KV cache size", SGLang "#tokens"), in
+    /// the engine's own convention.
     pub kv_tokens: u64,
+    pub kv_tokens_range: (u64, u64),
     /// Requests of `ctx` tokens that fit at once ("Maximum concurrency … per request").
     pub max_concurrency: f64,
     /// The longest context one request can have.
     pub max_ctx: u64,
     pub verdict: Verdict,
+    /// The verdict holds at the central value but not across the whole range.
+    pub marginal: bool,
+    /// The engine path the calculation followed ("vLLM V1 0.14, 8192 batched tokens, …").
+    pub path: String,
     /// The calculation, line by line.
     pub arithmetic: Vec<String>,
 }
 
-/// Peak activation estimate for vLLM's profile run (8192 batched tokens): the MLP's
-/// intermediate and the attention projections in the model dtype, split by TP, plus sampler
-/// logits for 256 sequences in fp32.
-pub fn activation_estimate_gib(m: &ModelShape, tp: u64) -> f64 {
-    let tokens = 8192.0;
-    let per_token = (2 * m.intermediate + 4 * m.hidden) as f64 * m.dtype_bytes as f64 / tp as f64;
-    let logits = 256.0 * m.vocab as f64 * 4.0;
-    (tokens * per_token + logits) / GIB
+/// KV layout of one GPU: bytes per token per layer, and the layer counts.
+struct Layout {
+    per_layer: u64,
+    full_layers: u64,
+    swa_layers: u64,
+    window: u64,
 }
 
-/// Runs the calculation.
-pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
-    i.check()?;
-    let mut a = Vec::new();
+fn layout(m: &ModelShape, i: &Inputs, a: &mut Vec<String>) -> Layout {
     let kv_elem = match i.kv_dtype {
         KvDtype::Fp8 => 1,
         KvDtype::Auto => m.dtype_bytes,
     };
-    let weights_per_gpu = i.weights_bytes as f64 / i.tp as f64 / GIB;
-    a.push(format!(
-        "weights per GPU = {:.2} GiB / TP {} = {weights_per_gpu:.2} GiB",
-        i.weights_bytes as f64 / GIB,
-        i.tp
-    ));
-    let activation = i.activation_gib.unwrap_or_else(|| activation_estimate_gib(m, i.tp));
-    let budget = i.util * i.gpu_gib - weights_per_gpu - activation - i.non_torch_gib;
-    a.push(format!(
-        "KV budget = {:.2} × {:.2} GiB − {weights_per_gpu:.2} weights − {activation:.2} activations − {:.2} non-torch = {budget:.2} GiB",
-        i.util, i.gpu_gib, i.non_torch_gib
-    ));
     let (full_layers, swa_layers, window) = match m.sliding {
         Some((w, n)) => (m.layers - n.min(m.layers), n.min(m.layers), w),
         None => (m.layers, 0, 0),
@@ -397,48 +659,184 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
             b
         }
     };
-    // Bounded shapes keep these in range; saturating all the same (a config is untrusted).
-    let full = per_layer.saturating_mul(full_layers);
-    let sliding = per_layer.saturating_mul(swa_layers);
-    a.push(format!(
-        "per token = {per_layer} B × {full_layers} full-attention layers = {full} B"
-    ));
-    if swa_layers > 0 {
-        a.push(format!(
-            "sliding window {window}: {swa_layers} layers hold at most {window} tokens per request ({sliding} B per token)"
-        ));
+    Layout {
+        per_layer,
+        full_layers: full_layers + i.engine.draft_layers,
+        swa_layers,
+        window,
     }
-    let budget_bytes = (budget.max(0.0) * GIB) as u64;
-    // Memory one request of `ctx` tokens needs.
-    let per_request = |ctx: u64| {
-        full.saturating_mul(ctx)
-            .saturating_add(sliding.saturating_mul(ctx.min(window.max(1))))
-    };
-    // When every layer slides, capacity in tokens is what the window layers can hold.
-    let kv_tokens = budget_bytes
-        .checked_div(full)
-        .unwrap_or_else(|| budget_bytes / sliding.max(1))
-        / BLOCK
-        * BLOCK;
+}
+
+/// vLLM V1's hybrid allocator (0.10 on): layers of each attention type are cut into groups of
+/// one size (the smaller type's count, or the larger's when they are within 25%), the last
+/// group of a type padded; every group shares one block pool. The tokens it reports are the
+/// budget over `per_layer × group size × groups`.
+fn hybrid_groups(full: u64, swa: u64) -> (u64, u64) {
+    let (lo, hi) = (full.min(swa), full.max(swa));
+    let size = if (hi as f64) < lo as f64 * 1.25 { hi } else { lo }.max(1);
+    (size, full.div_ceil(size) + swa.div_ceil(size))
+}
+
+/// Tokens a KV pool of `gib` holds at `per_token` bytes, in whole blocks.
+pub fn tokens_in(gib: f64, per_token: u64, block: u64) -> u64 {
+    let bytes = (gib.max(0.0) * GIB) as u64;
+    let block = block.max(1);
+    bytes.checked_div(per_token).unwrap_or(0) / block * block
+}
+
+/// Runs the calculation.
+pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
+    i.check()?;
+    let mut a = Vec::new();
+    let e = &i.engine;
+    let given_version = e.version.as_deref().and_then(version_of);
+    let version = given_version.unwrap_or(ASSUMED_VLLM);
+    let v1_of = |v: (u32, u32)| e.v1.unwrap_or(v >= (0, 8));
+    let large = large_gpu(i);
+    let central = path_for(i, version, v1_of(version), large);
+
+    let weights_per_gpu = i.weights_bytes as f64 / i.tp as f64 / GIB;
     a.push(format!(
-        "KV tokens = {budget_bytes} B / {} B per token, in blocks of {BLOCK} = {kv_tokens}",
-        if full > 0 { full } else { sliding }
+        "weights per GPU = {:.2} GiB / TP {} = {weights_per_gpu:.2} GiB",
+        i.weights_bytes as f64 / GIB,
+        i.tp
     ));
-    let max_concurrency = if per_request(i.ctx) > 0 {
-        budget_bytes as f64 / per_request(i.ctx) as f64
+    let (budget, activation_gib, graphs_gib, lines) = budget_on(m, i, &central, weights_per_gpu);
+    a.extend(lines);
+
+    // The range: the same calculation on every path the unknown inputs allow.
+    let mut alternatives = vec![central.clone()];
+    if central.family == EngineFamily::Vllm {
+        let versions: Vec<(u32, u32)> = match given_version {
+            Some(v) => vec![v],
+            None => vec![(0, 6), (0, 11), ASSUMED_VLLM],
+        };
+        // An unnamed 80 GiB card may be an A100, which takes the small-GPU defaults.
+        let mut classes = vec![large];
+        if large && e.gpu_name.is_none() {
+            classes.push(false);
+        }
+        for v in versions {
+            for &l in &classes {
+                let p = path_for(i, v, v1_of(v), l);
+                alternatives.push(p.clone());
+                if p.graphs_inside {
+                    let mut hi = p.clone();
+                    hi.non_torch_gib += GRAPHS_GIB_MAX - GRAPHS_GIB;
+                    alternatives.push(hi);
+                }
+            }
+        }
+    }
+    let spread = if i.non_torch_gib.is_some() { 0.0 } else { 0.15 };
+    let mut lo = budget;
+    let mut hi = budget;
+    for p in &alternatives {
+        let (b, ..) = budget_on(m, i, p, weights_per_gpu);
+        lo = lo.min(b - spread);
+        hi = hi.max(b + spread);
+    }
+    a.push(format!("range over the unknown inputs: {lo:.2} … {hi:.2} GiB"));
+
+    let lay = layout(m, i, &mut a);
+    let full = lay.per_layer.saturating_mul(lay.full_layers);
+    let sliding = lay.per_layer.saturating_mul(lay.swa_layers);
+    let window = lay.window;
+    a.push(format!(
+        "per token = {} B × {} full-attention layers{} = {full} B",
+        lay.per_layer,
+        lay.full_layers,
+        if e.draft_layers > 0 {
+            format!(" (with {} draft layers sharing the pool)", e.draft_layers)
+        } else {
+            String::new()
+        }
+    ));
+    let block = match central.family {
+        EngineFamily::Sglang => 1,
+        EngineFamily::Vllm => e.block_size.unwrap_or(BLOCK),
+    };
+    // How the engine turns bytes into the tokens it reports, and what one request costs.
+    let sglang = central.family == EngineFamily::Sglang;
+    let hybrid = !sglang && central.v1 && central.version >= (0, 10) && lay.swa_layers > 0 && lay.full_layers > 0;
+    let whole_window = sglang || !central.v1 || central.version < (0, 10);
+    let (reported_per_token, per_request): (u64, Box<dyn Fn(u64) -> u64>) = if lay.swa_layers == 0 {
+        (full, Box::new(move |ctx: u64| full.saturating_mul(ctx)))
+    } else if whole_window {
+        // V0, V1 before the hybrid allocator, SGLang's default pool: sliding layers get a full
+        // slot per token like the others.
+        a.push(format!(
+            "sliding window {window}: this engine gives the {} sliding layers a full slot per token",
+            lay.swa_layers
+        ));
+        let all = full.saturating_add(sliding);
+        (all, Box::new(move |ctx: u64| all.saturating_mul(ctx)))
+    } else if hybrid {
+        let (size, groups) = hybrid_groups(lay.full_layers, lay.swa_layers);
+        let per = lay.per_layer.saturating_mul(size).saturating_mul(groups);
+        a.push(format!(
+            "hybrid allocator: {} full + {} sliding layers in {groups} groups of {size}: reported tokens count {} B per token",
+            lay.full_layers, lay.swa_layers, per
+        ));
+        let t = central.profile_tokens;
+        let (pl, fl, sl) = (lay.per_layer, lay.full_layers, lay.swa_layers);
+        (
+            per,
+            Box::new(move |ctx: u64| {
+                // Full layers keep every token, sliding ones the window plus one batch.
+                let sw_tokens = (window.saturating_sub(1).saturating_add(t)).min(ctx);
+                let sw_blocks = sw_tokens.div_ceil(block) + 1;
+                pl.saturating_mul(fl.saturating_mul(ctx.div_ceil(block) * block))
+                    .saturating_add(pl.saturating_mul(sl).saturating_mul(sw_blocks * block))
+            }),
+        )
+    } else {
+        // Every layer slides: a request costs its window.
+        a.push(format!(
+            "sliding window {window}: {} layers hold at most {window} tokens per request",
+            lay.swa_layers
+        ));
+        (
+            sliding,
+            Box::new(move |ctx: u64| sliding.saturating_mul(ctx.min(window.max(1)))),
+        )
+    };
+    let to_tokens = |gib: f64| tokens_in(gib, reported_per_token, block);
+    let kv_tokens = to_tokens(budget);
+    let budget_bytes = (budget.max(0.0) * GIB) as u64;
+    a.push(format!(
+        "KV tokens = {budget_bytes} B / {reported_per_token} B per token{} = {kv_tokens}",
+        if block > 1 {
+            format!(", in blocks of {block}")
+        } else {
+            String::new()
+        }
+    ));
+    let need = per_request(i.ctx);
+    let max_concurrency = if need > 0 {
+        budget_bytes as f64 / need as f64
     } else {
         0.0
     };
     a.push(format!(
-        "max concurrency at {} tokens = {budget_bytes} B / {} B per request = {max_concurrency:.2}x",
-        i.ctx,
-        per_request(i.ctx)
+        "max concurrency at {} tokens = {budget_bytes} B / {need} B per request = {max_concurrency:.2}x",
+        i.ctx
     ));
-    // The longest single request: full layers take every token, sliding ones up to the window.
-    let max_ctx = budget_bytes
-        .saturating_sub(sliding.saturating_mul(window))
-        .checked_div(full)
-        .map_or(m.max_position, |t| t.min(m.max_position));
+    // The longest single request the pool holds.
+    let max_ctx = if full > 0 {
+        let fixed = if hybrid || whole_window {
+            0
+        } else {
+            sliding.saturating_mul(window)
+        };
+        budget_bytes
+            .saturating_sub(fixed)
+            .checked_div(if whole_window { reported_per_token } else { full })
+            .map_or(m.max_position, |t| t.min(m.max_position))
+    } else {
+        m.max_position
+    };
+    let fits_at = |gib: f64| gib > 0.0 && need > 0 && (gib.max(0.0) * GIB) as u64 >= need;
     let verdict = if budget <= 0.0 {
         Verdict::WeightsDoNotFit
     } else if i.ctx > m.max_position {
@@ -450,16 +848,43 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
     } else {
         Verdict::Fits
     };
+    let marginal = fits_at(budget) != fits_at(lo) || fits_at(budget) != fits_at(hi);
+    let path = match central.family {
+        EngineFamily::Sglang => "SGLang: KV pool = mem-fraction-static × total − weights − CUDA context".to_string(),
+        EngineFamily::Vllm => format!(
+            "vLLM {} {}.{}{}: profile at {} batched tokens, {} sequences, CUDA graphs {}",
+            if central.v1 { "V1" } else { "V0" },
+            central.version.0,
+            central.version.1,
+            if given_version.is_none() { " (assumed)" } else { "" },
+            central.profile_tokens,
+            central.seqs,
+            if e.enforce_eager {
+                "off (--enforce-eager)"
+            } else if central.graphs_inside {
+                "inside the budget"
+            } else {
+                "outside the budget"
+            }
+        ),
+    };
     Ok(Report {
         weights_per_gpu_gib: weights_per_gpu,
-        activation_gib: activation,
+        activation_gib,
+        non_torch_gib: central.non_torch_gib,
+        graphs_gib,
         kv_budget_gib: budget,
+        kv_budget_range_gib: (lo, hi),
         kv_bytes_per_token: full,
         kv_bytes_per_token_sliding: sliding,
+        kv_bytes_per_token_reported: reported_per_token,
         kv_tokens,
+        kv_tokens_range: (to_tokens(lo), to_tokens(hi)),
         max_concurrency,
         max_ctx,
         verdict,
+        marginal,
+        path,
         arithmetic: a,
     })
 }
@@ -532,7 +957,11 @@ mod tests {
             kv_dtype: KvDtype::Auto,
             concurrency: None,
             activation_gib: Some(2.0),
-            non_torch_gib: 1.0,
+            non_torch_gib: Some(1.0),
+            engine: EngineSetup {
+                version: Some("0.11.0".into()),
+                ..Default::default()
+            },
         }
     }
 

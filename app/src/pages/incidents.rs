@@ -10,7 +10,6 @@ use crate::components::{use_i18n, EChart, I18n};
 use crate::domain::incident::{
     action_text, entry_text, offered_actions, reading_text, window_summary, Entry, Incident, Postmortem,
 };
-use crate::domain::logscan::Verdict;
 use crate::domain::series::Point;
 use crate::domain::triage::{Action, Diagnosis, Finding};
 use crate::pages::ErrorNote;
@@ -228,15 +227,15 @@ fn finding_view(f: Finding, i18n: I18n) -> impl IntoView {
 fn Investigator(d: Diagnosis) -> impl IntoView {
     let i18n = use_i18n();
     let inv = d.investigation;
-    let verdict = inv.verdict;
-    (verdict != Verdict::NothingKnown).then(|| {
+    inv.row.map(|row| {
+        let id = row.id();
         let lines = inv.evidence.clone();
         view! {
-            <div class="investigator" data-testid="investigator" data-verdict=verdict.id()>
+            <div class="investigator" data-testid="investigator" data-verdict=id>
                 <h2>{move || i18n.t("incident-investigator")}</h2>
-                <p>{move || i18n.ta("incident-verdict", &[("verdict", i18n.t(&format!("verdict-{}", verdict.id())).into())])}</p>
+                <p>{move || i18n.ta("incident-verdict", &[("verdict", i18n.t(&format!("rule-{id}-diagnosis")).into())])}</p>
                 <pre class="log">{lines.iter().map(|h| format!("{}: {}", h.line, h.text)).collect::<Vec<_>>().join("\n")}</pre>
-                <p>{move || i18n.t(&format!("verdict-{}-next", verdict.id()))}</p>
+                <p>{move || i18n.ta("investigator-action", &[("action", i18n.t(&format!("rule-{id}-action")).into())])}</p>
             </div>
         }
     })

@@ -52,7 +52,8 @@ pub fn VramPage() -> impl IntoView {
             kv_dtype: kv.get(),
             concurrency: num(concurrency).map(|v| v as u64),
             activation_gib: None,
-            non_torch_gib: 1.0,
+            non_torch_gib: None,
+            engine: Default::default(),
         };
         Some(calculate(&shape, &inputs).map_err(|e| e.to_string()))
     });

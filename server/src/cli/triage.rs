@@ -5,7 +5,7 @@
 use crate::control::EngineControl;
 use crate::incidents::Incidents;
 use app::domain::incident::{action_text, reading_text};
-use app::domain::logscan::{investigate, Verdict};
+use app::domain::logscan::investigate;
 use app::i18n::{tr, tr_args, Lang};
 
 const OK: i32 = 0;
@@ -109,29 +109,31 @@ pub fn triage_log(path: &std::path::Path, json: bool, lang: Lang) -> i32 {
     };
     let text = String::from_utf8_lossy(&bytes);
     let inv = investigate(&text, false);
+    let id = inv.row.map(|r| r.id()).unwrap_or("healthy");
+    let diagnosis = inv.row.map(|r| tr(lang, &format!("rule-{}-diagnosis", r.id())));
+    let action = inv.row.map(|r| tr(lang, &format!("rule-{}-action", r.id())));
     if json {
         println!(
             "{}",
-            serde_json::json!({"verdict": inv.verdict.id(), "investigation": inv})
+            serde_json::json!({
+                "verdict": id,
+                "row": inv.row,
+                "diagnosis": diagnosis,
+                "action": action,
+                "investigation": inv,
+            })
         );
     } else {
-        println!(
-            "{}",
-            tr_args(
-                lang,
-                "incident-verdict",
-                &[("verdict", tr(lang, &format!("verdict-{}", inv.verdict.id())).into())]
-            )
-        );
-        if let Some(row) = inv.startup_failure {
-            println!("  {}", tr(lang, &format!("startup-failure-{}-cause", row.id())));
-        }
+        let verdict = diagnosis.unwrap_or_else(|| tr(lang, "investigator-no-row"));
+        println!("{}", tr_args(lang, "incident-verdict", &[("verdict", verdict.into())]));
         for h in &inv.evidence {
             println!("  {}: {}", h.line, h.text);
         }
-        println!("{}", tr(lang, &format!("verdict-{}-next", inv.verdict.id())));
+        if let Some(a) = action {
+            println!("{}", tr_args(lang, "investigator-action", &[("action", a.into())]));
+        }
     }
-    if inv.verdict == Verdict::NothingKnown {
+    if inv.row.is_none() {
         OK
     } else {
         PROBLEM

@@ -3,7 +3,9 @@
 
 use crate::control::{logs, EngineControl};
 use crate::vram::{estimated_weight_bytes, profile_inputs, read_capped, read_model_dir, WeightsSource};
-use app::domain::vram::{calculate, error_pct, observed, parse_config, Inputs, KvDtype, ModelShape, Report};
+use app::domain::vram::{
+    calculate, error_pct, observed, parse_config, EngineFamily, EngineSetup, Inputs, KvDtype, ModelShape, Report,
+};
 use std::path::Path;
 
 /// `roofline vram`'s options.
@@ -39,9 +41,29 @@ pub struct VramArgs {
     /// Peak activations per GPU (default: estimated from the shape).
     #[arg(long)]
     pub activation_gib: Option<f64>,
-    /// CUDA context, NCCL and CUDA graphs per GPU.
-    #[arg(long, default_value_t = 1.0)]
-    pub non_torch_gib: f64,
+    /// CUDA context and NCCL per GPU (default: estimated for the engine and TP).
+    #[arg(long)]
+    pub non_torch_gib: Option<f64>,
+    /// The engine (default: the profile's, else vllm).
+    #[arg(long, value_parser = ["vllm", "sglang"])]
+    pub engine: Option<String>,
+    /// The engine's version (default: what the profile's engine reported at its last start;
+    /// unknown widens the range).
+    #[arg(long)]
+    pub engine_version: Option<String>,
+    /// vLLM --max-num-batched-tokens (the profile run's batch).
+    #[arg(long)]
+    pub max_num_batched_tokens: Option<u64>,
+    /// vLLM --max-num-seqs (the sampler's profile rows).
+    #[arg(long)]
+    pub max_num_seqs: Option<u64>,
+    #[arg(long)]
+    pub block_size: Option<u64>,
+    #[arg(long)]
+    pub enforce_eager: bool,
+    /// The GPU's name (NVML): vLLM takes other defaults on A100.
+    #[arg(long)]
+    pub gpu_name: Option<String>,
 }
 
 /// Runs `roofline vram`; exit 0 fits, 1 does not fit (or the engine disagrees by over 10%),
@@ -55,9 +77,17 @@ pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
         .as_deref()
         .map(|k| if k == "fp8" { KvDtype::Fp8 } else { KvDtype::Auto });
     let mut log_path = None;
+    let mut engine = EngineSetup::default();
     let loaded = match (&a.profile, &a.model, &a.config) {
         (Some(p), None, None) => match control.resolve(p).await {
-            Ok(crate::control::Resolved { profile: prof, .. }) => {
+            Ok(crate::control::Resolved {
+                profile: prof, kind, ..
+            }) => {
+                let family = match kind {
+                    app::domain::engine::EngineKind::Vllm => EngineFamily::Vllm,
+                    app::domain::engine::EngineKind::Sglang => EngineFamily::Sglang,
+                };
+                engine = EngineSetup::of_profile(&prof, family, control.cached_version(p), None);
                 let (p_tp, p_util, p_ctx, p_kv) = profile_inputs(&prof);
                 tp = tp.or(Some(p_tp));
                 util = util.or(p_util);
@@ -99,6 +129,19 @@ pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
             return 2;
         }
     };
+    if let Some(e) = &a.engine {
+        engine.family = if e == "sglang" {
+            EngineFamily::Sglang
+        } else {
+            EngineFamily::Vllm
+        };
+    }
+    engine.version = a.engine_version.clone().or(engine.version);
+    engine.max_num_batched_tokens = a.max_num_batched_tokens.or(engine.max_num_batched_tokens);
+    engine.max_num_seqs = a.max_num_seqs.or(engine.max_num_seqs);
+    engine.block_size = a.block_size.or(engine.block_size);
+    engine.enforce_eager |= a.enforce_eager;
+    engine.gpu_name = a.gpu_name.clone();
     let inputs = Inputs {
         weights_bytes,
         gpu_gib: a.gpu_gib,
@@ -109,6 +152,7 @@ pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
         concurrency: a.concurrency,
         activation_gib: a.activation_gib,
         non_torch_gib: a.non_torch_gib,
+        engine,
     };
     let report = match calculate(&shape, &inputs) {
         Ok(r) => r,
@@ -179,6 +223,7 @@ fn print_report(shape: &ModelShape, i: &Inputs, source: &WeightsSource, r: &Repo
         i.ctx,
         i.kv_dtype
     );
+    println!("engine: {}", r.path);
     for line in &r.arithmetic {
         println!("  {line}");
     }
@@ -186,5 +231,17 @@ fn print_report(shape: &ModelShape, i: &Inputs, source: &WeightsSource, r: &Repo
         "weights per GPU {:.2} GiB · KV per token {} B · KV tokens {} · max concurrency at {} tokens {:.2}x · longest context {}",
         r.weights_per_gpu_gib, r.kv_bytes_per_token, r.kv_tokens, i.ctx, r.max_concurrency, r.max_ctx
     );
-    println!("verdict: {}", r.verdict.id());
+    println!(
+        "KV budget {:.2} GiB (range {:.2} … {:.2} over the unknown inputs) · KV tokens {} … {}",
+        r.kv_budget_gib, r.kv_budget_range_gib.0, r.kv_budget_range_gib.1, r.kv_tokens_range.0, r.kv_tokens_range.1
+    );
+    println!(
+        "verdict: {}{}",
+        r.verdict.id(),
+        if r.marginal {
+            " (marginal: the range crosses the line)"
+        } else {
+            ""
+        }
+    );
 }

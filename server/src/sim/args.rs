@@ -44,8 +44,12 @@ pub struct SimArgs {
     pub tp: u32,
     pub max_model_len: Option<u32>,
     pub mem_fraction: f64,
-    pub max_running: u32,
-    pub max_batched_tokens: u32,
+    /// `None`: the engine's default, which depends on the GPU (see `startup::limits`).
+    pub max_running: Option<u32>,
+    pub max_batched_tokens: Option<u32>,
+    pub enforce_eager: bool,
+    /// vLLM `--block-size` (16 when not given).
+    pub block_size: u32,
     pub kv_cache_dtype: String,
     pub tool_call_parser: Option<String>,
     pub auto_tool_choice: bool,
@@ -290,8 +294,16 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
         tp: tp as u32,
         max_model_len: num(len_flag)?.map(|v| v as u32),
         mem_fraction,
-        max_running: num(running_flag)?.map(|v| v as u32).unwrap_or(256).max(1),
-        max_batched_tokens: num(batch_flag)?.filter(|v| *v > 0.0).map(|v| v as u32).unwrap_or(8192),
+        max_running: num(running_flag)?.map(|v| (v as u32).max(1)),
+        max_batched_tokens: num(batch_flag)?.filter(|v| *v > 0.0).map(|v| v as u32),
+        enforce_eager: kind == EngineKind::Vllm && flag_on("--enforce-eager"),
+        block_size: match kind {
+            EngineKind::Vllm => num("--block-size")?
+                .filter(|v| *v >= 1.0)
+                .map(|v| v as u32)
+                .unwrap_or(16),
+            EngineKind::Sglang => 1,
+        },
         kv_cache_dtype: text("--kv-cache-dtype").unwrap_or_else(|| "auto".into()),
         tool_call_parser: text("--tool-call-parser"),
         auto_tool_choice: match kind {

@@ -283,6 +283,25 @@ async fn run(args: SimArgs) -> i32 {
         EngineKind::Vllm => {
             log.vllm(
                 "EngineCore_DP0",
+                "gpu_worker.py:283",
+                &format!(
+                    "Memory profiling takes {:.2} seconds. Total non KV cache memory: {:.2}GiB; torch peak memory increase: {:.2}GiB; non-torch forward increase memory: {:.2}GiB; weights memory: {:.2}GiB.",
+                    delay * 0.1,
+                    budget.weights_gib + budget.activation_gib + budget.non_torch_gib + budget.graphs_gib,
+                    budget.activation_gib,
+                    budget.non_torch_gib,
+                    budget.weights_gib
+                ),
+            );
+            if budget.graphs_gib > 0.0 {
+                log.vllm(
+                    "EngineCore_DP0",
+                    "gpu_worker.py:290",
+                    &format!("Estimated CUDA graph memory: {:.2} GiB total", budget.graphs_gib),
+                );
+            }
+            log.vllm(
+                "EngineCore_DP0",
                 "gpu_worker.py:298",
                 &format!("Available KV cache memory: {:.2} GiB", budget.kv_gib),
             );
@@ -330,15 +349,15 @@ async fn run(args: SimArgs) -> i32 {
         log.sglang("Capture target decode CUDA graph end. bs=[1, 2, 4, 8, 16, 32], elapsed=1.02 s, mem usage=0.45 GB, avail mem=3.55 GB.");
         log.sglang(&format!(
             "max_total_num_tokens={}, chunked_prefill_size={}, max_prefill_tokens=16384, max_running_requests={}, context_len={}, available_gpu_mem=3.55 GB",
-            budget.kv_tokens, args.max_batched_tokens, args.max_running, max_model_len
+            budget.kv_tokens, budget.max_batched_tokens, budget.max_running, max_model_len
         ));
     }
 
     let template = Template::for_engine(kind);
     let metrics = Metrics::for_engine(kind, &template);
     let mut sched = Sched::new(
-        args.max_running,
-        args.max_batched_tokens,
+        budget.max_running,
+        budget.max_batched_tokens,
         budget.kv_tokens,
         args.prefix_caching,
         metrics,

@@ -10,6 +10,9 @@ use std::io::Write;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelFacts {
     pub architecture: String,
+    pub hidden: u64,
+    pub intermediate: u64,
+    pub vocab: u64,
     pub layers: u64,
     pub kv_heads: u64,
     pub head_dim: u64,
@@ -46,6 +49,9 @@ pub fn read_model(kind: EngineKind, model: &str) -> Result<ModelFacts, String> {
         .to_string();
     Ok(ModelFacts {
         architecture,
+        hidden,
+        intermediate: inter,
+        vocab,
         layers,
         kv_heads,
         head_dim,
@@ -56,15 +62,40 @@ pub fn read_model(kind: EngineKind, model: &str) -> Result<ModelFacts, String> {
 
 const GIB: f64 = (1u64 << 30) as f64;
 
-/// The KV budget, computed the way vLLM V1 does (see DESIGN.md).
+/// The KV budget, computed the way the engines do at startup (see DESIGN.md): vLLM V1
+/// measures a profile run (a forward pass over `max_num_batched_tokens`, then a sampler pass
+/// over `max_num_seqs` rows of logits), adds non-torch memory (CUDA context, NCCL under TP)
+/// and, from 0.14, its CUDA graphs' estimate, and gives the rest of `utilisation × total` to
+/// the KV cache; SGLang gives `mem-fraction-static × total` minus what is already in use.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Budget {
     pub gpu_gib: f64,
     pub weights_gib: f64,
+    /// vLLM's "torch peak memory increase" of the profile run.
+    pub activation_gib: f64,
+    pub non_torch_gib: f64,
+    pub graphs_gib: f64,
     pub kv_gib: f64,
     pub kv_bytes_per_token: u64,
     pub kv_tokens: u64,
     pub max_model_len: u64,
+    pub max_running: u32,
+    pub max_batched_tokens: u32,
+}
+
+/// vLLM's API-server defaults: 8192 batched tokens and 1024 sequences on cards of 70 GiB and
+/// more, 2048 and 256 below; SGLang's 256 running requests and 8192-token chunks.
+pub fn limits(args: &SimArgs, gpu_gib: f64) -> (u32, u32) {
+    let large = args.kind == EngineKind::Vllm && gpu_gib >= 70.0;
+    (
+        args.max_running.unwrap_or(if large { 1024 } else { 256 }),
+        args.max_batched_tokens
+            .unwrap_or(if large || args.kind == EngineKind::Sglang {
+                8192
+            } else {
+                2048
+            }),
+    )
 }
 
 pub fn budget(args: &SimArgs, m: &ModelFacts, gpu_gib: f64) -> Budget {
@@ -73,17 +104,43 @@ pub fn budget(args: &SimArgs, m: &ModelFacts, gpu_gib: f64) -> Budget {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2.0);
-    let weights_gib = m.params as f64 * weight_bytes / GIB / args.tp as f64;
-    let activation_gib = 1.0;
-    let mut kv_gib = gpu_gib * args.mem_fraction - weights_gib - activation_gib;
+    let tp = args.tp.max(1) as f64;
+    let weights_gib = m.params as f64 * weight_bytes / GIB / tp;
+    let (max_running, max_batched_tokens) = limits(args, gpu_gib);
+    let (activation_gib, non_torch_gib, graphs_gib, mut kv_gib) = match args.kind {
+        EngineKind::Vllm => {
+            // The forward pass: gate/up and activation output of the MLP (split by TP) and
+            // three hidden-state buffers, in bf16, for every batched token.
+            let forward = max_batched_tokens as f64 * (3.0 * m.intermediate as f64 / tp + 3.0 * m.hidden as f64) * 2.0;
+            // The sampler: full-vocabulary logits for every sequence slot, as bf16, fp32,
+            // log-softmax, top-p sort (values and int64 indices), softmax, cumsum, scatter and
+            // probabilities at once (38 bytes per logit), on top of the batch's hidden states.
+            let sampler = max_running.min(max_batched_tokens) as f64 * m.vocab as f64 * 38.0
+                + max_batched_tokens as f64 * m.hidden as f64 * 2.0;
+            let activation = forward.max(sampler) / GIB;
+            let non_torch = if args.tp > 1 {
+                0.55 + 0.1 * (tp / 2.0).log2()
+            } else {
+                0.14
+            };
+            let graphs = if args.enforce_eager { 0.0 } else { 0.45 };
+            let kv = gpu_gib * args.mem_fraction - weights_gib - activation - non_torch - graphs;
+            (activation, non_torch, graphs, kv)
+        }
+        EngineKind::Sglang => {
+            let context = if args.tp > 1 { 1.0 } else { 0.5 };
+            (0.0, context, 0.0, gpu_gib * args.mem_fraction - weights_gib - context)
+        }
+    };
     if args.faults.contains(&Fault::KvTooSmall) {
         kv_gib = kv_gib.min(0.05);
     }
     let dtype_bytes = if args.kv_cache_dtype.starts_with("fp8") { 1 } else { 2 };
     let heads = (m.kv_heads / args.tp as u64).max(1);
     let kv_bytes_per_token = 2 * heads * m.head_dim * dtype_bytes * m.layers;
+    let block = args.block_size.max(1) as u64;
     let kv_tokens = if kv_gib > 0.0 {
-        ((kv_gib * GIB) as u64 / kv_bytes_per_token) / 16 * 16
+        ((kv_gib * GIB) as u64 / kv_bytes_per_token) / block * block
     } else {
         0
     };
@@ -91,10 +148,15 @@ pub fn budget(args: &SimArgs, m: &ModelFacts, gpu_gib: f64) -> Budget {
     Budget {
         gpu_gib,
         weights_gib,
+        activation_gib,
+        non_torch_gib,
+        graphs_gib,
         kv_gib,
         kv_bytes_per_token,
         kv_tokens,
         max_model_len,
+        max_running,
+        max_batched_tokens,
     }
 }
 
