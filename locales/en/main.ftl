@@ -42,6 +42,7 @@ badge-simulated-title = This engine is the Roofline simulator, not a real GPU en
 ## Startup phases
 phase-launched = Process started
 phase-loading-weights = Loading weights
+phase-profiling = Profiling memory
 phase-allocating-kv-cache = Allocating KV cache
 phase-capturing-graphs = Capturing CUDA graphs
 phase-starting-server = Starting HTTP server
@@ -608,3 +609,26 @@ change-event-commented = commented
 change-add-comment = Comment
 investigator-no-row = no runbook row: the log shows no failure
 investigator-action = Runbook action: { $action }
+rule-gpu-fault-diagnosis = GPU fault: the driver reported a hardware error next to the engine's failure
+rule-gpu-fault-action = Hardware, not the profile: move the engine off that GPU (CUDA_VISIBLE_DEVICES), check `nvidia-smi -q` and dmesg, reset or replace the GPU before serving on it again.
+ev-stalled-phase = Stalled in { $phase ->
+    [launched] process start
+    [loading-weights] weight loading
+    [profiling] memory profiling
+    [allocating-kv-cache] KV cache allocation
+    [capturing-graphs] CUDA graph capture
+    [starting-server] HTTP server start
+   *[other] { $phase }
+}: { $elapsed } s so far, { $median } s median over { $starts ->
+    [one] { $starts } earlier start
+   *[other] { $starts } earlier starts
+}
+ev-gpu-xid = { $seconds } s before: Xid { $xid } on GPU { $index }: { $meaning } ({ $blame ->
+    [hardware] hardware
+    [driver] driver or firmware
+   *[application] usually the application
+})
+ev-gpu-ecc = GPU { $index }: { $count } uncorrected ECC errors{ $pending ->
+    [yes] , memory repair pending (reset needed)
+   *[no] {""}
+}

@@ -44,6 +44,7 @@ badge-simulated-title = Это симулятор Roofline, а не настоя
 ## Startup phases
 phase-launched = Процесс запущен
 phase-loading-weights = Загрузка весов
+phase-profiling = Профилирование памяти
 phase-allocating-kv-cache = Выделение KV-кеша
 phase-capturing-graphs = Захват CUDA-графов
 phase-starting-server = Запуск HTTP-сервера
@@ -615,3 +616,28 @@ change-event-commented = прокомментировал(а)
 change-add-comment = Комментировать
 investigator-no-row = ни одна строка runbook не подходит: в логе нет сбоя
 investigator-action = Действие по runbook: { $action }
+rule-gpu-fault-diagnosis = Сбой GPU: драйвер сообщил об аппаратной ошибке рядом со сбоем движка
+rule-gpu-fault-action = Это железо, а не профиль: уведите движок с этой GPU (CUDA_VISIBLE_DEVICES), проверьте `nvidia-smi -q` и dmesg, перезагрузите или замените GPU, прежде чем снова запускать на ней.
+ev-stalled-phase = Застрял на фазе «{ $phase ->
+    [launched] запуск процесса
+    [loading-weights] загрузка весов
+    [profiling] профилирование памяти
+    [allocating-kv-cache] выделение KV-кеша
+    [capturing-graphs] захват CUDA-графов
+    [starting-server] запуск HTTP-сервера
+   *[other] { $phase }
+}»: уже { $elapsed } с, медиана { $median } с по { $starts ->
+    [one] { $starts } прошлому запуску
+    [few] { $starts } прошлым запускам
+    [many] { $starts } прошлым запускам
+   *[other] { $starts } прошлым запускам
+}
+ev-gpu-xid = за { $seconds } с до этого: Xid { $xid } на GPU { $index }: { $meaning } ({ $blame ->
+    [hardware] железо
+    [driver] драйвер или прошивка
+   *[application] обычно приложение
+})
+ev-gpu-ecc = GPU { $index }: неисправленных ошибок ECC: { $count }{ $pending ->
+    [yes] , ждёт ремонта памяти (нужен сброс)
+   *[no] {""}
+}

@@ -32,6 +32,7 @@ pub struct NvmlSource;
 impl GpuSource for NvmlSource {
     fn read(&self) -> GpuState {
         use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+        use nvml_wrapper::enum_wrappers::device::{EccCounter, MemoryError};
         use nvml_wrapper::enums::device::UsedGpuMemory;
         let nvml = match nvml_wrapper::Nvml::init() {
             Ok(n) => n,
@@ -97,9 +98,98 @@ impl GpuSource for NvmlSource {
                 sm_clock_mhz: d.clock_info(Clock::SM).ok(),
                 throttle,
                 processes,
+                ecc_uncorrected: d.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile).ok(),
+                retired_pages_pending: d.are_pages_pending_retired().ok(),
+                // nvml-wrapper 0.13 has no safe call for the row remapper; recordings carry it.
+                remapped_rows_pending: None,
             });
         }
-        GpuState::Available { driver, cuda, gpus }
+        GpuState::Available {
+            driver,
+            cuda,
+            gpus,
+            events: events::recent(),
+        }
+    }
+}
+
+/// Critical GPU events (Xid, double-bit ECC) as NVML delivers them: a thread waits on an NVML
+/// event set for the whole process life and keeps the last [`events::MAX`] in a ring that every
+/// reading carries. Events only arrive after registration, so the watcher starts with the
+/// console. A recording carries its own events instead.
+pub mod events {
+    use app::domain::gpu::GpuEvent;
+    use std::collections::VecDeque;
+    use std::sync::{Mutex, OnceLock};
+
+    /// Events kept: far more than a host produces between two triages.
+    pub const MAX: usize = 256;
+
+    fn ring() -> &'static Mutex<VecDeque<GpuEvent>> {
+        static RING: OnceLock<Mutex<VecDeque<GpuEvent>>> = OnceLock::new();
+        RING.get_or_init(|| Mutex::new(VecDeque::new()))
+    }
+
+    pub fn push(e: GpuEvent) {
+        if let Ok(mut r) = ring().lock() {
+            if r.len() == MAX {
+                r.pop_front();
+            }
+            r.push_back(e);
+        }
+    }
+
+    pub fn recent() -> Vec<GpuEvent> {
+        ring().lock().map(|r| r.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Starts the watcher once; without a driver (or with a recording) it does nothing.
+    pub fn watch() {
+        static STARTED: OnceLock<()> = OnceLock::new();
+        if std::env::var_os("ROOFLINE_GPU_RECORDING").is_some() || STARTED.set(()).is_err() {
+            return;
+        }
+        let spawned = std::thread::Builder::new().name("gpu-events".into()).spawn(|| {
+            if let Err(e) = run() {
+                tracing::info!("GPU events (Xid, ECC) are not watched: {e}");
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!("GPU event watcher not started: {e}");
+        }
+    }
+
+    fn run() -> Result<(), String> {
+        use nvml_wrapper::bitmasks::event::EventTypes;
+        use nvml_wrapper::enums::event::XidError;
+        use nvml_wrapper::error::NvmlError;
+        let nvml = nvml_wrapper::Nvml::init().map_err(|e| format!("no NVIDIA driver: {e}"))?;
+        let count = nvml.device_count().map_err(|e| e.to_string())?;
+        let mut set = nvml.create_event_set().map_err(|e| e.to_string())?;
+        for index in 0..count {
+            let device = nvml.device_by_index(index).map_err(|e| e.to_string())?;
+            set = device
+                .register_events(EventTypes::CRITICAL_XID_ERROR | EventTypes::DOUBLE_BIT_ECC_ERROR, set)
+                .map_err(|e| format!("GPU {index}: {}", e.error))?;
+        }
+        loop {
+            match set.wait(5_000) {
+                Ok(data) => push(GpuEvent {
+                    at_ms: crate::monitor::history::now_ms(),
+                    gpu: data.device.index().unwrap_or(u32::MAX),
+                    xid: match data.event_data {
+                        Some(XidError::Value(v)) => Some(v),
+                        _ => None,
+                    },
+                    double_bit_ecc: data.event_type.contains(EventTypes::DOUBLE_BIT_ECC_ERROR),
+                }),
+                Err(NvmlError::Timeout) => {}
+                Err(e) => {
+                    tracing::warn!("GPU event wait: {e}");
+                    std::thread::sleep(std::time::Duration::from_secs(5));
+                }
+            }
+        }
     }
 }
 

@@ -10,6 +10,12 @@ use std::time::Duration;
 
 /// Runs the triage (blocking, in a thread) and returns the primary rule and the JSON.
 async fn triage(env: &Env, profile: &str, extra: &[&str]) -> (String, serde_json::Value) {
+    triage_with(env, profile, extra, &[]).await
+}
+
+/// The triage with extra environment (a GPU recording).
+async fn triage_with(env: &Env, profile: &str, extra: &[&str], vars: &[(&str, String)]) -> (String, serde_json::Value) {
+    let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     let mut args = vec!["triage", "--profile", profile, "--window", "6", "--json"];
     args.extend_from_slice(extra);
     let args: Vec<String> = args.into_iter().map(str::to_string).collect();
@@ -20,6 +26,7 @@ async fn triage(env: &Env, profile: &str, extra: &[&str]) -> (String, serde_json
             .arg(&data)
             .args(&args)
             .env("LANG", "C")
+            .envs(vars)
             .output()
             .unwrap()
     })
@@ -252,4 +259,93 @@ fn the_log_classifier_reads_a_file_alone() {
         .unwrap();
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/engine.log"));
+}
+
+/// Issue 12: an engine that dies seconds after Xid 79 on its GPU is named a GPU fault
+/// (hardware, not the profile), from a real simulator death and an NVML recording.
+#[tokio::test(flavor = "multi_thread")]
+async fn row_gpu_fault_xid_correlated_death() {
+    let env = Env::new();
+    let port = free_port();
+    env.vllm_profile("x", port, "");
+    let pid = env.serve_ok("x")["pid"].as_i64().unwrap();
+    set_fault(port, "crash").await;
+    eventually(Duration::from_secs(10), async || (!pid_alive(pid)).then_some(())).await;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let recording = env.data().join("gpu-xid.json");
+    std::fs::write(
+        &recording,
+        serde_json::json!({
+            "status": "available", "driver": "570.86", "cuda": "12.8",
+            "gpus": [],
+            "events": [{"at_ms": now_ms - 3_000, "gpu": 1, "xid": 79}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let (rule, v) = triage_with(
+        &env,
+        "x",
+        &[],
+        &[("ROOFLINE_GPU_RECORDING", recording.display().to_string())],
+    )
+    .await;
+    assert_row("gpu-fault", &rule, &v);
+    let reading = v["diagnosis"]["findings"][0]["evidence"][0].to_string();
+    assert!(reading.contains("79") && reading.contains("hardware"), "{reading}");
+    // The death is still diagnosed, after the GPU.
+    assert!(v["diagnosis"]["findings"].to_string().contains("\"dead\""));
+    // Without the event it is a plain death.
+    let (rule, _) = triage(&env, "x", &[]).await;
+    assert_eq!(rule, "dead");
+}
+
+/// Issue 12: a start stuck in CUDA graph capture is called "stalled in" that phase against the
+/// profile's earlier starts, long before the serve timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_stalled_in_one_phase_is_flagged() {
+    let env = Env::new();
+    let port = free_port();
+    env.vllm_profile("g", port, "");
+    // Two normal starts make the history.
+    for _ in 0..2 {
+        env.serve_ok("g");
+        assert_eq!(env.run(&["stop", "--profile", "g"]).status.code(), Some(0));
+    }
+    env.vllm_profile(
+        "g",
+        port,
+        "ENV_ROOFLINE_SIM_FAULT=stall-graphs\nENV_ROOFLINE_SIM_STALL_S=120\n",
+    );
+    let data = env.data().to_path_buf();
+    let serve = std::thread::spawn(move || {
+        std::process::Command::new(BIN)
+            .arg("--data")
+            .arg(&data)
+            .args(["serve", "--profile", "g"])
+            .env("LANG", "C")
+            .output()
+            .unwrap()
+    });
+    let status = || {
+        let out = env.run(&["status", "--json"]);
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap_or_default()
+    };
+    let stalled = eventually(Duration::from_secs(40), async || {
+        let s = status();
+        let row = s.as_array()?.iter().find(|r| r["profile"] == "g")?.clone();
+        row["stall"].is_object().then_some(row)
+    })
+    .await
+    .expect("the start is flagged stalled within 40 s");
+    assert_eq!(stalled["stall"]["phase"], "capturing-graphs", "{stalled}");
+    assert_eq!(stalled["state"], "starting");
+    let (rule, v) = triage(&env, "g", &[]).await;
+    assert_row("hung", &rule, &v);
+    assert_eq!(v["diagnosis"]["findings"][0]["evidence"][0]["key"], "ev-stalled-phase");
+    assert_eq!(env.run(&["stop", "--profile", "g"]).status.code(), Some(0));
+    let _ = serve.join();
 }

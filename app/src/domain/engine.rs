@@ -112,6 +112,9 @@ pub struct EngineStatus {
     pub uptime_s: Option<u64>,
     /// The startup phase reached, while starting.
     pub phase: Option<StartupPhase>,
+    /// While starting: the current phase has run far past its median in earlier starts.
+    #[serde(default)]
+    pub stall: Option<crate::domain::phases::Stall>,
     /// The matching startup-failure row, when the last start failed.
     pub failure: Option<crate::domain::startup_failure::FailureMatch>,
     /// The console's own note (a refused port, a stale pid file), already in English for logs.
@@ -157,6 +160,7 @@ impl EngineStatus {
             pid: None,
             uptime_s: None,
             phase: None,
+            stall: None,
             failure: None,
             note: None,
             live: None,
@@ -177,6 +181,9 @@ impl EngineStatus {
 pub enum StartupPhase {
     Launched,
     LoadingWeights,
+    /// Weights are in; the engine measures its peak memory (vLLM's profile run; SGLang's
+    /// memory-pool sizing).
+    Profiling,
     AllocatingKvCache,
     CapturingGraphs,
     StartingServer,
@@ -185,9 +192,10 @@ pub enum StartupPhase {
 
 impl StartupPhase {
     /// Every phase, in the order an engine passes them.
-    pub const ALL: [StartupPhase; 6] = [
+    pub const ALL: [StartupPhase; 7] = [
         Self::Launched,
         Self::LoadingWeights,
+        Self::Profiling,
         Self::AllocatingKvCache,
         Self::CapturingGraphs,
         Self::StartingServer,
@@ -198,6 +206,7 @@ impl StartupPhase {
         match self {
             Self::Launched => "launched",
             Self::LoadingWeights => "loading-weights",
+            Self::Profiling => "profiling",
             Self::AllocatingKvCache => "allocating-kv-cache",
             Self::CapturingGraphs => "capturing-graphs",
             Self::StartingServer => "starting-server",
@@ -225,6 +234,13 @@ impl StartupPhase {
             || line.contains("KV Cache is allocated")
         {
             Some(Self::AllocatingKvCache)
+        } else if line.contains("Model loading took")
+            || line.contains("Loading weights took")
+            || line.contains("Loading model weights took")
+            || line.contains("Load weight end")
+            || line.contains("Memory profiling")
+        {
+            Some(Self::Profiling)
         } else if line.contains("Starting to load model")
             || line.contains("Loading model")
             || line.contains("Load weight begin")
@@ -251,6 +267,16 @@ mod tests {
         assert_eq!(
             StartupPhase::from_log_line("[2026-12-02 10:00:00 TP0] Load weight begin. avail mem=78.50 GB"),
             Some(StartupPhase::LoadingWeights)
+        );
+        assert_eq!(
+            StartupPhase::from_log_line("(Worker_TP0 pid=3) INFO [gpu_model_runner.py:4879] Model loading took 14.99 GiB memory and 20.1 seconds"),
+            Some(StartupPhase::Profiling)
+        );
+        assert_eq!(
+            StartupPhase::from_log_line(
+                "INFO 12-25 12:00:00 model_runner.py:1072] Loading model weights took 14.9888 GB"
+            ),
+            Some(StartupPhase::Profiling)
         );
         assert_eq!(StartupPhase::from_log_line("random"), None);
         assert!(StartupPhase::Ready > StartupPhase::Launched);

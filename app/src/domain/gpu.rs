@@ -29,6 +29,87 @@ pub struct GpuReading {
     /// Active clock throttle reasons ("sw_power_cap", "hw_thermal_slowdown", …).
     pub throttle: Vec<String>,
     pub processes: Vec<GpuProcess>,
+    /// Uncorrected ECC errors since the last driver load (volatile counter).
+    #[serde(default)]
+    pub ecc_uncorrected: Option<u64>,
+    /// Pages waiting to be retired (pre-Ampere) or rows waiting to be remapped (Ampere on):
+    /// the GPU needs a reset before the memory is clean again.
+    #[serde(default)]
+    pub retired_pages_pending: Option<bool>,
+    #[serde(default)]
+    pub remapped_rows_pending: Option<bool>,
+}
+
+/// A critical event the driver reported for a GPU (NVML's event set; a recording in tests).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuEvent {
+    /// When the console received it (Unix ms).
+    pub at_ms: i64,
+    pub gpu: u32,
+    /// An Xid code; `None` for a double-bit ECC event without one.
+    pub xid: Option<u64>,
+    #[serde(default)]
+    pub double_bit_ecc: bool,
+}
+
+/// Who an Xid points at, from NVIDIA's Xid catalogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum XidBlame {
+    /// The GPU or its link: no profile change fixes it; drain the GPU, reset or replace it.
+    Hardware,
+    /// The driver or GPU firmware.
+    Driver,
+    /// Usually the application (an illegal address, a kernel exception): the engine's bug or
+    /// a bad build, the GPU itself is fine.
+    Application,
+}
+
+impl GpuEvent {
+    /// What the event says about the GPU, and a short meaning (English, for logs and ids).
+    pub fn blame(&self) -> (XidBlame, &'static str) {
+        if self.double_bit_ecc {
+            return (XidBlame::Hardware, "double-bit ECC error");
+        }
+        match self.xid.unwrap_or(0) {
+            79 => (XidBlame::Hardware, "the GPU fell off the bus"),
+            48 => (XidBlame::Hardware, "double-bit ECC error"),
+            63 => (XidBlame::Hardware, "ECC page retirement or row remapping recorded"),
+            64 => (XidBlame::Hardware, "ECC page retirement or row remapping failed"),
+            74 => (XidBlame::Hardware, "NVLink error"),
+            92 => (XidBlame::Hardware, "high single-bit ECC error rate"),
+            94 => (XidBlame::Hardware, "contained ECC error"),
+            95 => (XidBlame::Hardware, "uncontained ECC error"),
+            123 | 124 => (XidBlame::Hardware, "SPI PMU RPC failure"),
+            61 | 62 => (XidBlame::Driver, "internal micro-controller error"),
+            119 | 120 => (XidBlame::Driver, "GSP firmware error"),
+            13 => (XidBlame::Application, "graphics engine exception"),
+            31 => (XidBlame::Application, "GPU memory page fault (illegal address)"),
+            43 => (XidBlame::Application, "GPU stopped processing (reset channel)"),
+            45 => (XidBlame::Application, "preemptive cleanup after an earlier error"),
+            _ => (XidBlame::Driver, "unlisted Xid"),
+        }
+    }
+}
+
+/// How close a GPU event must be to an engine's death or hang to be named as its cause.
+pub const CORRELATION_MS: i64 = 2 * 60 * 1000;
+
+/// The GPU event that best explains an engine failure at `at_ms`: a hardware or driver event
+/// within two minutes before it (or a few seconds after: the driver logs after the fact), the
+/// closest first.
+pub fn correlated(events: &[GpuEvent], at_ms: i64) -> Option<&GpuEvent> {
+    events
+        .iter()
+        .filter(|e| e.at_ms <= at_ms + 10_000 && at_ms - e.at_ms <= CORRELATION_MS)
+        .min_by_key(|e| {
+            let rank = match e.blame().0 {
+                XidBlame::Hardware => 0,
+                XidBlame::Driver => 1,
+                XidBlame::Application => 2,
+            };
+            (rank, (at_ms - e.at_ms).abs())
+        })
 }
 
 /// What the GPU source could tell.
@@ -41,6 +122,10 @@ pub enum GpuState {
         #[serde(default)]
         cuda: Option<String>,
         gpus: Vec<GpuReading>,
+        /// Critical events (Xid, double-bit ECC) received since the console started, newest
+        /// last (bounded).
+        #[serde(default)]
+        events: Vec<GpuEvent>,
     },
     /// No NVIDIA driver or library on this host: said plainly, not an empty panel.
     NoDriver { reason: String },
@@ -147,6 +232,9 @@ mod tests {
 
     fn state() -> GpuState {
         let gpu = |index, pids: &[i32]| GpuReading {
+            ecc_uncorrected: None,
+            retired_pages_pending: None,
+            remapped_rows_pending: None,
             index,
             name: "NVIDIA H200".into(),
             uuid: format!("GPU-{index}"),
@@ -168,6 +256,7 @@ mod tests {
                 .collect(),
         };
         GpuState::Available {
+            events: vec![],
             driver: Some("570.86".into()),
             cuda: Some("12.8".into()),
             gpus: vec![gpu(0, &[101, 102]), gpu(1, &[103, 999])],
@@ -204,5 +293,35 @@ mod tests {
         let none: GpuState =
             serde_json::from_str(r#"{"status":"no-driver","reason":"libnvidia-ml.so.1 not found"}"#).unwrap();
         assert!(foreign(&none).is_empty());
+    }
+
+    #[test]
+    fn a_gpu_event_near_a_failure_is_named_hardware_first() {
+        let ev = |at_ms, gpu, xid| GpuEvent {
+            at_ms,
+            gpu,
+            xid: Some(xid),
+            double_bit_ecc: false,
+        };
+        let died = 1_000_000;
+        let events = vec![
+            ev(died - 60_000, 0, 31),
+            ev(died - 3_000, 1, 79),
+            ev(died - 600_000, 2, 48),
+        ];
+        let e = correlated(&events, died).unwrap();
+        assert_eq!((e.gpu, e.xid), (1, Some(79)));
+        assert_eq!(e.blame(), (XidBlame::Hardware, "the GPU fell off the bus"));
+        // Older than two minutes: not the cause.
+        assert!(correlated(&events[2..], died).is_none());
+        // Only an application Xid: it is still named, as the application's.
+        assert_eq!(correlated(&events[..1], died).unwrap().blame().0, XidBlame::Application);
+        let ecc = GpuEvent {
+            at_ms: died,
+            gpu: 0,
+            xid: None,
+            double_bit_ecc: true,
+        };
+        assert_eq!(ecc.blame().0, XidBlame::Hardware);
     }
 }

@@ -12,6 +12,7 @@ pub mod incident;
 pub mod launch;
 pub mod logscan;
 pub mod logseries;
+pub mod phases;
 pub mod profile;
 pub mod prometheus;
 pub mod review;

@@ -29,10 +29,12 @@ pub enum Rule {
     StartIncompleteWeights,
     StartUnsupportedArch,
     StartDriverMismatch,
+    // Beyond the runbook's tables: a GPU fault (Xid, ECC) next to the engine's death or hang.
+    GpuFault,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 16] = [
+    pub const ALL: [Rule; 17] = [
         Rule::Dead,
         Rule::Hung,
         Rule::KvExhausted,
@@ -49,6 +51,7 @@ impl Rule {
         Rule::StartIncompleteWeights,
         Rule::StartUnsupportedArch,
         Rule::StartDriverMismatch,
+        Rule::GpuFault,
     ];
 
     pub fn id(self) -> &'static str {
@@ -69,6 +72,7 @@ impl Rule {
             Rule::StartIncompleteWeights => "start-incomplete-weights",
             Rule::StartUnsupportedArch => "start-unsupported-arch",
             Rule::StartDriverMismatch => "start-driver-mismatch",
+            Rule::GpuFault => "gpu-fault",
         }
     }
 
@@ -77,7 +81,7 @@ impl Rule {
         match self {
             Rule::Dead | Rule::Hung | Rule::ProxyParser => Step::Health,
             Rule::KvExhausted | Rule::SeqCapped | Rule::Preemptions | Rule::PrefixMiss => Step::Metrics,
-            Rule::TpotNeighbor => Step::Gpu,
+            Rule::TpotNeighbor | Rule::GpuFault => Step::Gpu,
             _ => Step::Logs,
         }
     }

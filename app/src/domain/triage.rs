@@ -8,7 +8,7 @@
 //! reads in English and Russian.
 
 use crate::domain::engine::{EngineKind, EngineState};
-use crate::domain::gpu::{foreign, GpuState};
+use crate::domain::gpu::{correlated, foreign, GpuState, XidBlame};
 use crate::domain::logscan::{investigate, Investigation, Signature};
 use crate::domain::logseries::{queue_row, QueueRow};
 pub use crate::domain::rows::{Rule, Step};
@@ -47,6 +47,12 @@ pub struct Evidence {
     /// when only the tail was available.
     #[serde(default)]
     pub investigation: Option<Investigation>,
+    /// A start in progress stalled in one phase (against the profile's earlier starts).
+    #[serde(default)]
+    pub stall: Option<crate::domain::phases::Stall>,
+    /// When the engine process exited, if it died (Unix ms).
+    #[serde(default)]
+    pub died_at_ms: Option<i64>,
 }
 
 /// A change before the incident, from the profile store or the recorded engine versions.
@@ -353,6 +359,29 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
                     &[("index", index.to_string()), ("pid", p.pid.to_string())],
                 ));
             }
+            for g in gpus {
+                let pending = g.retired_pages_pending == Some(true) || g.remapped_rows_pending == Some(true);
+                if g.ecc_uncorrected.is_some_and(|n| n > 0) || pending {
+                    gpu.push(reading(
+                        "ev-gpu-ecc",
+                        &[
+                            ("index", g.index.to_string()),
+                            ("count", g.ecc_uncorrected.unwrap_or(0).to_string()),
+                            ("pending", if pending { "yes" } else { "no" }.to_string()),
+                        ],
+                    ));
+                }
+            }
+            if let GpuState::Available { events, .. } = state {
+                for e in events
+                    .iter()
+                    .filter(|e| ev.captured_at_ms - e.at_ms <= RECENT_CHANGE_MS)
+                    .rev()
+                    .take(5)
+                {
+                    gpu.push(xid_reading(e, ev.captured_at_ms));
+                }
+            }
         }
         None => {}
     }
@@ -488,6 +517,45 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
         readings: logs,
     });
 
+    // A start stalled in one phase, far past this profile's earlier starts: a hang at start.
+    if let Some(st) = ev.stall {
+        if !findings.iter().any(|f| f.rule == Rule::Hung) {
+            findings.insert(
+                0,
+                Finding {
+                    rule: Rule::Hung,
+                    evidence: vec![reading(
+                        "ev-stalled-phase",
+                        &[
+                            ("phase", st.phase.as_str().to_string()),
+                            ("elapsed", fmt0(st.elapsed_s)),
+                            ("median", format!("{:.1}", st.median_s)),
+                            ("starts", st.starts.to_string()),
+                        ],
+                    )],
+                    actions: vec![Action::Restart],
+                },
+            );
+        }
+    }
+    // A death or hang within two minutes of a GPU fault: the GPU, not the profile.
+    let failed = findings
+        .iter()
+        .any(|f| matches!(f.rule, Rule::Dead | Rule::Hung | Rule::OomUnderLoad));
+    if let (true, Some(GpuState::Available { events, .. })) = (failed, &ev.gpu) {
+        let at = ev.died_at_ms.unwrap_or(ev.captured_at_ms);
+        if let Some(e) = correlated(events, at).filter(|e| e.blame().0 != XidBlame::Application) {
+            findings.insert(
+                0,
+                Finding {
+                    rule: Rule::GpuFault,
+                    evidence: vec![xid_reading(e, at)],
+                    actions: vec![],
+                },
+            );
+        }
+    }
+
     // Metrics fine, engine fine, clients still see errors: proxy, timeouts, parser.
     if alive && findings.is_empty() && ev.clients_see_errors {
         findings.push(Finding {
@@ -513,6 +581,29 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
         after_upgrade,
         investigation,
     }
+}
+
+/// A GPU event as a reading: how long before `at_ms`, which GPU, the Xid and what it means.
+fn xid_reading(e: &crate::domain::gpu::GpuEvent, at_ms: i64) -> Reading {
+    let (blame, meaning) = e.blame();
+    reading(
+        "ev-gpu-xid",
+        &[
+            ("seconds", fmt0(((at_ms - e.at_ms) as f64 / 1000.0).max(0.0))),
+            ("index", e.gpu.to_string()),
+            ("xid", e.xid.map(|x| x.to_string()).unwrap_or_else(|| "ECC".into())),
+            ("meaning", meaning.to_string()),
+            (
+                "blame",
+                match blame {
+                    XidBlame::Hardware => "hardware",
+                    XidBlame::Driver => "driver",
+                    XidBlame::Application => "application",
+                }
+                .to_string(),
+            ),
+        ],
+    )
 }
 
 /// The finding for a queue row, with the runbook's action for it.
@@ -687,6 +778,21 @@ mod tests {
             Rule::StartDriverMismatch,
             failed_start("RuntimeError: CUDA driver version is insufficient for CUDA runtime version"),
         ));
+        let mut ev = healthy();
+        ev.health_status = None;
+        ev.state = Some(EngineState::Dead);
+        ev.gpu = Some(GpuState::Available {
+            driver: None,
+            cuda: None,
+            gpus: vec![],
+            events: vec![crate::domain::gpu::GpuEvent {
+                at_ms: ev.captured_at_ms - 3_000,
+                gpu: 0,
+                xid: Some(79),
+                double_bit_ecc: false,
+            }],
+        });
+        cases.push((Rule::GpuFault, ev));
         let covered: Vec<Rule> = cases.iter().map(|(r, _)| *r).collect();
         for r in Rule::ALL {
             assert!(covered.contains(&r), "row {} has no case", r.id());
@@ -753,5 +859,78 @@ mod tests {
         assert_eq!(d.primary().unwrap().actions[0], Action::Smoke);
         ev.recent_changes[0].at_ms = ev.captured_at_ms - 3 * RECENT_CHANGE_MS;
         assert!(!diagnose(&ev).after_upgrade, "an old change is not 'shortly before'");
+    }
+
+    /// A death three seconds after Xid 79 names the GPU, not the profile; an application Xid
+    /// or one long before does not.
+    #[test]
+    fn a_death_next_to_a_gpu_fault_is_the_gpu() {
+        use crate::domain::gpu::GpuEvent;
+        let died = 10_000_000;
+        let gpu = |events: Vec<GpuEvent>| {
+            Some(GpuState::Available {
+                driver: None,
+                cuda: None,
+                gpus: vec![],
+                events,
+            })
+        };
+        let xid = |at_ms, code| GpuEvent {
+            at_ms,
+            gpu: 1,
+            xid: Some(code),
+            double_bit_ecc: false,
+        };
+        let mut ev = Evidence {
+            captured_at_ms: died + 60_000,
+            died_at_ms: Some(died),
+            gpu: gpu(vec![xid(died - 3_000, 79)]),
+            ..Default::default()
+        };
+        let d = diagnose(&ev);
+        let first = d.primary().unwrap();
+        assert_eq!(first.rule, Rule::GpuFault);
+        let args = &first.evidence[0].args;
+        assert!(
+            args.contains(&("seconds".into(), "3".into())) && args.contains(&("xid".into(), "79".into())),
+            "{args:?}"
+        );
+        assert!(
+            d.findings.iter().any(|f| f.rule == Rule::Dead),
+            "the death is still a finding"
+        );
+        ev.gpu = gpu(vec![xid(died - 3_000, 31)]);
+        assert_eq!(rule_of(&ev), Some(Rule::Dead));
+        ev.gpu = gpu(vec![xid(died - 300_000, 79)]);
+        assert_eq!(rule_of(&ev), Some(Rule::Dead));
+        // A healthy engine with an old Xid is not a GPU fault, but the GPU step shows it.
+        let mut ok = healthy();
+        ok.gpu = gpu(vec![xid(ok.captured_at_ms - 1_000, 79)]);
+        let d = diagnose(&ok);
+        assert!(d.primary().is_none());
+        assert!(d.steps.iter().any(|s| s.readings.iter().any(|r| r.key == "ev-gpu-xid")));
+    }
+
+    #[test]
+    fn a_stalled_start_is_a_hang_with_its_phase() {
+        use crate::domain::engine::StartupPhase;
+        let ev = Evidence {
+            state: Some(EngineState::Starting),
+            health_status: None,
+            stall: Some(crate::domain::phases::Stall {
+                phase: StartupPhase::CapturingGraphs,
+                elapsed_s: 95.0,
+                median_s: 12.0,
+                starts: 4,
+            }),
+            ..healthy()
+        };
+        let d = diagnose(&ev);
+        let f = d.primary().unwrap();
+        assert_eq!(f.rule, Rule::Hung);
+        assert_eq!(f.evidence[0].key, "ev-stalled-phase");
+        assert!(f.evidence[0]
+            .args
+            .contains(&("phase".into(), "capturing-graphs".into())));
     }
 }

@@ -20,7 +20,7 @@ pub fn GpuPanel(gpu: RwSignal<GpuState>) -> impl IntoView {
                 </p>
             }
             .into_any(),
-            GpuState::Available { driver, cuda, gpus } => view! {
+            GpuState::Available { driver, cuda, gpus, .. } => view! {
                 <p class="muted">{move || i18n.ta("gpu-driver", &[("driver", driver.clone().unwrap_or_default().into())])}
                     {cuda.clone().map(|c| format!(" · CUDA {c}"))}</p>
                 <table class="grid" data-testid="gpu-table">

@@ -191,7 +191,7 @@ pub async fn gpu(control: &EngineControl, json: bool) -> i32 {
     } else {
         match &state {
             app::domain::gpu::GpuState::NoDriver { reason } => println!("{reason}"),
-            app::domain::gpu::GpuState::Available { driver, cuda, gpus } => {
+            app::domain::gpu::GpuState::Available { driver, cuda, gpus, .. } => {
                 println!(
                     "driver {}, CUDA {}",
                     driver.as_deref().unwrap_or("?"),

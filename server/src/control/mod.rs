@@ -10,6 +10,7 @@ pub mod flags;
 pub mod logs;
 pub mod procfs;
 pub mod profiles;
+pub mod startups;
 
 use crate::config::{confined, DataDir};
 use app::domain::engine::{EngineKind, EngineState, EngineStatus, StartupPhase};
@@ -104,6 +105,16 @@ pub struct Progress {
     pub phase: StartupPhase,
     pub elapsed: Duration,
     pub last_line: Option<String>,
+    /// The current phase has run far past its median in this profile's earlier starts.
+    pub stall: Option<app::domain::phases::Stall>,
+}
+
+/// A start in progress as the status reads it: when it began, the phases so far, and a stall.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StartupState {
+    pub started_at_ms: i64,
+    pub marks: Vec<app::domain::phases::PhaseMark>,
+    pub stall: Option<app::domain::phases::Stall>,
 }
 
 /// A profile with everything needed to launch it: the engine kind and whether the
@@ -495,17 +506,43 @@ impl EngineControl {
         progress: &mut (impl FnMut(&Progress) + Send),
     ) -> Result<(), ControlError> {
         let started = Instant::now();
+        let started_at_ms = (now_unix() as i64).saturating_mul(1000);
         let timeout = Duration::from_secs(self.data.config.serve_timeout_s);
         let log_path = self.log_path(name);
+        let startups = startups::StartupStore::new(self.store.pool());
+        let history = startups.ready_history(name).await;
+        let mut timeline = app::domain::phases::Timeline::default();
+        timeline.reach(StartupPhase::Launched, 0.0);
+        let state_path = self.dir(name).join("startup.json");
+        let mut written: Option<(usize, bool)> = None;
         let mut offset = 0u64;
         let mut phase = StartupPhase::Launched;
         let mut last_line = None;
+        // Each start's phases are kept, however it ends: the history of successful ones is the
+        // yardstick for the next.
+        let keep = |timeline: &app::domain::phases::Timeline, outcome: &str| {
+            let run = startups::StartupRun {
+                started_at_ms,
+                outcome: outcome.to_string(),
+                phases: timeline.marks.clone(),
+            };
+            let (store, name) = (startups.clone(), name.to_string());
+            async move {
+                if let Err(e) = store.record(&name, &run).await {
+                    tracing::warn!(profile = %name, "startup history not recorded: {e}");
+                }
+            }
+        };
         loop {
+            let elapsed = started.elapsed().as_secs_f64();
             if let Ok((lines, off, _)) = logs::read_since(&log_path, offset) {
                 offset = off;
                 for line in lines {
                     if let Some(p) = StartupPhase::from_log_line(&line) {
                         phase = phase.max(p);
+                        if p != StartupPhase::Ready {
+                            timeline.reach(phase, elapsed);
+                        }
                     }
                     if !line.trim().is_empty() {
                         last_line = Some(line);
@@ -514,22 +551,39 @@ impl EngineControl {
             }
             if self.probe_health(&record.host, record.port).await == Some(200) {
                 std::fs::write(self.ready_path(name), b"")?;
+                timeline.reach(StartupPhase::Ready, started.elapsed().as_secs_f64());
+                keep(&timeline, "ready").await;
+                let _ = std::fs::remove_file(&state_path);
                 self.remember_version(name, record).await;
                 progress(&Progress {
                     phase: StartupPhase::Ready,
                     elapsed: started.elapsed(),
                     last_line,
+                    stall: None,
                 });
                 return Ok(());
+            }
+            let stall = app::domain::phases::stalled(&timeline.marks, elapsed, &history);
+            if written != Some((timeline.marks.len(), stall.is_some())) {
+                let state = StartupState {
+                    started_at_ms,
+                    marks: timeline.marks.clone(),
+                    stall,
+                };
+                let _ = write_atomic(&state_path, &serde_json::to_vec(&state).unwrap_or_default());
+                written = Some((timeline.marks.len(), stall.is_some()));
             }
             progress(&Progress {
                 phase,
                 elapsed: started.elapsed(),
                 last_line: last_line.clone(),
+                stall,
             });
             if !procfs::alive(record.pid) {
                 // Give the reaper a moment to record the exit status.
                 tokio::time::sleep(Duration::from_millis(100)).await;
+                keep(&timeline, "failed").await;
+                let _ = std::fs::remove_file(&state_path);
                 let last_lines = logs::tail(&log_path, FAILURE_LINES).unwrap_or_default();
                 let failure = classify(last_lines.iter().map(String::as_str));
                 let exit = std::fs::read_to_string(self.dir(name).join("exit")).unwrap_or_else(|_| "unknown".into());
@@ -552,6 +606,8 @@ impl EngineControl {
                 });
             }
             if started.elapsed() > timeout {
+                keep(&timeline, "timeout").await;
+                let _ = std::fs::remove_file(&state_path);
                 let last_lines = logs::tail(&log_path, FAILURE_LINES).unwrap_or_default();
                 let _ = self.stop_inner(name).await;
                 return Err(ControlError::Timeout {
@@ -562,6 +618,19 @@ impl EngineControl {
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
+    }
+
+    /// When the engine's process last exited (the reaper's exit file), Unix ms.
+    pub fn exited_at_ms(&self, name: &str) -> Option<i64> {
+        let modified = std::fs::metadata(self.dir(name).join("exit")).ok()?.modified().ok()?;
+        let d = modified.duration_since(UNIX_EPOCH).ok()?;
+        i64::try_from(d.as_millis()).ok()
+    }
+
+    /// The start in progress, as the serve loop last wrote it (phases, stall).
+    pub fn startup_state(&self, name: &str) -> Option<StartupState> {
+        let bytes = std::fs::read(self.dir(name).join("startup.json")).ok()?;
+        serde_json::from_slice(&bytes).ok()
     }
 
     /// Stop, then serve the stored profile (which may have changed since the engine started).
@@ -686,6 +755,7 @@ impl EngineControl {
                     EngineState::Unhealthy
                 } else {
                     status.phase = Some(self.phase_from_log(name));
+                    status.stall = self.startup_state(name).and_then(|s| s.stall);
                     EngineState::Starting
                 };
             }

@@ -4,6 +4,7 @@
 
 use crate::control::{logs, ControlError, EngineControl};
 use crate::monitor::history::{now_ms, History};
+use app::domain::engine::EngineState;
 use app::domain::gpu::GpuState;
 use app::domain::series::{Point, Range};
 use app::domain::triage::{Change, Evidence, RECENT_CHANGE_MS};
@@ -115,6 +116,10 @@ pub async fn collect(
         recent_changes,
         clients_see_errors,
         investigation,
+        stall: status.stall,
+        died_at_ms: matches!(status.state, EngineState::Dead)
+            .then(|| control.exited_at_ms(profile))
+            .flatten(),
     })
 }
 

@@ -259,6 +259,7 @@ pub struct Feeds {
 /// Starts the refresh loop; the receivers always hold the latest snapshot.
 pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feeds {
     let history = History::new(control.store.pool().clone());
+    crate::gpu::events::watch();
     let mut gpu_state = crate::gpu::read().await;
     let mut first = control.statuses().await;
     attach_gpus(&mut gpu_state, &mut first);

@@ -38,10 +38,13 @@ pub enum Fault {
     GpuMemoryTaken,
     /// The API server's port is taken between the console's check and the engine's bind.
     AddressInUse,
+    /// CUDA graph capture hangs (`ROOFLINE_SIM_STALL_S` seconds, default 600): a start stalled
+    /// in one phase, long before the serve timeout.
+    StallGraphs,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 15] = [
+    pub const ALL: [Fault; 16] = [
         Fault::Crash,
         Fault::Hang,
         Fault::OomLoad,
@@ -57,6 +60,7 @@ impl Fault {
         Fault::DriverMismatch,
         Fault::GpuMemoryTaken,
         Fault::AddressInUse,
+        Fault::StallGraphs,
     ];
 
     pub fn name(self) -> &'static str {
@@ -76,6 +80,7 @@ impl Fault {
             Self::DriverMismatch => "driver-mismatch",
             Self::GpuMemoryTaken => "gpu-memory-taken",
             Self::AddressInUse => "address-in-use",
+            Self::StallGraphs => "stall-graphs",
         }
     }
 

@@ -315,6 +315,16 @@ async fn run(args: SimArgs) -> i32 {
                     concurrency
                 ),
             );
+            if args.faults.contains(&Fault::StallGraphs) {
+                log.raw(
+                    "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%|          | 0/67 [00:00<?, ?it/s]",
+                );
+                let stall: f64 = std::env::var("ROOFLINE_SIM_STALL_S")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(600.0);
+                sleep_s(stall).await;
+            }
             log.raw("Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|##########| 67/67 [00:01<00:00, 45.10it/s]");
         }
         EngineKind::Sglang => {

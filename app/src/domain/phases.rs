@@ -1,0 +1,204 @@
+//! Startup phases with history: when each phase of a start began, how long each took, and
+//! whether the phase the engine is in now has run far past what it took in earlier starts of
+//! the same profile.
+//!
+//! A start that hangs in one phase (weights on a slow mount, graph capture stuck, NCCL init
+//! waiting for a peer) otherwise shows nothing until the serve timeout (900 s by default). The
+//! profile's own history is the yardstick: a phase taking over twice its median of past starts,
+//! and at least [`STALL_FLOOR_S`] more than that median, is called stalled.
+
+use crate::domain::engine::StartupPhase;
+use serde::{Deserialize, Serialize};
+
+/// When a phase began, in seconds from the launch.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseMark {
+    pub phase: StartupPhase,
+    pub at_s: f64,
+}
+
+/// A phase running far past its history.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    pub phase: StartupPhase,
+    /// Seconds in the phase so far.
+    pub elapsed_s: f64,
+    /// Median seconds the phase took in earlier starts.
+    pub median_s: f64,
+    /// How many earlier starts the median is over.
+    pub starts: usize,
+}
+
+/// The least excess over the median that counts: a phase of 2 s taking 5 s is noise, not a
+/// stall.
+pub const STALL_FLOOR_S: f64 = 10.0;
+
+/// How many earlier starts the median looks at (the most recent).
+pub const HISTORY: usize = 10;
+
+/// Seconds each completed phase took (a phase is complete when a later one began; the last
+/// mark's phase runs to `end_s` when given).
+pub fn durations(marks: &[PhaseMark], end_s: Option<f64>) -> Vec<(StartupPhase, f64)> {
+    let mut out: Vec<(StartupPhase, f64)> = marks
+        .windows(2)
+        .map(|w| (w[0].phase, (w[1].at_s - w[0].at_s).max(0.0)))
+        .collect();
+    if let (Some(last), Some(end)) = (marks.last(), end_s) {
+        if last.phase != StartupPhase::Ready {
+            out.push((last.phase, (end - last.at_s).max(0.0)));
+        }
+    }
+    out
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// The median seconds of `phase` over earlier completed starts.
+pub fn median_of(phase: StartupPhase, history: &[Vec<PhaseMark>]) -> Option<(f64, usize)> {
+    let past: Vec<f64> = history
+        .iter()
+        .rev()
+        .take(HISTORY)
+        .filter_map(|run| {
+            durations(run, None)
+                .into_iter()
+                .find(|(p, _)| *p == phase)
+                .map(|(_, s)| s)
+        })
+        .collect();
+    let n = past.len();
+    median(past).map(|m| (m, n))
+}
+
+/// Whether the start in progress is stalled in its current phase, judged against earlier
+/// starts of the same profile (oldest first).
+pub fn stalled(current: &[PhaseMark], now_s: f64, history: &[Vec<PhaseMark>]) -> Option<Stall> {
+    let last = current.last()?;
+    if last.phase == StartupPhase::Ready {
+        return None;
+    }
+    let elapsed = now_s - last.at_s;
+    let (median_s, starts) = median_of(last.phase, history)?;
+    (elapsed > 2.0 * median_s && elapsed - median_s >= STALL_FLOOR_S).then_some(Stall {
+        phase: last.phase,
+        elapsed_s: elapsed,
+        median_s,
+        starts,
+    })
+}
+
+/// Records phase entries as a start progresses: one mark per phase, in order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    pub marks: Vec<PhaseMark>,
+}
+
+impl Timeline {
+    /// Notes that the engine is in `phase` at `at_s`; earlier phases it skipped are not
+    /// invented, a phase seen again is not moved.
+    pub fn reach(&mut self, phase: StartupPhase, at_s: f64) {
+        if self.marks.last().is_none_or(|m| phase > m.phase) {
+            self.marks.push(PhaseMark { phase, at_s });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use StartupPhase::*;
+
+    fn run(ts: &[(StartupPhase, f64)]) -> Vec<PhaseMark> {
+        ts.iter()
+            .map(|(phase, at_s)| PhaseMark {
+                phase: *phase,
+                at_s: *at_s,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn durations_and_medians() {
+        let a = run(&[
+            (Launched, 0.0),
+            (LoadingWeights, 1.0),
+            (CapturingGraphs, 21.0),
+            (Ready, 26.0),
+        ]);
+        assert_eq!(
+            durations(&a, None),
+            vec![(Launched, 1.0), (LoadingWeights, 20.0), (CapturingGraphs, 5.0)]
+        );
+        let b = run(&[
+            (Launched, 0.0),
+            (LoadingWeights, 1.0),
+            (CapturingGraphs, 31.0),
+            (Ready, 40.0),
+        ]);
+        let c = run(&[
+            (Launched, 0.0),
+            (LoadingWeights, 2.0),
+            (CapturingGraphs, 27.0),
+            (Ready, 33.0),
+        ]);
+        assert_eq!(
+            median_of(LoadingWeights, &[a.clone(), b.clone(), c.clone()]),
+            Some((25.0, 3))
+        );
+        assert_eq!(median_of(CapturingGraphs, &[a, b]), Some((7.0, 2)));
+        assert_eq!(median_of(Profiling, &[]), None);
+    }
+
+    #[test]
+    fn a_phase_far_past_its_median_is_stalled() {
+        let history = vec![
+            run(&[
+                (Launched, 0.0),
+                (LoadingWeights, 1.0),
+                (CapturingGraphs, 21.0),
+                (Ready, 26.0),
+            ]),
+            run(&[
+                (Launched, 0.0),
+                (LoadingWeights, 1.0),
+                (CapturingGraphs, 23.0),
+                (Ready, 27.0),
+            ]),
+        ];
+        let now = run(&[(Launched, 0.0), (LoadingWeights, 1.0), (CapturingGraphs, 22.0)]);
+        // Graphs took 5 and 4 s (median 4.5): at 13 s in, not yet (floor of 10 s over it) …
+        assert_eq!(stalled(&now, 35.0, &history), None);
+        // … at 16 s it is.
+        let s = stalled(&now, 38.0, &history).unwrap();
+        assert_eq!((s.phase, s.starts), (CapturingGraphs, 2));
+        assert!((s.median_s - 4.5).abs() < 1e-9 && (s.elapsed_s - 16.0).abs() < 1e-9);
+        // A first start has no history to judge against; a ready engine is not stalled.
+        assert_eq!(stalled(&now, 500.0, &[]), None);
+        let ready = run(&[(Launched, 0.0), (Ready, 1.0)]);
+        assert_eq!(stalled(&ready, 500.0, &history), None);
+    }
+
+    #[test]
+    fn the_timeline_keeps_one_mark_per_phase_in_order() {
+        let mut t = Timeline::default();
+        t.reach(Launched, 0.0);
+        t.reach(LoadingWeights, 1.0);
+        t.reach(LoadingWeights, 2.0);
+        t.reach(Launched, 3.0);
+        t.reach(Ready, 4.0);
+        assert_eq!(t.marks.len(), 3);
+        assert_eq!(t.marks[1].at_s, 1.0);
+    }
+}
