@@ -4,12 +4,12 @@
 # blocks). Loopback only; every run is bounded. Takes about 15 minutes on 2 cores (most of it
 # the release build).
 #   scripts/bench.sh                 all of them
-#   scripts/bench.sh parser fleet    a selection (parser, fleet, flood, client)
+#   scripts/bench.sh parser fleet    a selection (parser, fleet, flood, stall, vram, client)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 which=("$@")
-[ ${#which[@]} -eq 0 ] && which=(parser fleet flood client)
+[ ${#which[@]} -eq 0 ] && which=(parser fleet flood stall vram client)
 commit=$(git rev-parse --short HEAD)
 dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo " (with uncommitted changes)" || true)
 mkdir -p benchmarks/results
@@ -39,6 +39,18 @@ for b in "${which[@]}"; do
       echo >>"$out"
       cargo bench -p server --bench signin_flood -- --attempts 500 2>/dev/null | grep '^|' >>"$out"
       ;;
+    stall)
+      echo >>"$out"
+      echo "### Stall detector: \`cargo bench -p server --bench stall\`" >>"$out"
+      echo >>"$out"
+      cargo bench -p server --bench stall 2>/dev/null | grep -E '^(\||stall)' >>"$out"
+      ;;
+    vram)
+      echo >>"$out"
+      echo "### VRAM calculator against real vLLM startups: \`cargo test -p app --lib vram_dev_startups -- --nocapture\`" >>"$out"
+      echo >>"$out"
+      cargo test -q -p app --lib vram_dev_startups -- --nocapture 2>/dev/null | grep -E '^(\||KV |MISS)' >>"$out"
+      ;;
     client)
       echo >>"$out"
       echo "### Bench client: \`scripts/bench-client.sh\`" >>"$out"
@@ -47,7 +59,7 @@ for b in "${which[@]}"; do
       scripts/bench-client.sh >>"$out"
       echo '```' >>"$out"
       ;;
-    *) echo "unknown benchmark $b (parser, fleet, flood, client)"; exit 2 ;;
+    *) echo "unknown benchmark $b (parser, fleet, flood, stall, vram, client)"; exit 2 ;;
   esac
 done
 cat "$out"

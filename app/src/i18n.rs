@@ -190,6 +190,24 @@ pub fn duration(lang: Lang, secs: u64) -> String {
     }
 }
 
+/// `2026-12-03 12:00 UTC` from Unix ms (no time crate in the browser build).
+pub fn time_utc(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02} {:02}:{:02} UTC", rem / 3600, (rem % 3600) / 60)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,6 +333,12 @@ mod tests {
             "ev-queue-stuck",
             "investigator-no-row",
             "ev-stalled-phase",
+            "startup-timeline-title",
+            "startup-timeline-phase",
+            "startup-timeline-this",
+            "startup-timeline-previous",
+            "vram-check-memory",
+            "vram-check-calibrated",
             "ev-gpu-xid",
             "ev-gpu-ecc",
             "investigator-action",

@@ -632,3 +632,9 @@ ev-gpu-ecc = GPU { $index }: { $count } uncorrected ECC errors{ $pending ->
     [yes] , memory repair pending (reset needed)
    *[no] {""}
 }
+startup-timeline-title = Startup phases: the last start against the one before
+startup-timeline-phase = Phase
+startup-timeline-this = Last start
+startup-timeline-previous = The start before
+vram-check-memory = KV pool: { $observed } GiB reported, { $predicted } GiB predicted.
+vram-check-calibrated = Calibrated from the start at { $at }.

@@ -641,3 +641,9 @@ ev-gpu-ecc = GPU { $index }: неисправленных ошибок ECC: { $c
     [yes] , ждёт ремонта памяти (нужен сброс)
    *[no] {""}
 }
+startup-timeline-title = Фазы запуска: последний запуск против предыдущего
+startup-timeline-phase = Фаза
+startup-timeline-this = Последний запуск
+startup-timeline-previous = Запуск перед ним
+vram-check-memory = KV-пул: движок сообщил { $observed } ГиБ, прогноз { $predicted } ГиБ.
+vram-check-calibrated = Откалибровано по запуску { $at }.

@@ -175,7 +175,10 @@ pub mod events {
         loop {
             match set.wait(5_000) {
                 Ok(data) => push(GpuEvent {
-                    at_ms: crate::monitor::history::now_ms(),
+                    at_ms: std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.as_millis() as i64)
+                        .unwrap_or(0),
                     gpu: data.device.index().unwrap_or(u32::MAX),
                     xid: match data.event_data {
                         Some(XidError::Value(v)) => Some(v),

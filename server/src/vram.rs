@@ -4,8 +4,8 @@
 
 use crate::control::{logs, EngineControl};
 use app::domain::vram::{
-    calculate, error_pct, index_total_size, observed, parse_config, safetensors_bytes, EngineFamily, EngineSetup,
-    Inputs, KvDtype, ModelShape, VramError,
+    calculate, error_pct, index_total_size, observed, parse_config, safetensors_bytes, Calibration, EngineFamily,
+    EngineSetup, Inputs, KvDtype, ModelShape, VramError,
 };
 use std::io::Read;
 use std::path::Path;
@@ -149,29 +149,39 @@ pub fn models(root: &Path) -> Vec<app::api::ModelInfo> {
     out
 }
 
-/// The engine page's check: the prediction for the profile on this host's GPU (NVML's first
-/// GPU; for a simulated engine the simulator's GPU size) against the engine's startup lines.
-pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::api::VramCheck, String> {
+/// A profile as the calculator sees it on this host: the model's shape, the inputs (GPU from
+/// NVML, or the simulator's size), and the calibration key.
+pub struct ProfileSetup {
+    pub shape: ModelShape,
+    pub inputs: Inputs,
+    pub gpu_source: &'static str,
+    pub gpu_name: String,
+    pub engine_version: String,
+    pub model: String,
+}
+
+/// Builds the calculator's inputs for a stored profile.
+pub async fn profile_setup(control: &EngineControl, name: &str) -> Result<ProfileSetup, String> {
     let crate::control::Resolved {
         profile: prof,
         simulated,
         kind,
         ..
     } = control.resolve(name).await.map_err(|e| e.to_string())?;
-    let mut gpu_name = None;
-    let (gpu_gib, gpu_source) = if simulated {
-        let gib = prof
+    let (gpu_gib, gpu_source, gpu_name) = if simulated {
+        let gib: f64 = prof
             .env
             .get("ROOFLINE_SIM_GPU_GIB")
             .and_then(|v| v.parse().ok())
             .unwrap_or(80.0);
-        (gib, "simulator")
+        (gib, "simulator", format!("simulated {gib:.0} GiB"))
     } else {
         match crate::gpu::read().await {
-            app::domain::gpu::GpuState::Available { gpus, .. } if !gpus.is_empty() => {
-                gpu_name = Some(gpus[0].name.clone());
-                (gpus[0].memory_total_bytes as f64 / (1u64 << 30) as f64, "nvml")
-            }
+            app::domain::gpu::GpuState::Available { gpus, .. } if !gpus.is_empty() => (
+                gpus[0].memory_total_bytes as f64 / (1u64 << 30) as f64,
+                "nvml",
+                gpus[0].name.clone(),
+            ),
             app::domain::gpu::GpuState::NoDriver { reason } => return Err(reason),
             _ => return Err("NVML lists no GPU".into()),
         }
@@ -187,7 +197,13 @@ pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::ap
         app::domain::engine::EngineKind::Vllm => EngineFamily::Vllm,
         app::domain::engine::EngineKind::Sglang => EngineFamily::Sglang,
     };
-    let engine = EngineSetup::of_profile(&prof, family, control.cached_version(name), gpu_name);
+    let version = control.cached_version(name);
+    let engine = EngineSetup::of_profile(
+        &prof,
+        family,
+        version.clone(),
+        (gpu_source == "nvml").then(|| gpu_name.clone()),
+    );
     let inputs = Inputs {
         weights_bytes,
         gpu_gib,
@@ -199,18 +215,139 @@ pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::ap
         activation_gib: None,
         non_torch_gib: None,
         engine,
+        calibration: None,
     };
-    let report = calculate(&shape, &inputs).map_err(|e| e.to_string())?;
+    Ok(ProfileSetup {
+        shape,
+        inputs,
+        gpu_source,
+        gpu_name,
+        engine_version: version.unwrap_or_else(|| "unknown".into()),
+        model: prof.model.clone(),
+    })
+}
+
+/// Calibrations in SQLite, one row per start.
+#[derive(Clone)]
+pub struct CalibrationStore {
+    pool: sqlx::SqlitePool,
+}
+
+impl CalibrationStore {
+    pub fn new(pool: sqlx::SqlitePool) -> Self {
+        Self { pool }
+    }
+
+    pub async fn record(&self, c: &Calibration) -> Result<(), sqlx::Error> {
+        sqlx::query("insert into vram_calibration (gpu_name, engine_version, model, tp, at_ms, profile, calibration) values ($1, $2, $3, $4, $5, $6, $7)")
+            .bind(&c.gpu_name)
+            .bind(&c.engine_version)
+            .bind(&c.model)
+            .bind(c.tp as i64)
+            .bind(c.at_ms)
+            .bind(&c.profile)
+            .bind(serde_json::to_string(c).unwrap_or_default())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The latest calibration for this GPU, engine version, model and TP from before `before_ms`.
+    pub async fn latest(&self, s: &ProfileSetup, before_ms: i64) -> Option<Calibration> {
+        let row: Option<(String,)> = sqlx::query_as(
+            "select calibration from vram_calibration where gpu_name = $1 and engine_version = $2 and model = $3 and tp = $4 and at_ms < $5 order by at_ms desc limit 1",
+        )
+        .bind(&s.gpu_name)
+        .bind(&s.engine_version)
+        .bind(&s.model)
+        .bind(s.inputs.tp as i64)
+        .bind(before_ms)
+        .fetch_optional(&self.pool)
+        .await
+        .ok()
+        .flatten();
+        row.and_then(|(json,)| serde_json::from_str(&json).ok())
+    }
+
+    async fn has_start(&self, profile: &str, at_ms: i64) -> bool {
+        sqlx::query_scalar::<_, i64>(
+            "select count(*) from vram_calibration where profile = $1 and at_ms between $2 and $3",
+        )
+        .bind(profile)
+        .bind(at_ms - 5_000)
+        .bind(at_ms + 5_000)
+        .fetch_one(&self.pool)
+        .await
+        .is_ok_and(|n| n > 0)
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// When the profile's running engine started (Unix ms), from its process uptime.
+async fn started_at_ms(control: &EngineControl, name: &str) -> Option<i64> {
+    let prof = control.store.get(name).await.ok().flatten()?.profile;
+    let up = control.status(&prof).await.uptime_s?;
+    Some(now_ms() - (up as i64).saturating_mul(1000))
+}
+
+/// Self-calibration: after a start became healthy, reads the engine's own memory lines and
+/// keeps what they measured for this GPU, engine version, model and TP. Once per start.
+pub async fn calibrate(control: &EngineControl, name: &str) -> Result<Option<Calibration>, String> {
+    let setup = profile_setup(control, name).await?;
+    let at_ms = started_at_ms(control, name).await.unwrap_or_else(now_ms);
+    let store = CalibrationStore::new(control.store.pool());
+    if store.has_start(name, at_ms).await {
+        return Ok(None);
+    }
+    let path = control.log_path(name);
+    let lines = tokio::task::spawn_blocking(move || logs::tail(&path, 5000))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let seen = observed(&lines.join("\n"));
+    let Some(c) = Calibration::from_start(
+        &seen,
+        &setup.shape,
+        &setup.inputs,
+        at_ms,
+        name,
+        &setup.gpu_name,
+        &setup.engine_version,
+        &setup.model,
+    ) else {
+        return Ok(None);
+    };
+    store.record(&c).await.map_err(|e| e.to_string())?;
+    Ok(Some(c))
+}
+
+/// The engine page's check: the prediction for the profile on this host's GPU (NVML's first
+/// GPU; for a simulated engine the simulator's GPU size), calibrated by the starts before this
+/// one, against the engine's own startup lines.
+pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::api::VramCheck, String> {
+    let mut setup = profile_setup(control, name).await?;
+    let started = started_at_ms(control, name).await.unwrap_or_else(now_ms);
+    let store = CalibrationStore::new(control.store.pool());
+    setup.inputs.calibration = store.latest(&setup, started - 5_000).await;
+    let report = calculate(&setup.shape, &setup.inputs).map_err(|e| e.to_string())?;
     let lines = logs::tail(&control.log_path(name), 5000).map_err(|e| e.to_string())?;
     let seen = observed(&lines.join("\n"));
     let Some(tokens) = seen.kv_tokens else {
         return Err("the engine has not logged its KV cache size yet".into());
     };
     Ok(app::api::VramCheck {
-        gpu_gib,
-        gpu_source: gpu_source.into(),
+        gpu_gib: setup.inputs.gpu_gib,
+        gpu_source: setup.gpu_source.into(),
         predicted_tokens: report.kv_tokens,
         predicted_concurrency: report.max_concurrency,
+        predicted_kv_gib: report.kv_budget_gib,
+        calibrated_from_ms: setup.inputs.calibration.as_ref().map(|c| c.at_ms),
         error_pct: error_pct(report.kv_tokens as f64, tokens as f64),
         observed: seen,
     })

@@ -20,6 +20,16 @@ fn a_started_engine_agrees_with_the_prediction() {
     let err = v["kv_tokens_error_pct"].as_f64().unwrap();
     assert!(err.abs() < 5.0, "predicted {predicted}, engine {observed}: {err:+.1}%");
     assert_eq!(v["weights_source"], "estimated", "the test model has no safetensors");
+    // The start calibrated the calculator: the engine's own memory lines are used, and say so.
+    assert!(
+        v["report"]["path"].as_str().unwrap().starts_with("calibrated"),
+        "{}",
+        v["report"]["path"]
+    );
+    assert!(v["report"]["arithmetic"]
+        .to_string()
+        .contains("calibrated from the start of v"));
+    assert!(err.abs() < 1.0, "calibrated: {err:+.2}%");
     let text = str(&env.run(&["vram", "--profile", "v", "--gpu-gib", "80"])).0;
     assert!(
         text.contains("prediction error") && text.contains("verdict: fits"),

@@ -86,3 +86,12 @@ pub async fn get_series(
 ) -> Result<Vec<crate::domain::series::Point>, ApiError> {
     service::authorized("get_series")?.0.series(profile, range).await
 }
+
+/// The profile's recent starts with their phase timelines, oldest first (at most 10).
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_startup_history")]
+pub async fn get_startup_history(profile: String) -> Result<Vec<crate::domain::phases::StartupRun>, ApiError> {
+    service::authorized("get_startup_history")?
+        .0
+        .startup_history(profile)
+        .await
+}

@@ -52,6 +52,8 @@ pub trait ConsoleService: Send + Sync + 'static {
     /// Journal entries, newest first, matching `query` when given.
     fn journal(&self, query: Option<String>) -> BoxFut<'_, Result<Vec<JournalEntry>, ApiError>>;
     fn journal_verify(&self) -> BoxFut<'_, Result<JournalCheck, ApiError>>;
+    /// The profile's recent starts and their phases.
+    fn startup_history(&self, profile: String) -> BoxFut<'_, Result<Vec<crate::domain::phases::StartupRun>, ApiError>>;
     /// The engine's logged KV cache size against the calculator.
     fn vram_check(&self, profile: String) -> BoxFut<'_, Result<VramCheck, ApiError>>;
     /// The models under the models root, read for the VRAM calculator.

@@ -24,6 +24,12 @@ pub struct VramCheck {
     pub gpu_source: String,
     pub predicted_tokens: u64,
     pub predicted_concurrency: f64,
+    /// The predicted KV pool, GiB (against the engine's "Available KV cache memory").
+    #[serde(default)]
+    pub predicted_kv_gib: f64,
+    /// The earlier start the prediction was calibrated from (Unix ms), if any.
+    #[serde(default)]
+    pub calibrated_from_ms: Option<i64>,
     pub observed: crate::domain::vram::Observed,
     /// Prediction against the engine's "GPU KV cache size", in percent.
     pub error_pct: Option<f64>,

@@ -64,7 +64,7 @@ proptest! {
         if let Ok(shape) = vram::parse_config(&text) {
             let inputs = vram::Inputs {
                 weights_bytes: 1 << 40, gpu_gib: 80.0, tp, util: 0.9, ctx,
-                kv_dtype: vram::KvDtype::Auto, concurrency: Some(ctx), activation_gib: None, non_torch_gib: Some(1.0), engine: Default::default(),
+                kv_dtype: vram::KvDtype::Auto, concurrency: Some(ctx), activation_gib: None, non_torch_gib: Some(1.0), engine: Default::default(), calibration: None,
             };
             let _ = vram::calculate(&shape, &inputs);
         }

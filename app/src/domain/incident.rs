@@ -131,7 +131,19 @@ pub fn offered_actions(inc: &Incident) -> Vec<Action> {
 
 /// A reading in the operator's language.
 pub fn reading_text(lang: Lang, r: &Reading) -> String {
-    let args: Vec<(&str, Arg)> = r.args.iter().map(|(k, v)| (k.as_str(), v.clone().into())).collect();
+    // Counts go to Fluent as numbers, so the Russian plural forms are chosen by them.
+    const COUNTS: [&str; 2] = ["starts", "count"];
+    let args: Vec<(&str, Arg)> = r
+        .args
+        .iter()
+        .map(|(k, v)| {
+            let arg = match v.parse::<u64>() {
+                Ok(n) if COUNTS.contains(&k.as_str()) => Arg::from(n),
+                _ => v.clone().into(),
+            };
+            (k.as_str(), arg)
+        })
+        .collect();
     tr_args(lang, &r.key, &args)
 }
 

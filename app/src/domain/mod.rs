@@ -19,6 +19,7 @@ pub mod review;
 pub mod rows;
 pub mod series;
 pub mod signals;
+pub mod stall;
 pub mod startup_failure;
 pub mod toolcall;
 pub mod triage;

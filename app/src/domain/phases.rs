@@ -99,6 +99,30 @@ pub fn stalled(current: &[PhaseMark], now_s: f64, history: &[Vec<PhaseMark>]) ->
     })
 }
 
+/// One recorded start of a profile's engine: when, how it ended, its phase timeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StartupRun {
+    pub started_at_ms: i64,
+    /// `ready`, `failed` or `timeout`.
+    pub outcome: String,
+    pub phases: Vec<PhaseMark>,
+}
+
+/// The timeline the engine page draws: per phase, seconds in this start and in the one before.
+pub fn compare(this: &StartupRun, previous: Option<&StartupRun>) -> Vec<(StartupPhase, Option<f64>, Option<f64>)> {
+    let a = durations(&this.phases, None);
+    let b = previous.map(|p| durations(&p.phases, None)).unwrap_or_default();
+    StartupPhase::ALL
+        .into_iter()
+        .filter(|p| *p != StartupPhase::Ready)
+        .map(|p| {
+            let of = |v: &[(StartupPhase, f64)]| v.iter().find(|(q, _)| *q == p).map(|(_, s)| *s);
+            (p, of(&a), of(&b))
+        })
+        .filter(|(_, x, y)| x.is_some() || y.is_some())
+        .collect()
+}
+
 /// Records phase entries as a start progresses: one mark per phase, in order.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timeline {

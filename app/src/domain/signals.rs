@@ -31,6 +31,10 @@ pub struct Signals {
     pub prefix_hit_rate_gauge: Option<f64>,
     pub prompt_tokens_total: Option<f64>,
     pub generation_tokens_total: Option<f64>,
+    /// Engine steps so far (vLLM's `iteration_tokens_total` histogram count): moves with every
+    /// step, even one that produces no token.
+    #[serde(default)]
+    pub iterations_total: Option<f64>,
     pub ttft: Option<Histogram>,
     /// Inter-token latency (vLLM's TPOT histogram in older releases).
     pub itl: Option<Histogram>,
@@ -62,6 +66,7 @@ const ITL: &[&str] = &[
     "sglang:inter_token_latency_seconds",
     "sglang:time_per_output_token_seconds",
 ];
+const ITERATIONS: &[&str] = &["vllm:iteration_tokens_total_count"];
 const E2E: &[&str] = &["vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"];
 const QUEUE: &[&str] = &["vllm:request_queue_time_seconds", "sglang:queue_time_seconds"];
 
@@ -132,6 +137,7 @@ pub fn normalise(samples: &[Sample]) -> Signals {
         prefix_hit_rate_gauge: mean_of(samples, PREFIX_RATE),
         prompt_tokens_total: sum_of(samples, PROMPT),
         generation_tokens_total: sum_of(samples, GENERATION),
+        iterations_total: sum_of(samples, ITERATIONS),
         ttft: histogram_of(samples, TTFT),
         itl: histogram_of(samples, ITL),
         e2e: histogram_of(samples, E2E),

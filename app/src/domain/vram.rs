@@ -277,6 +277,9 @@ pub struct Inputs {
     pub non_torch_gib: Option<f64>,
     #[serde(default)]
     pub engine: EngineSetup,
+    /// A real start's measurements of this model on this GPU, engine version and TP.
+    #[serde(default)]
+    pub calibration: Option<Calibration>,
 }
 
 impl Inputs {
@@ -610,6 +613,9 @@ pub struct Report {
     pub marginal: bool,
     /// The engine path the calculation followed ("vLLM V1 0.14, 8192 batched tokens, …").
     pub path: String,
+    /// The engine's profile run on that path: batched tokens and sequence slots.
+    pub profile_tokens: u64,
+    pub profile_seqs: u64,
     /// The calculation, line by line.
     pub arithmetic: Vec<String>,
 }
@@ -701,8 +707,38 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
         i.weights_bytes as f64 / GIB,
         i.tp
     ));
-    let (budget, activation_gib, graphs_gib, lines) = budget_on(m, i, &central, weights_per_gpu);
-    a.extend(lines);
+    let (mut budget, mut activation_gib, mut graphs_gib, lines) = budget_on(m, i, &central, weights_per_gpu);
+    let mut non_torch_gib = central.non_torch_gib;
+    let calibrated = i.calibration.as_ref().filter(|c| c.tp == i.tp);
+    match calibrated {
+        Some(c) => {
+            let applies = c.activation_applies(central.profile_tokens, central.seqs);
+            if applies {
+                activation_gib = c.activation_gib;
+            }
+            non_torch_gib = c.other_gib;
+            graphs_gib = 0.0;
+            budget = i.util * i.gpu_gib - weights_per_gpu - activation_gib - c.other_gib;
+            a.push(format!(
+                "calibrated from the start of {} at {}: activation {activation_gib:.2} GiB{}, non-torch and graphs {:.2} GiB (measured on {}, engine {})",
+                c.profile,
+                crate::i18n::time_utc(c.at_ms),
+                if applies {
+                    ""
+                } else {
+                    " (estimated: the profile run changed since)"
+                },
+                c.other_gib,
+                c.gpu_name,
+                c.engine_version
+            ));
+            a.push(format!(
+                "KV budget = {:.2} × {:.2} GiB − {weights_per_gpu:.2} weights − {activation_gib:.2} activation − {:.2} measured overhead = {budget:.2} GiB",
+                i.util, i.gpu_gib, c.other_gib
+            ));
+        }
+        None => a.extend(lines),
+    }
 
     // The range: the same calculation on every path the unknown inputs allow.
     let mut alternatives = vec![central.clone()];
@@ -731,6 +767,12 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
     let spread = if i.non_torch_gib.is_some() { 0.0 } else { 0.15 };
     let mut lo = budget;
     let mut hi = budget;
+    if calibrated.is_some() {
+        // Measured: the range is the run-to-run noise of the engine's own figures.
+        alternatives.clear();
+        lo = budget - 0.05;
+        hi = budget + 0.05;
+    }
     for p in &alternatives {
         let (b, ..) = budget_on(m, i, p, weights_per_gpu);
         lo = lo.min(b - spread);
@@ -850,6 +892,10 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
     };
     let marginal = fits_at(budget) != fits_at(lo) || fits_at(budget) != fits_at(hi);
     let path = match central.family {
+        _ if calibrated.is_some() => format!(
+            "calibrated: the engine's own figures from the start at {}",
+            calibrated.map(|c| crate::i18n::time_utc(c.at_ms)).unwrap_or_default()
+        ),
         EngineFamily::Sglang => "SGLang: KV pool = mem-fraction-static × total − weights − CUDA context".to_string(),
         EngineFamily::Vllm => format!(
             "vLLM {} {}.{}{}: profile at {} batched tokens, {} sequences, CUDA graphs {}",
@@ -871,7 +917,7 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
     Ok(Report {
         weights_per_gpu_gib: weights_per_gpu,
         activation_gib,
-        non_torch_gib: central.non_torch_gib,
+        non_torch_gib,
         graphs_gib,
         kv_budget_gib: budget,
         kv_budget_range_gib: (lo, hi),
@@ -885,17 +931,35 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
         verdict,
         marginal,
         path,
+        profile_tokens: central.profile_tokens,
+        profile_seqs: central.seqs,
         arithmetic: a,
     })
 }
 
 /// What the engine itself reported at startup: vLLM's "GPU KV cache size: N tokens" and
-/// "Maximum concurrency for L tokens per request: X" (one line in 0.33, two before).
+/// "Maximum concurrency for L tokens per request: X" (one line in 0.33, two before), its memory
+/// lines ("Model loading took", the profiling summary, "Available KV cache memory", the CUDA
+/// graph estimate), and SGLang's equivalents ("Load weight end … mem usage", "KV Cache is
+/// allocated … #tokens, K size, V size").
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Observed {
     pub kv_tokens: Option<u64>,
     pub ctx: Option<u64>,
     pub max_concurrency: Option<f64>,
+    #[serde(default)]
+    pub weights_gib: Option<f64>,
+    /// The profile run's peak activation (V1 "torch peak memory increase"; V0 peak torch
+    /// memory minus the weights).
+    #[serde(default)]
+    pub activation_gib: Option<f64>,
+    #[serde(default)]
+    pub non_torch_gib: Option<f64>,
+    #[serde(default)]
+    pub graphs_gib: Option<f64>,
+    /// The KV pool ("Available KV cache memory"; V0 `kv_cache_size`; SGLang K + V size).
+    #[serde(default)]
+    pub kv_gib: Option<f64>,
 }
 
 fn number_after(line: &str, marker: &str) -> Option<String> {
@@ -903,12 +967,21 @@ fn number_after(line: &str, marker: &str) -> Option<String> {
     Some(
         rest.trim_start()
             .chars()
+            .take(32)
             .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '.')
             .collect(),
     )
 }
 
-/// Reads the startup lines from a log.
+fn gib_after(line: &str, marker: &str) -> Option<f64> {
+    number_after(line, marker)?
+        .trim_end_matches('.')
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v < 1e7)
+}
+
+/// Reads the startup lines from a log (the last start's values win).
 pub fn observed(log: &str) -> Observed {
     let mut o = Observed::default();
     for line in log.lines() {
@@ -921,14 +994,116 @@ pub fn observed(log: &str) -> Observed {
                 o.max_concurrency = x.trim_end_matches('.').parse().ok();
             }
         }
-        // SGLang: "KV Cache is allocated. … #tokens: N".
+        if line.contains("Model loading took") {
+            o.weights_gib = gib_after(line, "Model loading took");
+        } else if line.contains("Loading model weights took") {
+            o.weights_gib = gib_after(line, "Loading model weights took");
+        }
+        if line.contains("torch peak memory increase:") {
+            o.activation_gib = gib_after(line, "torch peak memory increase:");
+            o.non_torch_gib = gib_after(line, "non-torch forward increase memory:");
+            if let Some(w) = gib_after(line, "weights memory:") {
+                o.weights_gib = Some(w);
+            }
+        }
+        // V0: "Memory profiling results: … peak_torch_memory=17.98GiB … non_torch_memory=0.35GiB
+        // kv_cache_size=2.89GiB".
+        if line.contains("peak_torch_memory=") {
+            if let (Some(peak), Some(w)) = (gib_after(line, "peak_torch_memory="), o.weights_gib) {
+                o.activation_gib = Some((peak - w).max(0.0));
+            }
+            o.non_torch_gib = gib_after(line, "non_torch_memory=");
+            o.kv_gib = gib_after(line, "kv_cache_size=");
+        }
+        if line.contains("Estimated CUDA graph memory:") {
+            o.graphs_gib = gib_after(line, "Estimated CUDA graph memory:");
+        }
+        if line.contains("Available KV cache memory:") {
+            o.kv_gib = gib_after(line, "Available KV cache memory:");
+        }
+        // SGLang.
+        if line.contains("Load weight end") {
+            o.weights_gib = gib_after(line, "mem usage=");
+        }
         if line.contains("KV Cache is allocated") {
             if let Some(n) = number_after(line, "#tokens:") {
                 o.kv_tokens = n.replace(',', "").parse().ok();
             }
+            if let (Some(k), Some(v)) = (gib_after(line, "K size:"), gib_after(line, "V size:")) {
+                o.kv_gib = Some(k + v);
+            }
         }
     }
     o
+}
+
+/// What a real start of this model measured on this GPU, engine version and TP: the
+/// calculator's unknowns, replaced by the engine's own figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// When the start was (Unix ms) and which profile it was.
+    pub at_ms: i64,
+    pub profile: String,
+    pub gpu_name: String,
+    pub engine_version: String,
+    pub model: String,
+    pub tp: u64,
+    /// The profile run's peak activation.
+    pub activation_gib: f64,
+    /// Everything else the engine kept out of the pool besides weights and activation
+    /// (non-torch memory, NCCL, CUDA graphs where counted): utilisation × total − weights −
+    /// activation − KV pool, so the calibrated start is reproduced exactly.
+    pub other_gib: f64,
+    /// The profile run the engine made (batched tokens and sequences, defaults resolved): the
+    /// measured activation holds for the same run only.
+    pub profile_tokens: u64,
+    pub profile_seqs: u64,
+    /// The start's own figures, for the record.
+    pub weights_gib: f64,
+    pub kv_gib: f64,
+}
+
+impl Calibration {
+    /// Derives a calibration from a start's lines; `None` unless the engine logged its weights
+    /// and its KV pool.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_start(
+        o: &Observed,
+        m: &ModelShape,
+        i: &Inputs,
+        at_ms: i64,
+        profile: &str,
+        gpu_name: &str,
+        engine_version: &str,
+        model: &str,
+    ) -> Option<Calibration> {
+        let (w, kv) = (o.weights_gib?, o.kv_gib?);
+        let mut plain = i.clone();
+        plain.calibration = None;
+        let estimate = calculate(m, &plain).ok()?;
+        let activation = o.activation_gib.unwrap_or(estimate.activation_gib);
+        let other = i.util * i.gpu_gib - w - activation - kv;
+        (other.is_finite() && activation.is_finite()).then(|| Calibration {
+            at_ms,
+            profile: profile.to_string(),
+            gpu_name: gpu_name.to_string(),
+            engine_version: engine_version.to_string(),
+            model: model.to_string(),
+            tp: i.tp,
+            activation_gib: activation,
+            other_gib: other,
+            profile_tokens: estimate.profile_tokens,
+            profile_seqs: estimate.profile_seqs,
+            weights_gib: w,
+            kv_gib: kv,
+        })
+    }
+
+    /// Whether it applies to these inputs: the same TP (the caller matched GPU, version and
+    /// model), and the same profile-run settings for the activation.
+    fn activation_applies(&self, profile_tokens: u64, profile_seqs: u64) -> bool {
+        self.profile_tokens == profile_tokens && self.profile_seqs == profile_seqs
+    }
 }
 
 /// Relative error of the prediction against what the engine reported, in percent.
@@ -962,6 +1137,7 @@ mod tests {
                 version: Some("0.11.0".into()),
                 ..Default::default()
             },
+            calibration: None,
         }
     }
 

@@ -129,6 +129,7 @@ fn inputs(row: &Row, gpu_gib: f64, weights_gib: f64) -> Inputs {
             gpu_name: (gpu_gib > 70.0).then(|| "NVIDIA H100 80GB HBM3".to_string()),
             ..Default::default()
         },
+        calibration: None,
     }
 }
 
@@ -340,4 +341,58 @@ fn sglang_pool() {
     assert!((r.kv_budget_gib - pool).abs() < 1e-9);
     assert_eq!(r.kv_tokens, (pool * GIB) as u64 / 131_072);
     assert_eq!(r.activation_gib, 0.0);
+}
+
+/// Self-calibration on a real V0 start (#10517, in logs-dev): the engine's own lines at 29,000
+/// tokens of context calibrate the 20,000-token start of the same model and GPU, whose logged
+/// pool is 3.81 GiB.
+#[test]
+fn a_real_start_calibrates_the_next_prediction() {
+    let log = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../testdata/fixtures/logs-dev/oom-start-kv--vllm-v0-0.6-max-seq-len-exceeds-kv.log"),
+    )
+    .unwrap();
+    let o = observed(&log);
+    assert_eq!(o.weights_gib, Some(14.9888));
+    assert_eq!(o.kv_gib, Some(2.89));
+    assert!((o.activation_gib.unwrap() - (17.98 - 14.9888)).abs() < 1e-9);
+    let m = shape("llama-8b");
+    let rows = rows();
+    let at_29k = inputs(&rows[13], 23.58, 14.9888);
+    let c = Calibration::from_start(
+        &o,
+        &m,
+        &at_29k,
+        1_764_763_200_000,
+        "llama",
+        "RTX 3090",
+        "0.6.4",
+        "/models/llama",
+    )
+    .unwrap();
+    // Reproduces its own start exactly …
+    let mut again = at_29k.clone();
+    again.calibration = Some(c.clone());
+    let r = calculate(&m, &again).unwrap();
+    assert!((r.kv_budget_gib - 2.89).abs() < 0.011, "{}", r.kv_budget_gib);
+    assert!(
+        r.arithmetic
+            .iter()
+            .any(|l| l.contains("calibrated from the start of llama at 2025-12-03 12:00 UTC")),
+        "{:?}",
+        r.arithmetic
+    );
+    // … and predicts the 20k start: V0 profiles at the context, so the activation is
+    // re-estimated, the measured overhead kept.
+    let mut edit = inputs(&rows[12], 23.58, 14.9888);
+    edit.calibration = Some(c);
+    let r = calculate(&m, &edit).unwrap();
+    let err = (r.kv_budget_gib - 3.81) / 3.81 * 100.0;
+    assert!(
+        err.abs() < 2.0,
+        "calibrated prediction {:.2} GiB vs 3.81 logged ({err:+.1}%)",
+        r.kv_budget_gib
+    );
+    assert!(r.arithmetic.iter().any(|l| l.contains("profile run changed")));
 }

@@ -54,6 +54,7 @@ pub fn VramPage() -> impl IntoView {
             activation_gib: None,
             non_torch_gib: None,
             engine: Default::default(),
+            calibration: None,
         };
         Some(calculate(&shape, &inputs).map_err(|e| e.to_string()))
     });
@@ -157,6 +158,14 @@ pub fn EngineKvCheck(profile: String, #[prop(into)] healthy: Signal<bool>) -> im
                                     ("gpu", format!("{:.0}", c.gpu_gib).into()),
                                     ("source", i18n.t(&format!("vram-check-source-{}", c.gpu_source)).into()),
                                 ])}
+                                {c.observed.kv_gib.map(|kv| {
+                                    let predicted = format!("{:.2}", c.predicted_kv_gib);
+                                    view! { " " {move || i18n.ta("vram-check-memory", &[("observed", format!("{kv:.2}").into()), ("predicted", predicted.clone().into())])} }
+                                })}
+                                {c.calibrated_from_ms.map(|at| {
+                                    let when = crate::i18n::time_utc(at);
+                                    view! { " " <span data-testid="kv-check-calibrated">{move || i18n.ta("vram-check-calibrated", &[("at", when.clone().into())])}</span> }
+                                })}
                                 {c.observed.max_concurrency.map(|x| {
                                     let predicted = format!("{:.2}", c.predicted_concurrency);
                                     view! { " " {move || i18n.ta("vram-check-concurrency", &[("observed", format!("{x:.2}").into()), ("predicted", predicted.clone().into())])} }

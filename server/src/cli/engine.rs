@@ -60,8 +60,27 @@ pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
     let lang = lang();
     let tty = !json;
     let mut last_phase = None;
+    let mut stall_told = false;
     let result = control
         .serve(profile, |p| {
+            if let (true, false, Some(st)) = (tty, stall_told, p.stall) {
+                stall_told = true;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "[{:>5.1}s] {}",
+                    p.elapsed.as_secs_f64(),
+                    app::i18n::tr_args(
+                        lang,
+                        "ev-stalled-phase",
+                        &[
+                            ("phase", st.phase.as_str().into()),
+                            ("elapsed", format!("{:.0}", st.elapsed_s).into()),
+                            ("median", format!("{:.1}", st.median_s).into()),
+                            ("starts", (st.starts as i64).into()),
+                        ]
+                    )
+                );
+            }
             if tty && last_phase != Some(p.phase) {
                 last_phase = Some(p.phase);
                 let _ = writeln!(
@@ -76,7 +95,11 @@ pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
     match result {
         Ok(outcome) => {
             let (what, pid) = match outcome {
-                ServeOutcome::Started { pid } => ("started", pid),
+                ServeOutcome::Started { pid } => {
+                    // Self-calibration: this start's own memory lines sharpen the next prediction.
+                    let _ = crate::vram::calibrate(control, profile).await;
+                    ("started", pid)
+                }
                 ServeOutcome::AlreadyRunning { pid } => ("already-running", pid),
             };
             if json {

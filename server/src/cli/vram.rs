@@ -142,7 +142,7 @@ pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
     engine.block_size = a.block_size.or(engine.block_size);
     engine.enforce_eager |= a.enforce_eager;
     engine.gpu_name = a.gpu_name.clone();
-    let inputs = Inputs {
+    let mut inputs = Inputs {
         weights_bytes,
         gpu_gib: a.gpu_gib,
         tp: tp.unwrap_or(1),
@@ -153,7 +153,18 @@ pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
         activation_gib: a.activation_gib,
         non_torch_gib: a.non_torch_gib,
         engine,
+        calibration: None,
     };
+    // A profile's earlier starts on this GPU calibrate the prediction (same GPU, engine
+    // version, model and TP).
+    if let Some(p) = &a.profile {
+        if let Ok(setup) = crate::vram::profile_setup(control, p).await {
+            if (setup.inputs.gpu_gib - inputs.gpu_gib).abs() < 0.5 && setup.inputs.tp == inputs.tp {
+                let store = crate::vram::CalibrationStore::new(control.store.pool());
+                inputs.calibration = store.latest(&setup, i64::MAX).await;
+            }
+        }
+    }
     let report = match calculate(&shape, &inputs) {
         Ok(r) => r,
         Err(e) => {

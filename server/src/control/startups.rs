@@ -1,17 +1,9 @@
 //! Startup history: each start's phase timeline, kept per profile in SQLite, read back as the
 //! yardstick for a start in progress and for the engine page's timeline.
 
+pub use app::domain::phases::StartupRun;
 use app::domain::phases::{PhaseMark, HISTORY};
-use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
-
-/// One recorded start.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StartupRun {
-    pub started_at_ms: i64,
-    pub outcome: String,
-    pub phases: Vec<PhaseMark>,
-}
 
 #[derive(Clone)]
 pub struct StartupStore {

@@ -39,8 +39,15 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Clone, Copy, Debug)]
 enum Probe {
     Running,
-    Answered { at: Instant, ms: f64 },
-    NoAnswer { at: Instant },
+    Answered {
+        at: Instant,
+        ms: f64,
+    },
+    /// No answer in time; `baseline` is the progress counters of the scrape before it was sent.
+    NoAnswer {
+        at: Instant,
+        baseline: [Option<f64>; 3],
+    },
 }
 
 /// What the last scrape of an engine gave, kept between scrapes.
@@ -119,21 +126,39 @@ impl Collector {
                 row.metrics_note = latest.note.clone();
                 row.scraped_at_ms = latest.at_ms;
             }
-            if let Some(live) = &row.live {
-                if row.state == EngineState::Healthy && live.looks_hung() && live.window_s >= 10.0 {
-                    row.state = EngineState::Hung;
-                    row.note = Some(format!(
-                        "{} requests queued, no token generated in {:.0} s",
-                        live.running.unwrap_or(0.0) + live.waiting.unwrap_or(0.0),
-                        live.window_s
-                    ));
-                }
+            // Hung: work pending while no progress counter moves (see `domain::stall`).
+            let scrapes: Vec<(f64, &Signals)> = self
+                .scrapes
+                .get(&row.profile)
+                .map(|h| {
+                    h.iter()
+                        .map(|(t, s)| (-now.duration_since(*t).as_secs_f64(), s))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let flat = app::domain::stall::flat_for(&scrapes);
+            let latest_signals = scrapes.last().map(|(_, s)| *s);
+            if row.state == EngineState::Healthy && flat.is_some_and(|f| f >= app::domain::stall::FLAT_S) {
+                let pending = row
+                    .live
+                    .as_ref()
+                    .map(|l| l.running.unwrap_or(0.0) + l.waiting.unwrap_or(0.0));
+                row.state = EngineState::Hung;
+                row.note = Some(format!(
+                    "{} requests pending, no token, prompt token or engine step in {:.0} s",
+                    pending.unwrap_or(0.0),
+                    flat.unwrap_or(0.0)
+                ));
             }
-            // /health can answer while completions do not (vLLM's check only reads a flag).
+            // /health can answer while completions do not (vLLM's check only reads a flag). The
+            // probe runs on idle engines only; a busy one is judged by its counters above.
             let probe = self.probes.lock().ok().and_then(|p| p.get(&row.profile).copied());
             match probe {
                 Some(Probe::Answered { ms, .. }) => row.probe_ms = Some(ms),
-                Some(Probe::NoAnswer { .. }) if row.state == EngineState::Healthy => {
+                Some(Probe::NoAnswer { baseline, .. })
+                    if row.state == EngineState::Healthy
+                        && app::domain::stall::probe_shows_hang(baseline, latest_signals) =>
+                {
                     row.state = EngineState::Hung;
                     row.note = Some(format!(
                         "/health answers but a one-token completion got no answer in {} s",
@@ -196,10 +221,16 @@ impl Collector {
         probes.retain(|p, _| targets.iter().any(|(i, _)| rows[*i].profile == *p));
         for (i, base) in targets {
             let row = &rows[*i];
+            let last = self.scrapes.get(&row.profile).and_then(|h| h.back()).map(|(_, s)| s);
+            if !app::domain::stall::idle(last) {
+                // No probe traffic for a busy engine: its counters say whether it moves.
+                continue;
+            }
+            let baseline = last.map(app::domain::stall::counters).unwrap_or_default();
             let due = match probes.get(&row.profile) {
                 None => true,
                 Some(Probe::Running) => false,
-                Some(Probe::Answered { at, .. }) | Some(Probe::NoAnswer { at }) => {
+                Some(Probe::Answered { at, .. }) | Some(Probe::NoAnswer { at, .. }) => {
                     now.duration_since(*at) >= PROBE_INTERVAL
                 }
             };
@@ -227,7 +258,7 @@ impl Collector {
                         profile,
                         match result {
                             Some(ms) => Probe::Answered { at, ms },
-                            None => Probe::NoAnswer { at },
+                            None => Probe::NoAnswer { at, baseline },
                         },
                     );
                 }
@@ -286,6 +317,8 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
         let mut local: Vec<EngineStatus> = tx.borrow().clone();
         let mut next_tick = tokio::time::Instant::now() + INTERVAL;
         let mut remote = remote;
+        // Engines seen healthy on the last tick: a new one is a start to calibrate from.
+        let mut was_healthy: std::collections::HashSet<String> = Default::default();
         loop {
             // Local engines refresh on the tick; the other hosts' rows are published as soon
             // as their poll lands, so a remote scrape does not wait for our next tick.
@@ -306,6 +339,24 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
             if tick {
                 next_tick = tokio::time::Instant::now() + INTERVAL;
                 let mut next = control.statuses().await;
+                let healthy: std::collections::HashSet<String> = next
+                    .iter()
+                    .filter(|r| r.state == EngineState::Healthy)
+                    .map(|r| r.profile.clone())
+                    .collect();
+                for name in healthy.difference(&was_healthy) {
+                    let (control, name) = (control.clone(), name.clone());
+                    tokio::spawn(async move {
+                        match crate::vram::calibrate(&control, &name).await {
+                            Ok(Some(c)) => {
+                                tracing::info!(profile = %name, activation_gib = c.activation_gib, other_gib = c.other_gib, "VRAM calculator calibrated from this start")
+                            }
+                            Ok(None) => {}
+                            Err(e) => tracing::debug!(profile = %name, "no calibration from this start: {e}"),
+                        }
+                    });
+                }
+                was_healthy = healthy;
                 if gpu_read_at.elapsed() >= GPU_INTERVAL {
                     gpu_read_at = Instant::now();
                     gpu_state = crate::gpu::read().await;

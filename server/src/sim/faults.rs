@@ -41,10 +41,15 @@ pub enum Fault {
     /// CUDA graph capture hangs (`ROOFLINE_SIM_STALL_S` seconds, default 600): a start stalled
     /// in one phase, long before the serve timeout.
     StallGraphs,
+    /// Every prompt's prefill takes a minute (120 chunked steps of 500 ms): no token generated
+    /// while the prompt tokens and steps advance.
+    LongPrefill,
+    /// The first step with work takes `ROOFLINE_SIM_WARMUP_S` (12 s): a cold engine's warm-up.
+    SlowWarmup,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 16] = [
+    pub const ALL: [Fault; 18] = [
         Fault::Crash,
         Fault::Hang,
         Fault::OomLoad,
@@ -61,6 +66,8 @@ impl Fault {
         Fault::GpuMemoryTaken,
         Fault::AddressInUse,
         Fault::StallGraphs,
+        Fault::LongPrefill,
+        Fault::SlowWarmup,
     ];
 
     pub fn name(self) -> &'static str {
@@ -81,6 +88,8 @@ impl Fault {
             Self::GpuMemoryTaken => "gpu-memory-taken",
             Self::AddressInUse => "address-in-use",
             Self::StallGraphs => "stall-graphs",
+            Self::LongPrefill => "long-prefill",
+            Self::SlowWarmup => "slow-warmup",
         }
     }
 

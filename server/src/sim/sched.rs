@@ -70,6 +70,12 @@ pub struct Sched {
     pub window_queries: u64,
     /// Set when a fault ends the engine; the process exits shortly after.
     pub crashed: Option<&'static str>,
+    /// The first step with work has run (`slow-warmup` makes that one slow).
+    warmed: bool,
+    /// How long `slow-warmup`'s first step takes (`ROOFLINE_SIM_WARMUP_S`, default 12 s).
+    warmup: Duration,
+    /// `long-prefill`'s step: its prefill (`ROOFLINE_SIM_PREFILL_S`, default 60 s) over 120 steps.
+    prefill_step: Duration,
 }
 
 const WORDS: &[&str] = &[
@@ -96,6 +102,22 @@ impl Sched {
             metrics,
             prefix_seen: HashSet::new(),
             next_id: 1,
+            warmed: false,
+            warmup: Duration::from_secs_f64(
+                std::env::var("ROOFLINE_SIM_WARMUP_S")
+                    .ok()
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .filter(|v| v.is_finite() && *v >= 0.0 && *v <= 3600.0)
+                    .unwrap_or(12.0),
+            ),
+            prefill_step: Duration::from_secs_f64(
+                std::env::var("ROOFLINE_SIM_PREFILL_S")
+                    .ok()
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .filter(|v| v.is_finite() && *v > 0.0 && *v <= 3600.0)
+                    .unwrap_or(60.0)
+                    / 120.0,
+            ),
             gen_throughput: 0.0,
             window_prompt: 0,
             window_gen: 0,
@@ -179,8 +201,15 @@ impl Sched {
 
     /// How long the next step takes: decode cost grows with the batch.
     pub fn step_duration(&self) -> Duration {
+        let has_work = !self.running.is_empty() || !self.waiting.is_empty();
+        if self.faults.contains(&Fault::SlowWarmup) && !self.warmed && has_work {
+            return self.warmup;
+        }
         let running = self.running.len() as f64;
         let mut ms = 10.0 + 0.35 * running;
+        if self.faults.contains(&Fault::LongPrefill) && self.running.iter().any(|r| r.prefill_left > 0) {
+            return self.prefill_step;
+        }
         if self.faults.contains(&Fault::TpotSlowdown) {
             ms *= 4.0;
         }
@@ -204,7 +233,12 @@ impl Sched {
         let mut i = 0;
         while i < self.running.len() {
             if self.running[i].prefill_left > 0 {
-                let take = self.running[i].prefill_left.min(budget);
+                let mut take = self.running[i].prefill_left.min(budget);
+                if self.faults.contains(&Fault::LongPrefill) {
+                    // A prompt takes 120 steps of 500 ms: a minute without a generated token,
+                    // with the prompt tokens and the step count moving every step.
+                    take = take.min(self.running[i].prompt.div_ceil(120).max(1));
+                }
                 if self.faults.contains(&Fault::OomUnderLoad) && self.running[i].prompt >= 1024 && take > 0 {
                     self.crashed = Some("oom-under-load");
                     return processed;
@@ -256,6 +290,9 @@ impl Sched {
             }
         }
         self.metrics.observe("iteration_tokens", processed as f64, false);
+        if processed > 0 {
+            self.warmed = true;
+        }
         let secs = step_time.as_secs_f64().max(1e-6);
         let gen_now = self.running.len() as f64 / secs;
         self.gen_throughput = 0.9 * self.gen_throughput + 0.1 * gen_now;

@@ -481,6 +481,15 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
+    fn startup_history(&self, profile: String) -> BoxFut<'_, Result<Vec<app::domain::phases::StartupRun>, ApiError>> {
+        Box::pin(async move {
+            crate::control::startups::StartupStore::new(self.control.store.pool())
+                .recent(&profile, 10)
+                .await
+                .map_err(crate::api_error::internal)
+        })
+    }
+
     fn vram_check(&self, profile: String) -> BoxFut<'_, Result<app::api::VramCheck, ApiError>> {
         Box::pin(async move {
             crate::vram::engine_check(&self.control, &profile)

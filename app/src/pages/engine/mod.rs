@@ -4,6 +4,7 @@
 
 mod charts;
 mod runs;
+mod startups;
 
 use crate::api::{get_engine, get_last_smoke, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
 use crate::components::{use_event_stream, use_i18n, ConfirmDialog, PhaseSteps, SimulatedBadge, StateBadge};
@@ -18,6 +19,7 @@ use charts::ChartsPanel;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 use runs::{RunPanel, SmokeResult};
+use startups::{StallWarning, StartupTimeline};
 
 /// Lines of log the page keeps; older ones scroll away (the full log is on disk).
 const LOG_LINES_KEPT: usize = 500;
@@ -142,6 +144,7 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
             <Show when=move || state.get() == EngineState::Starting>
                 <h2>{move || i18n.t("startup-progress")}</h2>
                 <PhaseSteps phase=Signal::derive(move || status.read().phase)/>
+                <StallWarning stall=Signal::derive(move || status.read().stall)/>
             </Show>
             <FailurePanel status/>
             <OpenIncidentButton profile=profile.clone()/>
@@ -152,6 +155,7 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
                 {move || smoke.get().and_then(|r| r.ok()).flatten().map(|run| view! { <SmokeResult run/> })}
             </Transition>
             <crate::pages::vram::EngineKvCheck profile=profile.clone() healthy=Signal::derive(move || status.read().state == EngineState::Healthy)/>
+            <StartupTimeline profile=profile.clone() healthy=Signal::derive(move || status.read().state == EngineState::Healthy)/>
             <h2>{move || i18n.t("engine-command")}</h2>
             <pre class="argv" data-testid="argv">{argv_text}</pre>
             <h2>{move || i18n.t("engine-log")}</h2>
