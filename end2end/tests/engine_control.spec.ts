@@ -23,6 +23,13 @@ test("stop and start a simulated engine from its page, and read its log", async 
   // The live tail shows the new run's startup lines as they are written.
   await expect(engine.log).toContainText("GPU KV cache size:");
   await expect(engine.log).toContainText("Application startup complete.");
+  // This start's phases against the one before (the autostart), and the KV prediction
+  // calibrated from that earlier start's own memory lines.
+  const timeline = page.getByTestId("startup-timeline");
+  await expect(timeline).toBeVisible();
+  await expect(timeline.locator('tr[data-phase="loading-weights"] td')).toHaveCount(2);
+  await expect(timeline.locator('tr[data-phase="loading-weights"] td').nth(1)).toContainText(" s");
+  await expect(page.getByTestId("kv-check-calibrated")).toBeVisible();
 
   // Cancel leaves the engine alone.
   await page.getByTestId("action-stop").click();

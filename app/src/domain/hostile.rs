@@ -79,10 +79,36 @@ proptest! {
     }
 
     #[test]
-    fn engine_logs_never_panic(log in texty("INFO WARNING ERROR EngineCore CUDA out of memory Traceback File \"\n:0123456789%KV cache usage Running: reqs, Waiting: #running-req: #queue-req:")) {
-        let _ = logscan::investigate(&log, true);
+    fn engine_logs_never_panic(log in texty("INFO WARNING ERROR EngineCore CUDA out of memory Traceback File \"\n:0123456789%KV cache usage Running: reqs, Waiting: Pending: Preemptions: Avg prompt throughput: Decode batch, Prefill batch. #running-req: #queue-req: token usage: Retract requests #retracted_reqs: Memory profiling peak_torch_memory= Available KV cache memory: K size: V size: vLLM API server version load_model run_busy_loop Application startup complete")) {
+        let inv = logscan::investigate(&log, true);
+        prop_assert!(inv.stats.len() <= 4096);
+        prop_assert!(inv.evidence.iter().all(|h| h.text.chars().count() <= 401));
         let _ = startup_failure::classify(log.lines());
         let _ = vram::observed(&log);
+    }
+
+    #[test]
+    fn phase_history_and_counters_never_panic(
+        marks in proptest::collection::vec((0usize..7, any::<f64>()), 0..12),
+        history in proptest::collection::vec(proptest::collection::vec((0usize..7, any::<f64>()), 0..8), 0..12),
+        now in any::<f64>(),
+        scrapes in proptest::collection::vec((any::<f64>(), any::<Option<f64>>(), any::<Option<f64>>(), any::<Option<f64>>(), any::<Option<f64>>()), 0..20),
+    ) {
+        use super::engine::StartupPhase;
+        use super::phases::{stalled, PhaseMark};
+        let mark = |(p, at_s): &(usize, f64)| PhaseMark { phase: StartupPhase::ALL[*p], at_s: *at_s };
+        let current: Vec<PhaseMark> = marks.iter().map(mark).collect();
+        let past: Vec<Vec<PhaseMark>> = history.iter().map(|r| r.iter().map(mark).collect()).collect();
+        let _ = stalled(&current, now, &past);
+        let signals: Vec<(f64, signals::Signals)> = scrapes
+            .iter()
+            .map(|(t, running, gen, prompt, iters)| (*t, signals::Signals {
+                running: *running, generation_tokens_total: *gen, prompt_tokens_total: *prompt, iterations_total: *iters,
+                ..Default::default()
+            }))
+            .collect();
+        let refs: Vec<(f64, &signals::Signals)> = signals.iter().map(|(t, s)| (*t, s)).collect();
+        let _ = super::stall::hung(&refs);
     }
 
     #[test]
