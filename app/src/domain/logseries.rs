@@ -124,7 +124,8 @@ pub const KV_ROOM: f64 = 0.70;
 ///
 /// A queue that drains while the cache stays full is still an exhausted cache (a busy engine
 /// admits requests as others finish), so KV-exhausted asks for requests waiting at two or more
-/// samples with the cache above 90% at those samples, and for a queue at the last sample. The
+/// samples with the cache above 90% at those samples (or at one, with the queue growing), and
+/// for a queue at the last sample. The
 /// sequence cap asks for a queue that grows (by at least three) with the cache below 70%
 /// throughout: with room in the cache, a steady queue is traffic, not a cap.
 pub fn queue_row(samples: &[(f64, Option<f64>)]) -> Option<QueueRow> {
@@ -137,11 +138,11 @@ pub fn queue_row(samples: &[(f64, Option<f64>)]) -> Option<QueueRow> {
         .iter()
         .filter(|(_, k)| k.is_some_and(|k| k >= KV_EXHAUSTED))
         .count();
-    if full >= 2 {
-        return Some(QueueRow::KvExhausted);
-    }
     let first = samples.first().map(|(w, _)| *w).unwrap_or(0.0);
     let grows = last_waiting >= first + 3.0 && last_waiting >= 3.0;
+    if full >= 2 || (full >= 1 && grows) {
+        return Some(QueueRow::KvExhausted);
+    }
     let roomy = queued.iter().all(|(_, k)| k.is_some_and(|k| k < KV_ROOM));
     (grows && roomy).then_some(QueueRow::SeqCapped)
 }
@@ -219,6 +220,11 @@ mod tests {
         // Steady queue with room, a single full sample, an empty queue at the end: nothing.
         assert_eq!(queue_row(&[(5.0, Some(0.3)), (5.0, Some(0.3))]), None);
         assert_eq!(queue_row(&[(5.0, Some(0.95)), (5.0, Some(0.5))]), None);
+        // One full sample with a growing queue (preemption freed blocks in between): exhausted.
+        assert_eq!(
+            queue_row(&[(35.0, Some(0.97)), (65.0, Some(0.80))]),
+            Some(QueueRow::KvExhausted)
+        );
         assert_eq!(
             queue_row(&[(5.0, Some(0.95)), (5.0, Some(0.95)), (0.0, Some(0.95))]),
             None
