@@ -26,6 +26,15 @@ test("the profile editor validates step by step, previews and converts argv, dif
   await page.getByTestId("editor-check-flags").click();
   await expect(page.getByTestId("editor-flags")).toHaveAttribute("data-ok", "true", { timeout: 60_000 });
 
+  // The calculator predicts the edit as written, on this host's (simulated) GPU.
+  await page.getByTestId("editor-vram").click();
+  await expect(page.getByTestId("editor-vram-result")).toHaveAttribute("data-verdict", "fits", { timeout: 30_000 });
+  await expect(page.getByTestId("editor-vram-result-calibration")).toBeVisible();
+  await page.getByTestId("field-MEM_FRACTION").fill("0.1");
+  await page.getByTestId("editor-vram").click();
+  await expect(page.getByTestId("editor-vram-result")).toHaveAttribute("data-verdict", "weights-do-not-fit", { timeout: 30_000 });
+  await page.getByTestId("field-MEM_FRACTION").fill("0.85");
+
   // The diff against the active version; submitting for review needs a reason, a draft not.
   await expect(page.getByTestId("editor-diff")).toContainText("-MEM_FRACTION=0.88");
   await expect(page.getByTestId("editor-diff")).toContainText("+MEM_FRACTION=0.85");

@@ -23,3 +23,13 @@ test("the VRAM calculator answers as you type", async ({ page }) => {
   await page.getByTestId("vram-tp").fill("0");
   await expect(page.getByTestId("vram-error")).toContainText("--tp");
 });
+
+test("the calculator page predicts a stored profile on this host", async ({ page }) => {
+  await page.goto("/vram");
+  await waitForHydration(page);
+  await page.getByTestId("vram-profile").selectOption("demo-vllm");
+  const result = page.getByTestId("vram-profile-result");
+  await expect(result).toHaveAttribute("data-verdict", "fits", { timeout: 30_000 });
+  await expect(page.getByTestId("vram-profile-result-tokens")).toContainText("…");
+  await expect(page.getByTestId("vram-profile-result-calibration")).toBeVisible();
+});

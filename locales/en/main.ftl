@@ -638,3 +638,29 @@ startup-timeline-this = Last start
 startup-timeline-previous = The start before
 vram-check-memory = KV pool: { $observed } GiB reported, { $predicted } GiB predicted.
 vram-check-calibrated = Calibrated from the start at { $at }.
+
+change-gate-step-vram = VRAM calculator
+change-gate-vram-fits = fits: { $tokens } KV tokens, { $concurrency }x requests of { $ctx } tokens{ $calibrated ->
+    [yes] {" "}(calibrated from the last start)
+   *[no] {""}
+}
+change-gate-vram-concurrency-queues = starts: { $tokens } KV tokens, { $concurrency }x requests of { $ctx } tokens; the asked concurrency will queue{ $calibrated ->
+    [yes] {" "}(calibrated from the last start)
+   *[no] {""}
+}
+change-gate-vram-weights-do-not-fit = does not fit: weights and activations exceed the GPU's share; the active engine was left running
+change-gate-vram-kv-too-small = does not fit: no KV cache for one request of { $ctx } tokens ({ $tokens } tokens); the active engine was left running
+change-gate-vram-context-above-max = does not fit: { $ctx } tokens is longer than the model's max_position_embeddings; the active engine was left running
+change-gate-vram-marginal = may not fit ({ $verdict } at the central value, fits within the range): the start decides
+change-gate-vram-unknown = no prediction ({ $reason }): the start decides
+
+vram-marginal = Near the edge: within the range the unknown inputs allow, the verdict changes.
+vram-gpu = GPU
+vram-engine-version = Engine version
+vram-concurrency-at = Requests of { $ctx } tokens at once
+vram-path = Engine path
+vram-not-calibrated = Not calibrated yet: the profile has no start on this GPU, engine version, model and TP.
+vram-arithmetic = The arithmetic
+vram-profile-title = A profile on this host
+vram-profile = Profile
+editor-vram = Predict GPU memory

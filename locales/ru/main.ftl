@@ -647,3 +647,29 @@ startup-timeline-this = Последний запуск
 startup-timeline-previous = Запуск перед ним
 vram-check-memory = KV-пул: движок сообщил { $observed } ГиБ, прогноз { $predicted } ГиБ.
 vram-check-calibrated = Откалибровано по запуску { $at }.
+
+change-gate-step-vram = Калькулятор VRAM
+change-gate-vram-fits = влезает: KV на { $tokens } токенов, { $concurrency }x запросов по { $ctx } токенов{ $calibrated ->
+    [yes] {" "}(откалибровано по последнему запуску)
+   *[no] {""}
+}
+change-gate-vram-concurrency-queues = запустится: KV на { $tokens } токенов, { $concurrency }x запросов по { $ctx } токенов; заданный параллелизм встанет в очередь{ $calibrated ->
+    [yes] {" "}(откалибровано по последнему запуску)
+   *[no] {""}
+}
+change-gate-vram-weights-do-not-fit = не влезает: веса и активации больше доли GPU; активный движок оставлен работать
+change-gate-vram-kv-too-small = не влезает: нет KV на один запрос в { $ctx } токенов (KV на { $tokens } токенов); активный движок оставлен работать
+change-gate-vram-context-above-max = не влезает: { $ctx } токенов длиннее max_position_embeddings модели; активный движок оставлен работать
+change-gate-vram-marginal = может не влезть ({ $verdict } в центральной оценке, влезает в пределах диапазона): решит запуск
+change-gate-vram-unknown = прогноза нет ({ $reason }): решит запуск
+
+vram-marginal = На грани: в пределах диапазона неизвестных входных данных вердикт меняется.
+vram-gpu = GPU
+vram-engine-version = Версия движка
+vram-concurrency-at = Одновременных запросов по { $ctx } токенов
+vram-path = Путь движка
+vram-not-calibrated = Ещё не откалибровано: у профиля нет запуска на этом GPU, версии движка, модели и TP.
+vram-arithmetic = Расчёт
+vram-profile-title = Профиль на этом хосте
+vram-profile = Профиль
+editor-vram = Прогноз памяти GPU

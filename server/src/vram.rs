@@ -162,12 +162,22 @@ pub struct ProfileSetup {
 
 /// Builds the calculator's inputs for a stored profile.
 pub async fn profile_setup(control: &EngineControl, name: &str) -> Result<ProfileSetup, String> {
+    profile_setup_as(control, name, None).await
+}
+
+/// Like [`profile_setup`], for a candidate body of the profile when given (an edit in the
+/// editor, a change under its gate).
+pub async fn profile_setup_as(
+    control: &EngineControl,
+    name: &str,
+    candidate: Option<app::domain::profile::Profile>,
+) -> Result<ProfileSetup, String> {
     let crate::control::Resolved {
         profile: prof,
         simulated,
         kind,
         ..
-    } = control.resolve(name).await.map_err(|e| e.to_string())?;
+    } = control.resolve_as(name, candidate).await.map_err(|e| e.to_string())?;
     let (gpu_gib, gpu_source, gpu_name) = if simulated {
         let gib: f64 = prof
             .env
@@ -350,5 +360,29 @@ pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::ap
         calibrated_from_ms: setup.inputs.calibration.as_ref().map(|c| c.at_ms),
         error_pct: error_pct(report.kv_tokens as f64, tokens as f64),
         observed: seen,
+    })
+}
+
+/// The prediction for a profile (its stored body, or a candidate: an edit, a change under its
+/// gate) on this host's GPU, calibrated by the profile's latest start with the same GPU,
+/// engine version, model and TP. Editor, gate and calculator page all ask this one question.
+pub async fn predict(
+    control: &EngineControl,
+    name: &str,
+    candidate: Option<app::domain::profile::Profile>,
+) -> Result<app::api::VramPrediction, String> {
+    let mut setup = profile_setup_as(control, name, candidate).await?;
+    let store = CalibrationStore::new(control.store.pool());
+    setup.inputs.calibration = store.latest(&setup, i64::MAX).await;
+    let report = calculate(&setup.shape, &setup.inputs).map_err(|e| e.to_string())?;
+    Ok(app::api::VramPrediction {
+        gpu_gib: setup.inputs.gpu_gib,
+        gpu_source: setup.gpu_source.into(),
+        gpu_name: setup.gpu_name,
+        engine_version: setup.engine_version,
+        model: setup.model,
+        ctx: setup.inputs.ctx,
+        calibrated_from_ms: setup.inputs.calibration.as_ref().map(|c| c.at_ms),
+        report,
     })
 }

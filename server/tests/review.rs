@@ -143,7 +143,7 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(steps, ["serve", "health", "smoke", "bench"]);
+    assert_eq!(steps, ["vram", "serve", "health", "smoke", "bench"]);
     assert!(done["gate"]["checks"]
         .as_array()
         .unwrap()
@@ -202,6 +202,28 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
     assert_eq!(restore["pass"], true, "{restore}");
     assert_eq!(env.status("ed")["state"], "healthy", "{failed} {}", env.status("ed"));
     assert!(!str(&env.run(&["profile", "show", "ed"])).0.contains("/etc"));
+
+    // A candidate the calculator says cannot fit (12 GiB of an 80 GiB GPU for 15 GiB of
+    // weights) is refused before the gate touches the engine: the active one keeps serving.
+    let pid = env.status("ed")["pid"].clone();
+    assert!(pid.is_u64(), "{}", env.status("ed"));
+    let tight = format!("{active}\nMEM_FRACTION=0.15\n");
+    let (_, body) = alice
+        .call("propose_change", &propose(None, &tight, "share the GPU", true))
+        .await;
+    let tight_id: i64 = body.trim().parse().unwrap();
+    review(&bob, tight_id, true, "").await;
+    let (status, body) = alice.call("start_change_gate", &format!("id={tight_id}")).await;
+    assert_eq!(status, 200, "{body}");
+    let refused = settle(&alice, tight_id).await;
+    assert_eq!(refused["summary"]["state"], "gate-failed", "{refused}");
+    let steps = refused["gate"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "nothing after the calculator: {refused}");
+    assert_eq!(steps[0]["name"], "vram");
+    assert_eq!(steps[0]["pass"], false);
+    assert_eq!(steps[0]["key"], "change-gate-vram-weights-do-not-fit", "{refused}");
+    assert_eq!(env.status("ed")["pid"], pid, "the active engine was not restarted");
+    assert_eq!(env.status("ed")["state"], "healthy");
 
     // The journal tells the story with who did what.
     let journal: serde_json::Value = alice

@@ -105,6 +105,47 @@ async fn the_engine_page_compares_the_logged_kv_cache_with_the_prediction() {
     assert!(v["observed"]["kv_tokens"].as_u64().unwrap() > 0);
     let html = text(vera.get("/engines/v")).await;
     assert!(html.contains("data-testid=\"kv-check\""));
+
+    // The editor's and the calculator page's prediction: the stored profile, calibrated from
+    // the start the monitor saw become healthy; an edit is predicted as written.
+    let predicted = eventually(std::time::Duration::from_secs(30), async || {
+        let r = vera.post_fn("predict_profile_vram", "profile=v").send().await.ok()?;
+        let v: serde_json::Value = r.json().await.ok()?;
+        v["calibrated_from_ms"].is_i64().then_some(v)
+    })
+    .await
+    .expect("the monitor calibrated the profile from its start");
+    assert_eq!(predicted["report"]["verdict"], "fits", "{predicted}");
+    assert_eq!(predicted["gpu_gib"], 96.0);
+    let logged = v["observed"]["kv_tokens"].as_f64().unwrap();
+    let tokens = predicted["report"]["kv_tokens"].as_f64().unwrap();
+    assert!(
+        (tokens - logged).abs() / logged < 0.01,
+        "calibrated {tokens} against {logged}"
+    );
+    let active = str(&env.run(&["profile", "export", "v"])).0;
+    let tight = format!("{active}\nMEM_FRACTION=0.15\n");
+    let r = vera
+        .post_fn(
+            "predict_profile_vram",
+            &format!("profile=v&env_text={}", urlencode(&tight)),
+        )
+        .send()
+        .await
+        .unwrap();
+    let edited: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(edited["report"]["verdict"], "weights-do-not-fit", "{edited}");
+    // An edit that does not parse names its field.
+    let r = vera
+        .post_fn(
+            "predict_profile_vram",
+            &format!("profile=v&env_text={}", urlencode("MEM_FRACTION=7")),
+        )
+        .send()
+        .await
+        .unwrap();
+    let body = r.text().await.unwrap();
+    assert!(body.contains("MEM_FRACTION") || body.contains("MODEL"), "{body}");
 }
 
 /// Issue 11: `roofline vram --config` with a large `hidden_size` panicked on a multiply

@@ -56,6 +56,7 @@ pub trait ConsoleService: Send + Sync + 'static {
     fn startup_history(&self, profile: String) -> BoxFut<'_, Result<Vec<crate::domain::phases::StartupRun>, ApiError>>;
     /// The engine's logged KV cache size against the calculator.
     fn vram_check(&self, profile: String) -> BoxFut<'_, Result<VramCheck, ApiError>>;
+    fn predict_vram(&self, profile: String, env_text: Option<String>) -> BoxFut<'_, Result<VramPrediction, ApiError>>;
     /// The models under the models root, read for the VRAM calculator.
     fn models(&self) -> BoxFut<'_, Result<Vec<ModelInfo>, ApiError>>;
 }

@@ -42,6 +42,34 @@ pub async fn get_vram_check(profile: String) -> Result<VramCheck, ApiError> {
     service::authorized("get_vram_check")?.0.vram_check(profile).await
 }
 
+/// The calculator's prediction for a profile on this host, calibrated from its latest start
+/// when there is one: what the editor, the gate and the calculator page show.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VramPrediction {
+    /// GPU memory used, and where it came from (`nvml`, `simulator`), with the GPU's name.
+    pub gpu_gib: f64,
+    pub gpu_source: String,
+    pub gpu_name: String,
+    /// The engine version the arithmetic followed (`unknown` before the first flag check).
+    pub engine_version: String,
+    pub model: String,
+    /// The context the verdict is for (the profile's, else the model's up to 32k).
+    pub ctx: u64,
+    /// The start the prediction was calibrated from (Unix ms), if any.
+    pub calibrated_from_ms: Option<i64>,
+    pub report: crate::domain::vram::Report,
+}
+
+/// The prediction for a profile: the stored one, or the editor's text of it when given (a
+/// profile not saved yet is predicted as written).
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "predict_profile_vram")]
+pub async fn predict_profile_vram(profile: String, env_text: Option<String>) -> Result<VramPrediction, ApiError> {
+    service::authorized("predict_profile_vram")?
+        .0
+        .predict_vram(profile, env_text)
+        .await
+}
+
 /// Models under the configured models root (unreadable ones are skipped and logged).
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_models")]
 pub async fn list_models() -> Result<Vec<ModelInfo>, ApiError> {

@@ -80,6 +80,7 @@ pub const SERVER_FNS: &[(&str, Access)] = &[
     ("get_incident", Access::Role(Role::Viewer)),
     ("list_models", Access::Role(Role::Viewer)),
     ("get_vram_check", Access::Role(Role::Viewer)),
+    ("predict_profile_vram", Access::Role(Role::Viewer)),
     ("get_startup_history", Access::Role(Role::Viewer)),
     ("list_journal", Access::Role(Role::Viewer)),
     ("verify_journal", Access::Role(Role::Viewer)),

@@ -6,7 +6,7 @@
 //! the active version; saved as a draft or submitted for review with a reason (the change then
 //! goes through review and the gate on its own page, `/changes/ID`).
 
-use crate::api::{check_profile_flags, get_profile_editor, EditorData, ProposeChange};
+use crate::api::{check_profile_flags, get_profile_editor, predict_profile_vram, EditorData, ProposeChange};
 use crate::components::use_i18n;
 use crate::domain::envfile::{env_diff, parse, quote};
 use crate::domain::flagmap::{display_argv, render_argv, untranslatable_speculative_keys};
@@ -126,6 +126,7 @@ fn Editor(data: EditorData) -> impl IntoView {
     });
     let diff = Memo::new(move |_| env_diff(&active, &text.get()));
     let check = Action::new(move |(n, t): &(String, String)| check_profile_flags(n.clone(), t.clone()));
+    let predict = Action::new(move |(n, t): &(String, String)| predict_profile_vram(n.clone(), Some(t.clone())));
     let save = ServerAction::<ProposeChange>::new();
     let navigate = leptos_router::hooks::use_navigate();
     Effect::new(move |_| {
@@ -136,6 +137,7 @@ fn Editor(data: EditorData) -> impl IntoView {
     let reason = RwSignal::new(String::new());
     let name_for_save = name.clone();
     let name_for_flags = name.clone();
+    let name_for_vram = name.clone();
     let install_names: Vec<String> = data.installs.iter().map(|i| i.name.clone()).collect();
     view! {
         <section class="profile-edit" data-testid="profile-editor">
@@ -200,6 +202,13 @@ fn Editor(data: EditorData) -> impl IntoView {
                         {c.bad_values.iter().map(|b| view! { <li class="error">{format!("{} {}{}", b.flag, b.value, b.suggestion.as_ref().map(|s| format!(" → {s}?")).unwrap_or_default())}</li> }).collect_view()}
                     </ul>
                 }.into_any(),
+                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+            })}
+            <button type="button" data-testid="editor-vram" disabled=move || validated.with(|r| r.is_err()) on:click=move |_| { predict.dispatch((name_for_vram.clone(), text.get_untracked())); }>
+                {move || i18n.t("editor-vram")}
+            </button>
+            {move || predict.value().get().map(|r| match r {
+                Ok(p) => view! { <crate::pages::vram::PredictionView prediction=p testid="editor-vram-result"/> }.into_any(),
                 Err(e) => view! { <ErrorNote error=e/> }.into_any(),
             })}
             <h2>{move || i18n.t("editor-diff")}</h2>

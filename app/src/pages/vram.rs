@@ -2,7 +2,7 @@
 //! GPU size, TP, utilisation, context and KV dtype, and the answer updates as you type: the
 //! same calculation as `roofline vram`, running in the browser.
 
-use crate::api::{get_vram_check, list_models, ModelInfo};
+use crate::api::{get_vram_check, list_models, list_profiles, predict_profile_vram, ModelInfo, VramPrediction};
 use crate::components::use_i18n;
 use crate::domain::vram::{calculate, parse_config, Inputs, KvDtype, ModelShape};
 use crate::pages::ErrorNote;
@@ -130,6 +130,7 @@ pub fn VramPage() -> impl IntoView {
                     }.into_any()
                 }
             }}
+            <ProfilePrediction/>
         </section>
     }
 }
@@ -174,6 +175,99 @@ pub fn EngineKvCheck(profile: String, #[prop(into)] healthy: Signal<bool>) -> im
                         }.into_any()
                     }
                     Err(e) => view! { <p class="muted" data-testid="kv-check-none">{e.to_string()}</p> }.into_any(),
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+/// A profile's prediction on this host: verdict, KV tokens with the range the unknown inputs
+/// allow, concurrency, the engine path, whether it was calibrated from a start, and the
+/// arithmetic. `testid` names the block (the editor and the calculator page both show one).
+#[component]
+pub fn PredictionView(prediction: VramPrediction, testid: &'static str) -> impl IntoView {
+    let i18n = use_i18n();
+    let r = prediction.report.clone();
+    let verdict = r.verdict;
+    let range = format!("{}…{}", r.kv_tokens_range.0, r.kv_tokens_range.1);
+    let budget = format!(
+        "{:.2} GiB ({:.2}…{:.2})",
+        r.kv_budget_gib, r.kv_budget_range_gib.0, r.kv_budget_range_gib.1
+    );
+    let gpu = format!(
+        "{} ({:.0} GiB, {})",
+        prediction.gpu_name,
+        prediction.gpu_gib,
+        i18n.t(&format!("vram-check-source-{}", prediction.gpu_source))
+    );
+    let calibrated = prediction.calibrated_from_ms.map(crate::i18n::time_utc);
+    let version = prediction.engine_version.clone();
+    let ctx = prediction.ctx;
+    let is_calibrated = calibrated.is_some().to_string();
+    view! {
+        <div class="vram-result" data-testid=testid data-verdict=verdict.id() data-marginal=r.marginal.to_string() data-calibrated=is_calibrated>
+            <p class="verdict"><strong>{move || i18n.t(&format!("vram-verdict-{}", verdict.id()))}</strong>
+                {r.marginal.then(|| view! { " " <span class="warning">{move || i18n.t("vram-marginal")}</span> })}
+            </p>
+            <dl class="facts">
+                <dt>{move || i18n.t("vram-gpu")}</dt><dd>{gpu}</dd>
+                <dt>{move || i18n.t("vram-engine-version")}</dt><dd>{version}</dd>
+                <dt>{move || i18n.t("vram-weights-per-gpu")}</dt><dd>{format!("{:.2} GiB", r.weights_per_gpu_gib)}</dd>
+                <dt>{move || i18n.t("vram-budget")}</dt><dd>{budget}</dd>
+                <dt>{move || i18n.t("vram-kv-tokens")}</dt><dd data-testid=format!("{testid}-tokens")>{r.kv_tokens.to_string()}" ("{range}")"</dd>
+                <dt>{move || i18n.ta("vram-concurrency-at", &[("ctx", ctx.into())])}</dt><dd>{format!("{:.2}x", r.max_concurrency)}</dd>
+                <dt>{move || i18n.t("vram-path")}</dt><dd>{r.path.clone()}</dd>
+            </dl>
+            <p class="muted" data-testid=format!("{testid}-calibration")>{move || match &calibrated {
+                Some(at) => i18n.ta("vram-check-calibrated", &[("at", at.clone().into())]),
+                None => i18n.t("vram-not-calibrated"),
+            }}</p>
+            <details>
+                <summary>{move || i18n.t("vram-arithmetic")}</summary>
+                <pre class="argv">{r.arithmetic.join("\n")}</pre>
+            </details>
+        </div>
+    }
+}
+
+/// The calculator page's profile section: the stored profile as this host will start it,
+/// calibrated from its own starts.
+#[component]
+fn ProfilePrediction() -> impl IntoView {
+    let i18n = use_i18n();
+    let profiles = Resource::new(|| (), |_| list_profiles());
+    let chosen = RwSignal::new(String::new());
+    let prediction = Resource::new(
+        move || chosen.get(),
+        |name| async move {
+            if name.is_empty() {
+                None
+            } else {
+                Some(predict_profile_vram(name, None).await)
+            }
+        },
+    );
+    view! {
+        <section class="vram-profile">
+            <h2>{move || i18n.t("vram-profile-title")}</h2>
+            <label class="vram-field">
+                <span>{move || i18n.t("vram-profile")}</span>
+                <Transition fallback=|| ()>
+                    {move || profiles.get().map(|r| match r {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(list) => view! {
+                            <select data-testid="vram-profile" on:change=move |ev| chosen.set(event_target_value(&ev))>
+                                <option value="">"—"</option>
+                                {list.iter().map(|p| view! { <option value=p.name.clone()>{p.name.clone()}</option> }).collect_view()}
+                            </select>
+                        }.into_any(),
+                    })}
+                </Transition>
+            </label>
+            <Transition fallback=|| ()>
+                {move || prediction.get().flatten().map(|r| match r {
+                    Ok(p) => view! { <PredictionView prediction=p testid="vram-profile-result"/> }.into_any(),
+                    Err(e) => view! { <p class="muted" data-testid="vram-profile-none">{e.to_string()}</p> }.into_any(),
                 })}
             </Transition>
         </section>

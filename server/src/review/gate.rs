@@ -25,16 +25,59 @@ impl Changes {
             Ok(p) => p,
             Err(e) => {
                 report.steps.push(step("serve", Some(false), e.to_string()));
-                return self.finish_gate(&hold, row, who, report, false).await;
+                return self.finish_gate(&hold, row, who, report, None).await;
             }
         };
+        // The calculator first: a candidate that cannot fit is refused before the active
+        // engine is stopped for it. Without a prediction (no driver, no model files) the
+        // start itself decides.
+        report.steps.push(step("vram", None, String::new()));
+        self.save_gate(row.id, &report).await;
+        match crate::vram::predict(&self.control, &name, Some(candidate.clone())).await {
+            Ok(p) => {
+                let r = &p.report;
+                let detail = format!(
+                    "{}: {} KV tokens, {:.2}x at {} tokens ({})",
+                    r.verdict.id(),
+                    r.kv_tokens,
+                    r.max_concurrency,
+                    p.ctx,
+                    r.path
+                );
+                let args = [
+                    ("verdict", r.verdict.id().to_string()),
+                    ("tokens", r.kv_tokens.to_string()),
+                    ("concurrency", format!("{:.2}", r.max_concurrency)),
+                    ("ctx", p.ctx.to_string()),
+                    (
+                        "calibrated",
+                        if p.calibrated_from_ms.is_some() { "yes" } else { "no" }.to_string(),
+                    ),
+                ];
+                // Marginal means the range reaches "fits": only a sure miss stops the gate.
+                let refused = !r.verdict.fits() && !r.marginal;
+                let key = if !r.verdict.fits() && r.marginal {
+                    "vram-marginal".to_string()
+                } else {
+                    format!("vram-{}", r.verdict.id())
+                };
+                set_outcome(&mut report, !refused, &key, &args, detail);
+                if refused {
+                    return self.finish_gate(&hold, row, who, report, None).await;
+                }
+            }
+            Err(e) => {
+                let detail = format!("no prediction: {e}");
+                set_outcome(&mut report, true, "vram-unknown", &[("reason", e)], detail);
+            }
+        }
         let was_running = self.control.is_running(&name);
         report.steps.push(step("serve", None, String::new()));
         self.save_gate(row.id, &report).await;
         if was_running {
             if let Err(e) = self.control.stop_held(&hold).await {
                 set_last(&mut report, Some(false), format!("stopping the active engine: {e}"));
-                return self.finish_gate(&hold, row, who, report, was_running).await;
+                return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
             }
         }
         let served = self.control.serve_held(&hold, Some(candidate.clone()), |_| {}).await;
@@ -55,7 +98,7 @@ impl Changes {
             }
             (Err(e), _) | (Ok(_), Err(e)) => {
                 set_last(&mut report, Some(false), e.to_string());
-                return self.finish_gate(&hold, row, who, report, was_running).await;
+                return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
             }
         };
         let target = Target::profile(resolved);
@@ -83,7 +126,7 @@ impl Changes {
             set_outcome(&mut report, true, "health-ok", &args, detail);
         } else {
             set_last(&mut report, Some(false), detail);
-            return self.finish_gate(&hold, row, who, report, was_running).await;
+            return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
         }
 
         report.steps.push(step("smoke", None, String::new()));
@@ -110,7 +153,7 @@ impl Changes {
         )
         .await;
         if !smoke_passed {
-            return self.finish_gate(&hold, row, who, report, was_running).await;
+            return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
         }
 
         report.steps.push(step("bench", None, String::new()));
@@ -166,7 +209,7 @@ impl Changes {
         )
         .await;
         if !bench_passed {
-            return self.finish_gate(&hold, row, who, report, was_running).await;
+            return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
         }
         // Every check held. Right before activation the change must still be what was approved
         // and gated, and not stale; profile and state are then written in one transaction.
@@ -180,7 +223,7 @@ impl Changes {
         };
         if let Some(why) = refusal {
             report.steps.push(step("activate", Some(false), why));
-            return self.finish_gate(&hold, row, who, report, was_running).await;
+            return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
         }
         report.passed = Some(true);
         self.save_gate(row.id, &report).await;
@@ -200,17 +243,21 @@ impl Changes {
     }
 
     /// A failed gate: stop the candidate, serve the previous profile if it was running.
+    /// `was_running` is `None` when the gate failed before it touched the engine (the
+    /// candidate did not parse, or cannot fit): the active engine is left as it is.
     pub(super) async fn finish_gate(
         &self,
         hold: &GateHold,
         row: ChangeRow,
         who: String,
         mut report: GateReport,
-        was_running: bool,
+        was_running: Option<bool>,
     ) {
         report.passed = Some(false);
-        let _ = self.control.stop_held(hold).await;
-        if was_running {
+        if was_running.is_some() {
+            let _ = self.control.stop_held(hold).await;
+        }
+        if was_running == Some(true) {
             let restored = self.control.serve_held(hold, None, |_| {}).await;
             report.steps.push(step("restore", None, String::new()));
             match restored {

@@ -498,6 +498,19 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
+    fn predict_vram(
+        &self,
+        profile: String,
+        env_text: Option<String>,
+    ) -> BoxFut<'_, Result<app::api::VramPrediction, ApiError>> {
+        Box::pin(async move {
+            let candidate = env_text.map(|t| edited_profile(&profile, &t)).transpose()?;
+            crate::vram::predict(&self.control, &profile, candidate)
+                .await
+                .map_err(ApiError::Invalid)
+        })
+    }
+
     fn models(&self) -> BoxFut<'_, Result<Vec<app::api::ModelInfo>, ApiError>> {
         Box::pin(async move {
             let root = self.control.data.models_root();
