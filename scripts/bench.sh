@@ -4,12 +4,12 @@
 # blocks). Loopback only; every run is bounded. Takes about 15 minutes on 2 cores (most of it
 # the release build).
 #   scripts/bench.sh                 all of them
-#   scripts/bench.sh parser fleet    a selection (parser, fleet, flood, stall, vram, client)
+#   scripts/bench.sh parser fleet    a selection (parser, fleet, flood, stall, hash, vram, client)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 which=("$@")
-[ ${#which[@]} -eq 0 ] && which=(parser fleet flood stall vram client)
+[ ${#which[@]} -eq 0 ] && which=(parser fleet flood stall hash vram client)
 commit=$(git rev-parse --short HEAD)
 dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo " (with uncommitted changes)" || true)
 mkdir -p benchmarks/results
@@ -45,6 +45,12 @@ for b in "${which[@]}"; do
       echo >>"$out"
       cargo bench -p server --bench stall 2>/dev/null | grep -E '^(\||stall)' >>"$out"
       ;;
+    hash)
+      echo >>"$out"
+      echo "### Model hashing: \`cargo bench -p server --bench model_hash\`" >>"$out"
+      echo >>"$out"
+      cargo bench -p server --bench model_hash 2>/dev/null | grep '^|' >>"$out"
+      ;;
     vram)
       echo >>"$out"
       echo "### VRAM calculator against real vLLM startups: \`cargo test -p app --lib vram_dev_startups -- --nocapture\`" >>"$out"
@@ -59,7 +65,7 @@ for b in "${which[@]}"; do
       scripts/bench-client.sh >>"$out"
       echo '```' >>"$out"
       ;;
-    *) echo "unknown benchmark $b (parser, fleet, flood, stall, vram, client)"; exit 2 ;;
+    *) echo "unknown benchmark $b (parser, fleet, flood, stall, hash, vram, client)"; exit 2 ;;
   esac
 done
 cat "$out"

@@ -37,6 +37,7 @@ if cargo test -q -p server --bench fleet_scale -- --short --stream /api/events/n
 fi
 cargo test -q -p server --bench signin_flood -- --short
 cargo test -q -p server --bench stall -- --short
+cargo test -q -p server --bench model_hash -- --short
 scripts/bench-client.sh --short
 checks=$((checks + 5))
 

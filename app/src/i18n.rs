@@ -362,6 +362,9 @@ mod tests {
         for (step, _) in crate::pages::profile_edit::STEPS {
             keys.push(format!("editor-step-{step}"));
         }
+        for code in crate::domain::modelcheck::CODES {
+            keys.push(format!("model-finding-{code}"));
+        }
         for v in crate::domain::vram::Verdict::ALL {
             keys.push(format!("vram-verdict-{}", v.id()));
         }

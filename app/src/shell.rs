@@ -9,6 +9,7 @@ use crate::pages::{
     fleet::FleetPage,
     incidents::{IncidentListPage, IncidentPage},
     journal::JournalPage,
+    models::ModelsPage,
     not_found::NotFound,
     profile_edit::ProfileEditPage,
     profiles::{ProfileListPage, ProfilePage},
@@ -72,6 +73,7 @@ pub fn App() -> impl IntoView {
                     <A href="/bench">{move || i18n.t("nav-bench")}</A>
                     <A href="/incidents">{move || i18n.t("nav-incidents")}</A>
                     <A href="/vram">{move || i18n.t("nav-vram")}</A>
+                    <A href="/models">{move || i18n.t("nav-models")}</A>
                     <A href="/changes">{move || i18n.t("nav-changes")}</A>
                     <A href="/journal">{move || i18n.t("nav-journal")}</A>
                 </nav>
@@ -89,6 +91,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/bench/compare") view=BenchComparePage/>
                     <Route path=path!("/incidents") view=IncidentListPage/>
                     <Route path=path!("/vram") view=VramPage/>
+                    <Route path=path!("/models") view=ModelsPage/>
                     <Route path=path!("/journal") view=JournalPage/>
                     <Route path=path!("/incidents/:id") view=IncidentPage/>
                     <Route path=path!("/changes") view=ChangeListPage/>

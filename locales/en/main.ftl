@@ -664,3 +664,43 @@ vram-arithmetic = The arithmetic
 vram-profile-title = A profile on this host
 vram-profile = Profile
 editor-vram = Predict GPU memory
+
+nav-models = Models
+models-title = Model directories
+models-intro = The directories under the models root. Verify one before serving it on an air-gapped host: config.json, tokenizer.json, tokenizer_config.json with a chat template and generation_config.json present; safetensors only (pickle files can run code when loaded); the index and the shards agree; every file matches SHA256SUMS. Files hashed once are not read again while unchanged.
+models-none = No model directories under the models root.
+models-verify = Verify
+models-progress = Hashing: { $pct }% ({ $done } of { $total } GB, { $files } of { $count } files)
+models-verified = Verified: { $files } files, { $gb } GB; { $hashed } hashed, { $cached } from the cache, in { $ms } ms.
+models-not-verified = Not verified: { $files } files, { $gb } GB; { $hashed } hashed, { $cached } from the cache, in { $ms } ms.
+models-manifest-checked = Every file matches SHA256SUMS.
+models-manifest-unchecked = Hashes not checked.
+model-finding-missing = a required file is missing
+model-finding-no-chat-template = no chat template
+model-finding-pickle = pickle weights refused
+model-finding-index = the safetensors index cannot be read
+model-finding-header = a safetensors header cannot be read
+model-finding-shard-size = the shard's size does not match its header
+model-finding-index-mismatch = the index and the shard disagree
+model-finding-shard-missing = a shard the index lists is missing
+model-finding-shard-unindexed = a shard the index does not list
+model-finding-no-safetensors = no safetensors weights
+model-finding-no-manifest = no SHA256SUMS manifest
+model-finding-manifest = the manifest cannot be read
+model-finding-not-in-manifest = not in the manifest
+model-finding-manifest-missing-file = a file the manifest lists is missing
+model-finding-unreadable = the file cannot be read
+model-finding-hash-mismatch = the SHA-256 does not match the manifest
+model-finding-not-hashed = not hashed yet
+model-finding-broken-link = a broken link
+model-finding-link-outside = a link out of the models root
+model-finding-link-dir = a link to a directory
+model-finding-too-deep = nested too deep
+model-finding-special-file = not a regular file
+change-gate-step-model = Model directory
+change-gate-model-ok = verified: files { $files }, warnings { $warnings }{ $manifest ->
+    [yes] ; every file matches SHA256SUMS
+   *[no] ; hashes not checked
+}
+change-gate-model-failed = { $error }
+change-gate-model-warned = not verified, the host only warns: { $error }

@@ -673,3 +673,51 @@ vram-arithmetic = Расчёт
 vram-profile-title = Профиль на этом хосте
 vram-profile = Профиль
 editor-vram = Прогноз памяти GPU
+
+nav-models = Модели
+models-title = Каталоги моделей
+models-intro = Каталоги в корне моделей. Проверьте каталог до запуска на изолированном хосте: есть config.json, tokenizer.json, tokenizer_config.json с chat template и generation_config.json; веса только safetensors (pickle-файлы могут выполнить код при загрузке); индекс и шарды согласованы; каждый файл совпадает с SHA256SUMS. Однажды посчитанные файлы не читаются снова, пока не изменились.
+models-none = В корне моделей нет каталогов.
+models-verify = Проверить
+models-progress = Хеширование: { $pct }% ({ $done } из { $total } ГБ, файлов { $files } из { $count })
+models-verified = Проверено: { $files ->
+    [one] { $files } файл
+    [few] { $files } файла
+   *[other] { $files } файлов
+}, { $gb } ГБ; посчитано { $hashed }, из кеша { $cached }, за { $ms } мс.
+models-not-verified = Не проверено: { $files ->
+    [one] { $files } файл
+    [few] { $files } файла
+   *[other] { $files } файлов
+}, { $gb } ГБ; посчитано { $hashed }, из кеша { $cached }, за { $ms } мс.
+models-manifest-checked = Каждый файл совпадает с SHA256SUMS.
+models-manifest-unchecked = Хеши не проверены.
+model-finding-missing = нет обязательного файла
+model-finding-no-chat-template = нет chat template
+model-finding-pickle = pickle-веса запрещены
+model-finding-index = индекс safetensors не читается
+model-finding-header = заголовок safetensors не читается
+model-finding-shard-size = размер шарда не совпадает с заголовком
+model-finding-index-mismatch = индекс и шард расходятся
+model-finding-shard-missing = нет шарда из индекса
+model-finding-shard-unindexed = шард не указан в индексе
+model-finding-no-safetensors = нет весов safetensors
+model-finding-no-manifest = нет манифеста SHA256SUMS
+model-finding-manifest = манифест не читается
+model-finding-not-in-manifest = нет в манифесте
+model-finding-manifest-missing-file = нет файла из манифеста
+model-finding-unreadable = файл не читается
+model-finding-hash-mismatch = SHA-256 не совпадает с манифестом
+model-finding-not-hashed = ещё не посчитан
+model-finding-broken-link = битая ссылка
+model-finding-link-outside = ссылка за пределы корня моделей
+model-finding-link-dir = ссылка на каталог
+model-finding-too-deep = слишком глубокая вложенность
+model-finding-special-file = не обычный файл
+change-gate-step-model = Каталог модели
+change-gate-model-ok = проверено: файлов { $files }, предупреждений { $warnings }{ $manifest ->
+    [yes] ; каждый файл совпадает с SHA256SUMS
+   *[no] ; хеши не проверены
+}
+change-gate-model-failed = { $error }
+change-gate-model-warned = не проверено, хост только предупреждает: { $error }

@@ -71,6 +71,19 @@ pub struct HostConfig {
     pub launch: LaunchConfig,
     #[serde(default)]
     pub journal: JournalConfig,
+    /// How strict serving is about model directories (the runbook's air-gap rules).
+    #[serde(default)]
+    pub verify: VerifyMode,
+}
+
+/// `warn` serves a model directory whatever its check found (and says what); `require`
+/// refuses one with an error or without a checked SHA256SUMS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerifyMode {
+    #[default]
+    Warn,
+    Require,
 }
 
 /// The change journal's protection beyond its hash chain.
@@ -178,6 +191,7 @@ impl Default for HostConfig {
             auth: Default::default(),
             launch: Default::default(),
             journal: Default::default(),
+            verify: Default::default(),
         }
     }
 }

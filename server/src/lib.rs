@@ -21,6 +21,7 @@ pub mod auth;
 pub mod control;
 pub mod demo;
 pub mod incidents;
+pub mod models;
 pub mod monitor;
 pub mod review;
 pub mod runs;

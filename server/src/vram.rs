@@ -41,21 +41,6 @@ pub fn read_capped(path: &Path) -> Result<String, VramError> {
     Ok(text)
 }
 
-/// The JSON header of one safetensors file (8-byte little-endian length, then JSON).
-fn header_of(path: &Path) -> Result<String, VramError> {
-    let bad = |d: String| VramError::Safetensors(format!("{}: {d}", path.display()));
-    let mut f = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
-    let mut len = [0u8; 8];
-    f.read_exact(&mut len).map_err(|e| bad(e.to_string()))?;
-    let n = u64::from_le_bytes(len);
-    if n == 0 || n > MAX_JSON {
-        return Err(bad(format!("header length {n} is not plausible")));
-    }
-    let mut buf = vec![0u8; n as usize];
-    f.read_exact(&mut buf).map_err(|e| bad(e.to_string()))?;
-    String::from_utf8(buf).map_err(|e| bad(e.to_string()))
-}
-
 /// Parameter estimate from the shape (attention, MLP or experts, embeddings), for model
 /// directories without weights files (the demo's).
 pub fn estimated_weight_bytes(m: &ModelShape) -> u64 {
@@ -96,7 +81,8 @@ pub fn read_model_dir(dir: &Path, weights_gib: Option<f64>) -> Result<(ModelShap
     }
     let mut total = 0u64;
     for f in &files {
-        total = total.saturating_add(safetensors_bytes(&header_of(f)?)?);
+        let (_, header) = crate::models::verify::safetensors_header(f).map_err(VramError::Safetensors)?;
+        total = total.saturating_add(safetensors_bytes(&header)?);
     }
     Ok((shape, total, WeightsSource::Headers { files: files.len() }))
 }

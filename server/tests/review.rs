@@ -143,7 +143,7 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(steps, ["vram", "serve", "health", "smoke", "bench"]);
+    assert_eq!(steps, ["model", "vram", "serve", "health", "smoke", "bench"]);
     assert!(done["gate"]["checks"]
         .as_array()
         .unwrap()
@@ -218,10 +218,15 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
     let refused = settle(&alice, tight_id).await;
     assert_eq!(refused["summary"]["state"], "gate-failed", "{refused}");
     let steps = refused["gate"]["steps"].as_array().unwrap();
-    assert_eq!(steps.len(), 1, "nothing after the calculator: {refused}");
-    assert_eq!(steps[0]["name"], "vram");
-    assert_eq!(steps[0]["pass"], false);
-    assert_eq!(steps[0]["key"], "change-gate-vram-weights-do-not-fit", "{refused}");
+    assert_eq!(steps.len(), 2, "nothing after the calculator: {refused}");
+    assert_eq!(steps[0]["name"], "model");
+    assert_eq!(
+        steps[0]["pass"], true,
+        "the host only warns about the test model: {refused}"
+    );
+    assert_eq!(steps[1]["name"], "vram");
+    assert_eq!(steps[1]["pass"], false);
+    assert_eq!(steps[1]["key"], "change-gate-vram-weights-do-not-fit", "{refused}");
     assert_eq!(env.status("ed")["pid"], pid, "the active engine was not restarted");
     assert_eq!(env.status("ed")["state"], "healthy");
 

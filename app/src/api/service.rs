@@ -57,6 +57,8 @@ pub trait ConsoleService: Send + Sync + 'static {
     /// The engine's logged KV cache size against the calculator.
     fn vram_check(&self, profile: String) -> BoxFut<'_, Result<VramCheck, ApiError>>;
     fn predict_vram(&self, profile: String, env_text: Option<String>) -> BoxFut<'_, Result<VramPrediction, ApiError>>;
+    fn start_model_verify(&self, who: String, name: String) -> BoxFut<'_, Result<(), ApiError>>;
+    fn model_verify(&self, name: String) -> BoxFut<'_, Result<ModelVerifyState, ApiError>>;
     /// The models under the models root, read for the VRAM calculator.
     fn models(&self) -> BoxFut<'_, Result<Vec<ModelInfo>, ApiError>>;
 }

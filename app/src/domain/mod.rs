@@ -12,6 +12,7 @@ pub mod incident;
 pub mod launch;
 pub mod logscan;
 pub mod logseries;
+pub mod modelcheck;
 pub mod phases;
 pub mod profile;
 pub mod prometheus;

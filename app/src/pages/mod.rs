@@ -8,6 +8,7 @@ pub mod fleet;
 pub mod gpu;
 pub mod incidents;
 pub mod journal;
+pub mod models;
 pub mod not_found;
 pub mod profile_edit;
 pub mod profiles;

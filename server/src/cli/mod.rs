@@ -6,6 +6,7 @@ mod checks;
 mod console;
 mod engine;
 mod journal;
+mod model;
 mod profile;
 mod runs;
 mod triage;
@@ -166,6 +167,12 @@ enum Command {
     /// concurrency at the context, the longest context, and a verdict with the arithmetic.
     /// With --profile, also compares with the engine's logged KV cache size.
     Vram(vram::VramArgs),
+    /// Model directories: verify one against the air-gap rules, or write its SHA-256
+    /// manifest on the sending side.
+    Model {
+        #[command(subcommand)]
+        command: model::ModelCommand,
+    },
     /// The change journal: list entries, or verify the hash chain.
     Journal {
         #[command(subcommand)]
@@ -323,6 +330,7 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
         Command::Status => engine::status(&control, json).await,
         Command::Gpu => checks::gpu(&control, json).await,
         Command::Vram(args) => vram::run(&control, args, json).await,
+        Command::Model { command } => model::run(&control, command, json).await,
         Command::Triage {
             profile,
             clients_see_errors,

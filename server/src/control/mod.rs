@@ -56,6 +56,9 @@ pub enum ControlError {
     /// The launch policy refuses the profile (it would choose what runs or load code).
     #[error("profile {profile} is refused: {issues}")]
     Refused { profile: String, issues: String },
+    /// The host requires verified model directories and this one is not.
+    #[error("profile {profile}: the model directory is not verified: {reason} (`roofline model verify`)")]
+    ModelUnverified { profile: String, reason: String },
     #[error("port {port} is in use by {owner}")]
     PortBusy { port: u16, owner: String },
     #[error("a serve or stop of {0} is already in progress")]
@@ -171,6 +174,34 @@ fn now_unix() -> u64 {
 impl EngineControl {
     pub fn new(data: DataDir, store: crate::control::profiles::ProfileStore) -> Self {
         Self { data, store }
+    }
+
+    /// The model directory against the runbook's air-gap rules before a start: the
+    /// structure always; the hashes in full under `verify = "require"`, from the hash cache
+    /// under `warn` (a start never waits minutes for hashes it would not refuse on). `Err`
+    /// when the directory cannot be read at all.
+    pub async fn check_model(&self, dir: &Path) -> Result<app::domain::modelcheck::VerifyReport, String> {
+        let mode = match self.data.config.verify {
+            crate::config::VerifyMode::Warn => crate::models::HashMode::CachedOnly,
+            crate::config::VerifyMode::Require => crate::models::HashMode::Full,
+        };
+        self.check_model_with(dir, mode).await
+    }
+
+    /// [`Self::check_model`] with the hashing chosen by the caller (a gate hashes in full).
+    pub async fn check_model_with(
+        &self,
+        dir: &Path,
+        mode: crate::models::HashMode,
+    ) -> Result<app::domain::modelcheck::VerifyReport, String> {
+        let cache = crate::models::hashcache::HashCache::new(self.store.pool());
+        let root = self.data.models_root();
+        crate::models::verify(Some(&cache), dir, &root, mode, std::sync::Arc::new(|_| {}))
+            .await
+            .map_err(|e| {
+                tracing::warn!(dir = %dir.display(), error = %e, "model check could not run");
+                e.to_string()
+            })
     }
 
     /// The change journal in this data dir's database.
@@ -438,10 +469,22 @@ impl EngineControl {
             return Ok(ServeOutcome::AlreadyRunning { pid: record.pid });
         }
         let model = Path::new(&profile.model);
-        confined(&self.data.models_root(), model).map_err(|reason| ControlError::ModelPath {
+        let model_dir = confined(&self.data.models_root(), model).map_err(|reason| ControlError::ModelPath {
             profile: name.into(),
             reason,
         })?;
+        let model_check = self.check_model(&model_dir).await;
+        let refusal = match (&model_check, self.data.config.verify) {
+            (Ok(r), mode) => crate::models::refusal(mode, r),
+            (Err(e), crate::config::VerifyMode::Require) => Some(e.clone()),
+            (Err(_), crate::config::VerifyMode::Warn) => None,
+        };
+        if let Some(reason) = refusal {
+            return Err(ControlError::ModelUnverified {
+                profile: name.into(),
+                reason,
+            });
+        }
         // The draft model too, resolved on disk (a symlink inside the root may point out).
         if let Some(draft) = profile
             .speculative_config
@@ -465,7 +508,18 @@ impl EngineControl {
         let _ = std::fs::remove_file(self.record_path(name));
         let log_path = self.log_path(name);
         logs::rotate(&log_path)?;
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path)?;
+        let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path)?;
+        // What the model check found heads the engine's log, where the operator reads on.
+        if let Ok(r) = &model_check {
+            use std::io::Write;
+            for f in &r.findings {
+                let _ = writeln!(
+                    log,
+                    "roofline: model check: {:?}: {}: {} [{}]",
+                    f.level, f.file, f.detail, f.code
+                );
+            }
+        }
         let record = match spawn(&argv, &profile, log, dir.join("exit")) {
             Ok(r) => r,
             Err(e) => {

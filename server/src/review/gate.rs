@@ -28,7 +28,52 @@ impl Changes {
                 return self.finish_gate(&hold, row, who, report, None).await;
             }
         };
-        // The calculator first: a candidate that cannot fit is refused before the active
+        // The model directory against the air-gap rules, hashed in full (the start that
+        // follows then answers from the hash cache). Its errors stop the gate where the host
+        // requires verified models; elsewhere they are shown and the gate goes on.
+        report.steps.push(step("model", None, String::new()));
+        self.save_gate(row.id, &report).await;
+        let checked =
+            match crate::config::confined(&self.control.data.models_root(), std::path::Path::new(&candidate.model)) {
+                Ok(dir) => self.control.check_model_with(&dir, crate::models::HashMode::Full).await,
+                Err(e) => Err(e),
+            };
+        let mode = self.control.data.config.verify;
+        match checked {
+            Ok(r) => {
+                let refusal = crate::models::refusal(mode, &r);
+                let warnings = r.findings.len() - r.errors().count();
+                let args = [
+                    ("files", r.files.to_string()),
+                    ("warnings", warnings.to_string()),
+                    ("manifest", if r.manifest { "yes" } else { "no" }.to_string()),
+                    ("error", r.first_error().or_else(|| refusal.clone()).unwrap_or_default()),
+                ];
+                let detail = format!(
+                    "{} files, manifest {}, {} findings",
+                    r.files,
+                    r.manifest,
+                    r.findings.len()
+                );
+                match refusal {
+                    Some(_) => {
+                        set_outcome(&mut report, false, "model-failed", &args, detail);
+                        return self.finish_gate(&hold, row, who, report, None).await;
+                    }
+                    None if r.ok() => set_outcome(&mut report, true, "model-ok", &args, detail),
+                    None => set_outcome(&mut report, true, "model-warned", &args, detail),
+                }
+            }
+            Err(e) => {
+                let args = [("error", e.clone())];
+                if mode == crate::config::VerifyMode::Require {
+                    set_outcome(&mut report, false, "model-failed", &args, e);
+                    return self.finish_gate(&hold, row, who, report, None).await;
+                }
+                set_outcome(&mut report, true, "model-warned", &args, e);
+            }
+        }
+        // The calculator next: a candidate that cannot fit is refused before the active
         // engine is stopped for it. Without a prediction (no driver, no model files) the
         // start itself decides.
         report.steps.push(step("vram", None, String::new()));

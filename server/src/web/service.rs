@@ -22,6 +22,7 @@ pub struct ConsoleServiceImpl {
     incidents: crate::incidents::Incidents,
     auth: super::auth::AuthState,
     changes: crate::review::Changes,
+    verifications: crate::models::jobs::Verifications,
 }
 
 impl ConsoleServiceImpl {
@@ -42,6 +43,7 @@ impl ConsoleServiceImpl {
             history: feeds.history,
             runs,
             incidents,
+            verifications: Default::default(),
         }
     }
 
@@ -509,6 +511,57 @@ impl ConsoleService for ConsoleServiceImpl {
                 .await
                 .map_err(ApiError::Invalid)
         })
+    }
+
+    fn start_model_verify(&self, who: String, name: String) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            let root = self.control.data.models_root();
+            // One directory name under the root: no separators, no `..`.
+            if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+                return Err(ApiError::Invalid(format!("{name:?} is not a model directory name")));
+            }
+            let dir = crate::config::confined(&root, &root.join(&name)).map_err(ApiError::Invalid)?;
+            let journal = self.control.journal();
+            let subject = name.clone();
+            let started = self.verifications.start(
+                name,
+                dir,
+                root,
+                crate::models::hashcache::HashCache::new(self.control.store.pool()),
+                move |result| {
+                    tokio::spawn(async move {
+                        let detail = match &result {
+                            Ok(r) => serde_json::json!({
+                                "ok": r.ok(), "manifest": r.manifest, "files": r.files, "bytes": r.bytes,
+                                "hashed_files": r.hashed_files, "cached_files": r.cached_files,
+                                "errors": r.errors().map(|f| format!("{}: {}", f.file, f.detail)).collect::<Vec<_>>(),
+                            }),
+                            Err(e) => serde_json::json!({"ok": false, "error": e}),
+                        };
+                        journal
+                            .record(
+                                &who,
+                                "model-verified",
+                                &subject,
+                                "verified from the Models page",
+                                detail,
+                            )
+                            .await;
+                    });
+                },
+            );
+            if started {
+                Ok(())
+            } else {
+                Err(ApiError::Invalid(
+                    "a verification of this model is already running".into(),
+                ))
+            }
+        })
+    }
+
+    fn model_verify(&self, name: String) -> BoxFut<'_, Result<app::api::ModelVerifyState, ApiError>> {
+        Box::pin(async move { Ok(self.verifications.get(&name)) })
     }
 
     fn models(&self) -> BoxFut<'_, Result<Vec<app::api::ModelInfo>, ApiError>> {
