@@ -5,7 +5,8 @@
 
 use super::engine::EngineKind;
 use super::{
-    envfile, help_flags, incident, launch, logscan, profile, prometheus, signals, startup_failure, toolcall, vram,
+    envfile, help_flags, incident, launch, logscan, modelcheck, profile, prometheus, signals, startup_failure,
+    toolcall, vram,
 };
 use proptest::prelude::*;
 
@@ -135,5 +136,22 @@ proptest! {
             prop_assert!(alerts.len() <= 100);
             prop_assert!(alerts.iter().all(|a| a.name.chars().count() <= 200 && super::profile::valid_name(&a.profile)));
         }
+    }
+    #[test]
+    fn model_manifests_and_indexes_never_panic(text in texty("0123456789abcdef  *./..\n#SHA256SUMS model.safetensors{}\"weight_map\":")) {
+        if let Ok(entries) = modelcheck::parse_manifest(&text) {
+            // Whatever it accepts is a relative path inside the directory, listed once.
+            for (path, hash) in &entries {
+                prop_assert!(modelcheck::check_relative(path).is_ok(), "{path}");
+                prop_assert_eq!(hash.len(), 64);
+            }
+            let again = modelcheck::parse_manifest(&modelcheck::render_manifest(&entries)).unwrap();
+            prop_assert_eq!(again.len(), entries.len());
+        }
+        if let Ok(shards) = modelcheck::index_shards(&text) {
+            prop_assert!(shards.keys().all(|k| modelcheck::check_relative(k).is_ok()));
+        }
+        let _ = modelcheck::safetensors_extent(&text);
+        let _ = modelcheck::has_chat_template(&text);
     }
 }

@@ -225,6 +225,8 @@ pub fn index_shards(index_json: &str) -> Result<BTreeMap<String, BTreeSet<String
 pub struct Extent {
     pub tensors: BTreeSet<String>,
     pub data_end: u64,
+    /// The tensors' bytes added up (the weights' size, for the VRAM calculator).
+    pub tensor_bytes: u64,
 }
 
 /// Reads a safetensors header's JSON: every tensor's `data_offsets`, checked.
@@ -236,6 +238,7 @@ pub fn safetensors_extent(header_json: &str) -> Result<Extent, FormatError> {
         .ok_or_else(|| FormatError("header is not an object".into()))?;
     let mut tensors = BTreeSet::new();
     let mut data_end = 0u64;
+    let mut tensor_bytes = 0u64;
     for (name, t) in obj {
         if name == "__metadata__" {
             continue;
@@ -246,12 +249,19 @@ pub fn safetensors_extent(header_json: &str) -> Result<Extent, FormatError> {
             .filter(|o| o.len() == 2)
             .ok_or_else(|| FormatError(format!("tensor {name} has no data_offsets")))?;
         match (off[0].as_u64(), off[1].as_u64()) {
-            (Some(a), Some(b)) if b >= a => data_end = data_end.max(b),
+            (Some(a), Some(b)) if b >= a => {
+                data_end = data_end.max(b);
+                tensor_bytes = tensor_bytes.saturating_add(b - a);
+            }
             _ => return Err(FormatError(format!("tensor {name} has bad data_offsets"))),
         }
         tensors.insert(name.clone());
     }
-    Ok(Extent { tensors, data_end })
+    Ok(Extent {
+        tensors,
+        data_end,
+        tensor_bytes,
+    })
 }
 
 /// Whether a `tokenizer_config.json` carries a chat template (a string, or a list of named

@@ -186,26 +186,9 @@ pub fn parse_config(text: &str) -> Result<ModelShape, VramError> {
 /// Bytes of tensor data a safetensors header describes (the JSON after the 8-byte length).
 /// Offsets are checked: a header is untrusted input.
 pub fn safetensors_bytes(header_json: &str) -> Result<u64, VramError> {
-    let bad = |d: &str| VramError::Safetensors(d.to_string());
-    let v: serde_json::Value = serde_json::from_str(header_json).map_err(|e| bad(&e.to_string()))?;
-    let obj = v.as_object().ok_or_else(|| bad("not an object"))?;
-    let mut total = 0u64;
-    for (name, t) in obj {
-        if name == "__metadata__" {
-            continue;
-        }
-        let off = t
-            .get("data_offsets")
-            .and_then(|o| o.as_array())
-            .filter(|o| o.len() == 2)
-            .ok_or_else(|| bad(&format!("tensor {name} has no data_offsets")))?;
-        let (a, b) = (off[0].as_u64(), off[1].as_u64());
-        match (a, b) {
-            (Some(a), Some(b)) if b >= a => total = total.saturating_add(b - a),
-            _ => return Err(bad(&format!("tensor {name} has bad data_offsets"))),
-        }
-    }
-    Ok(total)
+    super::modelcheck::safetensors_extent(header_json)
+        .map(|e| e.tensor_bytes)
+        .map_err(|e| VramError::Safetensors(e.0))
 }
 
 /// `total_size` from a `model.safetensors.index.json`.
