@@ -279,3 +279,61 @@ async fn the_models_page_verifies_with_progress_and_journals_it() {
     let html = text(vera.get("/models")).await;
     assert!(html.contains("data-testid=\"model\""), "the page lists the directory");
 }
+
+/// Under `verify = "require"` a change that points a running profile at an unverified model
+/// directory fails its gate at the model step, before the active engine is touched.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gate_refuses_an_unverified_model_before_touching_the_engine() {
+    let env = Env::with_extra_config("verify = \"require\"\n");
+    for (n, r) in [("alice", "operator"), ("bob", "approver")] {
+        env.add_user(n, r);
+    }
+    let good = good_model(&env.data().join("models/good"));
+    assert_eq!(
+        env.run(&["model", "manifest", good.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
+    env.vllm_profile("ed", free_port(), "");
+    let active = str(&env.run(&["profile", "export", "ed"]))
+        .0
+        .replace(env.model().to_str().unwrap(), good.to_str().unwrap());
+    env.profile("ed", &active);
+    env.serve_ok("ed");
+    let pid = env.status("ed")["pid"].clone();
+    let port = free_port();
+    let _console = Console::start(&env, port);
+    eventually(Duration::from_secs(30), async || console_engines(port).await).await;
+    let base = format!("http://127.0.0.1:{port}");
+    let alice = Session::login(&base, "alice").await;
+    let bob = Session::login(&base, "bob").await;
+    let raw = active.replace(good.to_str().unwrap(), env.model().to_str().unwrap());
+    let (status, body) = alice
+        .call(
+            "propose_change",
+            &format!(
+                "profile=ed&env_text={}&reason=the+new+weights&submit=true",
+                urlencode(&raw)
+            ),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let id: i64 = body.trim().parse().unwrap();
+    let (status, body) = review(&bob, id, true, "").await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = alice.call("start_change_gate", &format!("id={id}")).await;
+    assert_eq!(status, 200, "{body}");
+    let done = settle(&alice, id).await;
+    assert_eq!(done["summary"]["state"], "gate-failed", "{done}");
+    let steps = done["gate"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{done}");
+    assert_eq!(steps[0]["name"], "model");
+    assert_eq!(steps[0]["pass"], false);
+    assert_eq!(steps[0]["key"], "change-gate-model-failed");
+    assert!(steps[0]["detail"].to_string().contains("findings"), "{done}");
+    assert!(
+        done["gate"]["steps"][0]["args"].to_string().contains("tokenizer.json"),
+        "{done}"
+    );
+    assert_eq!(env.status("ed")["pid"], pid, "the active engine was not touched");
+    let _ = env.run(&["stop", "--profile", "ed"]);
+}

@@ -9,36 +9,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-async fn change(s: &Session, id: i64) -> serde_json::Value {
-    let r = s.post_fn("get_change", &format!("id={id}")).send().await.unwrap();
-    r.json().await.unwrap()
-}
-
-async fn settle(s: &Session, id: i64) -> serde_json::Value {
-    eventually(Duration::from_secs(180), async || {
-        let c = change(s, id).await;
-        (c["summary"]["state"] != "gating").then_some(c)
-    })
-    .await
-    .expect("the gate finishes")
-}
-
-/// Approves (or sends back) change `id` as it is now: with the content hash the page shows.
-async fn review(s: &Session, id: i64, approve: bool, comment: &str) -> (u16, String) {
-    let hash = change(s, id).await["content_hash"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    s.call(
-        "review_change",
-        &format!(
-            "id={id}&approve={approve}&comment={}&content_hash={hash}",
-            urlencode(comment)
-        ),
-    )
-    .await
-}
-
 fn propose(id: Option<i64>, env_text: &str, reason: &str, submit: bool) -> String {
     let id = id.map(|i| format!("id={i}&")).unwrap_or_default();
     format!(

@@ -415,3 +415,35 @@ impl Session {
         (r.status().as_u16(), r.text().await.unwrap())
     }
 }
+
+/// A profile change as `get_change` returns it.
+pub async fn change(s: &Session, id: i64) -> serde_json::Value {
+    let r = s.post_fn("get_change", &format!("id={id}")).send().await.unwrap();
+    r.json().await.unwrap()
+}
+
+/// Waits until change `id`'s gate has finished (three minutes at most).
+pub async fn settle(s: &Session, id: i64) -> serde_json::Value {
+    eventually(Duration::from_secs(180), async || {
+        let c = change(s, id).await;
+        (c["summary"]["state"] != "gating").then_some(c)
+    })
+    .await
+    .expect("the gate finishes")
+}
+
+/// Approves (or sends back) change `id` as it is now: with the content hash the page shows.
+pub async fn review(s: &Session, id: i64, approve: bool, comment: &str) -> (u16, String) {
+    let hash = change(s, id).await["content_hash"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    s.call(
+        "review_change",
+        &format!(
+            "id={id}&approve={approve}&comment={}&content_hash={hash}",
+            urlencode(comment)
+        ),
+    )
+    .await
+}
