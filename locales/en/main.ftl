@@ -373,6 +373,7 @@ ev-gpu = GPU { $index }: { $used } / { $total } GiB, { $temp } °C, throttle: { 
 ev-gpu-none = GPU: { $reason }
 ev-gpu-foreign = GPU { $index }: foreign process { $pid }
 ev-log-line = log line { $line }: { $text }
+ev-model-finding = model check: { $file }: { $detail }
 ev-log-signature = { $signature } × { $count }, last at line { $line }: { $text }
 ev-clients-errors = clients see errors while health and metrics are fine
 rule-dead-diagnosis = Process dead or port closed

@@ -376,6 +376,7 @@ ev-gpu = GPU { $index }: { $used } / { $total } ГиБ, { $temp } °C, трот�
 ev-gpu-none = GPU: { $reason }
 ev-gpu-foreign = GPU { $index }: чужой процесс { $pid }
 ev-log-line = строка лога { $line }: { $text }
+ev-model-finding = проверка модели: { $file }: { $detail }
 ev-log-signature = { $signature } × { $count }, последняя в строке { $line }: { $text }
 ev-clients-errors = клиенты видят ошибки, при этом health и метрики в норме
 rule-dead-diagnosis = Процесс мёртв или порт закрыт

@@ -349,3 +349,35 @@ async fn a_start_stalled_in_one_phase_is_flagged() {
     assert_eq!(env.run(&["stop", "--profile", "g"]).status.code(), Some(0));
     let _ = serve.join();
 }
+
+/// An incomplete transfer for real (a model directory without config.json): the row cites
+/// what the model check finds missing, as the runbook's action asks ("verify sha256 and the
+/// directory contents").
+#[tokio::test(flavor = "multi_thread")]
+async fn an_incomplete_transfer_names_the_missing_files() {
+    let env = Env::new();
+    let empty = env.data().join("models/empty");
+    env.profile(
+        "s",
+        &format!(
+            "ENGINE=sim-vllm\nMODEL={}\nSERVED_MODEL_NAME=m\nCONTEXT_LENGTH=8192\nPORT={}\nENV_ROOFLINE_SIM_STARTUP_S=0.5\n",
+            empty.display(),
+            free_port()
+        ),
+    );
+    let out = env.run(&["serve", "--profile", "s"]);
+    assert_eq!(out.status.code(), Some(1), "{:?}", str(&out));
+    let (rule, v) = triage(&env, "s", &[]).await;
+    assert_row("start-incomplete-weights", &rule, &v);
+    let cited: Vec<&serde_json::Value> = v["diagnosis"]["findings"][0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["key"] == "ev-model-finding")
+        .collect();
+    assert!(
+        cited.iter().any(|r| r["args"].to_string().contains("config.json")),
+        "{}",
+        v["diagnosis"]["findings"][0]
+    );
+}

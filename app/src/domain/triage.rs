@@ -53,6 +53,10 @@ pub struct Evidence {
     /// When the engine process exited, if it died (Unix ms).
     #[serde(default)]
     pub died_at_ms: Option<i64>,
+    /// The model directory against the air-gap rules (hashes only where already known): what
+    /// an incomplete transfer left out, named by file.
+    #[serde(default)]
+    pub model_check: Option<crate::domain::modelcheck::VerifyReport>,
 }
 
 /// A change before the incident, from the profile store or the recorded engine versions.
@@ -466,6 +470,19 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
             .or_else(|| investigation.evidence.first().map(|h| h.text.clone()))
             .unwrap_or_default();
         let rule = Rule::of_startup(row);
+        let mut evidence = vec![reading("ev-log-line", &[("line", String::new()), ("text", line)])];
+        // The runbook's action for an incomplete transfer is to check the directory: the
+        // check's errors are the evidence (the first five).
+        if rule == Rule::StartIncompleteWeights {
+            if let Some(check) = &ev.model_check {
+                evidence.extend(check.errors().take(5).map(|f| {
+                    reading(
+                        "ev-model-finding",
+                        &[("file", f.file.clone()), ("detail", f.detail.clone())],
+                    )
+                }));
+            }
+        }
         let actions = match rule {
             Rule::OomStartKv => kv_relief(ev),
             Rule::OomStartWeights => vec![Action::EditProfile {
@@ -478,7 +495,7 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
             0,
             Finding {
                 rule,
-                evidence: vec![reading("ev-log-line", &[("line", String::new()), ("text", line)])],
+                evidence,
                 actions,
             },
         );
@@ -909,6 +926,38 @@ mod tests {
         let d = diagnose(&ok);
         assert!(d.primary().is_none());
         assert!(d.steps.iter().any(|s| s.readings.iter().any(|r| r.key == "ev-gpu-xid")));
+    }
+
+    #[test]
+    fn an_incomplete_transfer_cites_the_model_check() {
+        use crate::domain::modelcheck::{Finding as Check, VerifyReport};
+        let mut ev = healthy();
+        ev.health_status = None;
+        ev.state = Some(EngineState::Dead);
+        ev.log_tail = vec![
+            "INFO starting".into(),
+            "ValueError: No tokenizer file found in directory: /m".into(),
+        ];
+        ev.model_check = Some(VerifyReport {
+            findings: vec![
+                Check::error("missing", "tokenizer.json", "missing"),
+                Check::warning("no-manifest", "SHA256SUMS", "no manifest"),
+            ],
+            ..Default::default()
+        });
+        let d = diagnose(&ev);
+        let f = d.primary().unwrap();
+        assert_eq!(f.rule, Rule::StartIncompleteWeights);
+        let cited: Vec<&Reading> = f.evidence.iter().filter(|r| r.key == "ev-model-finding").collect();
+        assert_eq!(cited.len(), 1, "errors only: {:?}", f.evidence);
+        assert!(cited[0].args.contains(&("file".into(), "tokenizer.json".into())));
+        // Another row does not cite it.
+        ev.log_tail[1] = "OSError: [Errno 98] Address already in use".into();
+        let d = diagnose(&ev);
+        assert!(d
+            .findings
+            .iter()
+            .all(|f| f.evidence.iter().all(|r| r.key != "ev-model-finding")));
     }
 
     #[test]

@@ -95,6 +95,15 @@ pub async fn collect(
     } else {
         None
     };
+    // The model directory as it is now (hashes only where already known: triage never waits
+    // on hashing); a path outside the models root is the launch policy's to report.
+    let model_check = match crate::config::confined(&control.data.models_root(), std::path::Path::new(&p.model)) {
+        Ok(dir) => control
+            .check_model_with(&dir, crate::models::HashMode::CachedOnly)
+            .await
+            .ok(),
+        Err(_) => None,
+    };
     let captured_at_ms = now_ms();
     let recent_changes = recent_changes(control, profile, engine_version.as_deref(), captured_at_ms).await;
     Ok(Evidence {
@@ -120,6 +129,7 @@ pub async fn collect(
         died_at_ms: matches!(status.state, EngineState::Dead)
             .then(|| control.exited_at_ms(profile))
             .flatten(),
+        model_check,
     })
 }
 
