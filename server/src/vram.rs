@@ -158,12 +158,14 @@ pub async fn profile_setup_as(
     name: &str,
     candidate: Option<app::domain::profile::Profile>,
 ) -> Result<ProfileSetup, String> {
+    let resolved = control.resolve_as(name, candidate).await.map_err(|e| e.to_string())?;
+    let base = resolved.base_url();
     let crate::control::Resolved {
         profile: prof,
         simulated,
         kind,
         ..
-    } = control.resolve_as(name, candidate).await.map_err(|e| e.to_string())?;
+    } = resolved;
     let (gpu_gib, gpu_source, gpu_name) = if simulated {
         let gib: f64 = prof
             .env
@@ -193,7 +195,14 @@ pub async fn profile_setup_as(
         app::domain::engine::EngineKind::Vllm => EngineFamily::Vllm,
         app::domain::engine::EngineKind::Sglang => EngineFamily::Sglang,
     };
-    let version = control.cached_version(name);
+    // The version is part of the calibration key: a healthy engine whose version is not
+    // cached yet (the monitor can see it healthy before the serve loop asked) is asked now,
+    // or a start would be calibrated under "unknown" and never found again.
+    let version = match control.cached_version(name) {
+        Some(v) => Some(v),
+        None if control.is_running(name) => crate::engine::Engine::at(&base).version().await,
+        None => None,
+    };
     let engine = EngineSetup::of_profile(
         &prof,
         family,

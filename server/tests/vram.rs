@@ -30,6 +30,17 @@ fn a_started_engine_agrees_with_the_prediction() {
         .to_string()
         .contains("calibrated from the start of v"));
     assert!(err.abs() < 1.0, "calibrated: {err:+.2}%");
+    // The monitor can see an engine healthy before the serve loop has cached its version (an
+    // empty version file); the calibration key must still be the engine's real version, or a
+    // start calibrated then is never found again.
+    std::fs::write(env.data().join("state/v/version"), "").unwrap();
+    let out = env.run(&["vram", "--profile", "v", "--gpu-gib", "80", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&str(&out).0).unwrap();
+    assert!(
+        v["report"]["path"].as_str().unwrap().starts_with("calibrated"),
+        "version asked from the engine: {}",
+        v["report"]["path"]
+    );
     let text = str(&env.run(&["vram", "--profile", "v", "--gpu-gib", "80"])).0;
     assert!(
         text.contains("prediction error") && text.contains("verdict: fits"),
