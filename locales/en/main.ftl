@@ -698,6 +698,7 @@ model-finding-link-outside = a link out of the models root
 model-finding-link-dir = a link to a directory
 model-finding-too-deep = nested too deep
 model-finding-special-file = not a regular file
+model-finding-odd-name = a file name the manifest cannot hold
 change-gate-step-model = Model directory
 change-gate-model-ok = verified: files { $files }, warnings { $warnings }{ $manifest ->
     [yes] ; every file matches SHA256SUMS

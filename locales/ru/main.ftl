@@ -715,6 +715,7 @@ model-finding-link-outside = ссылка за пределы корня мод�
 model-finding-link-dir = ссылка на каталог
 model-finding-too-deep = слишком глубокая вложенность
 model-finding-special-file = не обычный файл
+model-finding-odd-name = имя файла, которое манифест не может содержать
 change-gate-step-model = Каталог модели
 change-gate-model-ok = проверено: файлов { $files }, предупреждений { $warnings }{ $manifest ->
     [yes] ; каждый файл совпадает с SHA256SUMS

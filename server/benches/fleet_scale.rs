@@ -22,17 +22,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-fn arg_text(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
-
-fn arg(name: &str, default: u64) -> u64 {
-    arg_text(name).and_then(|v| v.parse().ok()).unwrap_or(default)
-}
+mod common;
+use common::{arg, arg_text};
 
 /// The bench's account (a viewer: the fleet page needs no more).
 const USER: &str = "bench";
@@ -110,9 +101,9 @@ async fn stand_in(body: &'static str) -> u16 {
 #[tokio::main]
 async fn main() {
     let short = std::env::args().any(|a| a == "--short");
-    let engines = arg("--engines", if short { 50 } else { 1000 }) as usize;
-    let seconds = arg("--seconds", if short { 3 } else { 30 });
-    let warmup = arg("--warmup", if short { 2 } else { 10 });
+    let engines: usize = arg("--engines", if short { 50 } else { 1000 });
+    let seconds: u64 = arg("--seconds", if short { 3 } else { 30 });
+    let warmup: u64 = arg("--warmup", if short { 2 } else { 10 });
     let stream = arg_text("--stream").unwrap_or_else(|| app::api::FLEET_STREAM.to_string());
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures/vllm-v1-metrics.prom");
     let body: &'static str = Box::leak(std::fs::read_to_string(fixture).unwrap().into_boxed_str());

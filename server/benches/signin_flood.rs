@@ -13,14 +13,8 @@
 
 use std::time::{Duration, Instant};
 
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+mod common;
+use common::arg;
 
 /// Resident set size of a process, in MiB.
 fn rss_mib(pid: u32) -> f64 {
@@ -42,7 +36,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 #[tokio::main]
 async fn main() {
     let short = std::env::args().any(|a| a == "--short");
-    let attempts = arg("--attempts", if short { 50 } else { 500 }) as usize;
+    let attempts: usize = arg("--attempts", if short { 50 } else { 500 });
     let dir = tempfile::tempdir().unwrap();
     let bin = env!("CARGO_BIN_EXE_roofline");
     let mut add = std::process::Command::new(bin)

@@ -175,10 +175,7 @@ pub mod events {
         loop {
             match set.wait(5_000) {
                 Ok(data) => push(GpuEvent {
-                    at_ms: std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map(|d| d.as_millis() as i64)
-                        .unwrap_or(0),
+                    at_ms: crate::clock::now_ms(),
                     gpu: data.device.index().unwrap_or(u32::MAX),
                     xid: match data.event_data {
                         Some(XidError::Value(v)) => Some(v),

@@ -8,8 +8,9 @@
 // Server-rendered leptos views are deeply nested types (the incident wizard, in test builds).
 #![recursion_limit = "256"]
 
-// Core: host configuration, the database, HTTP to one engine, the change journal, NVML.
+// Core: the clock, host configuration, the database, HTTP to one engine, the change journal, NVML.
 pub mod api_error;
+pub mod clock;
 pub mod config;
 pub mod db;
 pub mod engine;

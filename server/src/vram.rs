@@ -2,16 +2,13 @@
 //! `total_size` or each safetensors header), runs the calculator, and for a profile whose
 //! engine has started compares the prediction with the engine's own startup lines.
 
+use crate::clock::now_ms;
 use crate::control::{logs, EngineControl};
 use app::domain::vram::{
     calculate, error_pct, index_total_size, observed, parse_config, safetensors_bytes, Calibration, EngineFamily,
     EngineSetup, Inputs, KvDtype, ModelShape, VramError,
 };
-use std::io::Read;
 use std::path::Path;
-
-/// The largest config.json or safetensors header read (both are untrusted files).
-const MAX_JSON: u64 = 100 << 20;
 
 /// Where the weight size came from, for the report.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -26,19 +23,12 @@ pub enum WeightsSource {
     Estimated,
 }
 
+/// An untrusted config.json or index, read up to the model check's bound.
 pub fn read_capped(path: &Path) -> Result<String, VramError> {
-    let f = std::fs::File::open(path).map_err(|e| VramError::Input {
+    crate::models::verify::read_capped(path).map_err(|detail| VramError::Input {
         field: path.display().to_string(),
-        detail: e.to_string(),
-    })?;
-    let mut text = String::new();
-    f.take(MAX_JSON)
-        .read_to_string(&mut text)
-        .map_err(|e| VramError::Input {
-            field: path.display().to_string(),
-            detail: e.to_string(),
-        })?;
-    Ok(text)
+        detail,
+    })
 }
 
 /// Parameter estimate from the shape (attention, MLP or experts, embeddings), for model
@@ -285,13 +275,6 @@ impl CalibrationStore {
         .await
         .is_ok_and(|n| n > 0)
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// When the profile's running engine started (Unix ms), from its process uptime.

@@ -109,20 +109,13 @@ impl Signature {
                 l.contains("is preempted by PreemptionMode")
                     || l.contains("Retract requests")
                     || l.contains("Decode out of memory happened")
-                    || preemptions_in_stats(l).is_some_and(|n| n > 0)
+                    || logseries::number_after(l, "Preemptions:").is_some_and(|n| n >= 1.0)
             }
             Signature::Ready => {
                 l.contains("Application startup complete") || l.contains("The server is fired up and ready to roll")
             }
         }
     }
-}
-
-/// `Preemptions: N` from vLLM V1's periodic stats line.
-fn preemptions_in_stats(line: &str) -> Option<u64> {
-    let rest = &line[line.find("Preemptions: ")? + "Preemptions: ".len()..];
-    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-    digits.parse().ok()
 }
 
 /// One matching line: 1-based number and its text (capped).
@@ -330,16 +323,11 @@ fn preempted(l: &str, stats: Option<&StatsPoint>) -> f64 {
         return 1.0;
     }
     if l.contains("Retract requests") || l.contains("Decode out of memory happened") {
-        return stats_number(l, "#retracted_reqs:").unwrap_or(1.0).clamp(1.0, 1e6);
+        return logseries::number_after(l, "#retracted_reqs:")
+            .unwrap_or(1.0)
+            .clamp(1.0, 1e6);
     }
     0.0
-}
-
-fn stats_number(l: &str, key: &str) -> Option<f64> {
-    let at = l.find(key)? + key.len();
-    let rest = l.get(at..)?.trim_start();
-    let digits: String = rest.chars().take(12).take_while(|c| c.is_ascii_digit()).collect();
-    digits.parse().ok()
 }
 
 /// Reads the log's structure and decides which runbook row it shows, most specific cause

@@ -49,7 +49,8 @@ pub struct StatsPoint {
 
 /// The value that follows `key` on the line, as a number (`98.9%` → 98.9, `1,234` is not a
 /// number the engines print, so it is not read).
-fn number_after(line: &str, key: &str) -> Option<f64> {
+/// The number after `key` on a line (bounded: a run of over 32 characters is no reading).
+pub fn number_after(line: &str, key: &str) -> Option<f64> {
     let at = line.find(key)? + key.len();
     let rest = line.get(at..)?.trim_start();
     let end = rest

@@ -28,7 +28,7 @@ pub fn is_pickle(name: &str) -> bool {
 }
 
 /// Every finding's code (each has a wording `model-finding-{code}` in both locales).
-pub const CODES: [&str; 22] = [
+pub const CODES: [&str; 23] = [
     "missing",
     "no-chat-template",
     "pickle",
@@ -51,6 +51,7 @@ pub const CODES: [&str; 22] = [
     "link-dir",
     "too-deep",
     "special-file",
+    "odd-name",
 ];
 
 /// How serious a finding is: an error fails the verification, a warning does not.
@@ -116,6 +117,41 @@ impl VerifyReport {
     pub fn first_error(&self) -> Option<String> {
         self.errors().next().map(|f| format!("{}: {}", f.file, f.detail))
     }
+}
+
+/// Findings kept per code: a directory of 100,000 unlisted files or a manifest of a million
+/// absent ones says so in one line each past this, not in a report of megabytes (it goes to
+/// the page, the journal and the head of the engine's log).
+pub const MAX_PER_CODE: usize = 50;
+
+/// The first [`MAX_PER_CODE`] findings of each code, then one finding per code that says how
+/// many more there were (an error if any of them was one, so `ok()` does not change).
+pub fn bounded(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut kept = Vec::new();
+    let mut more: BTreeMap<String, (Level, usize)> = BTreeMap::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for f in findings {
+        let n = seen.entry(f.code.clone()).or_default();
+        *n += 1;
+        if *n <= MAX_PER_CODE {
+            kept.push(f);
+        } else {
+            let m = more.entry(f.code.clone()).or_insert((Level::Warning, 0));
+            m.1 += 1;
+            if f.level == Level::Error {
+                m.0 = Level::Error;
+            }
+        }
+    }
+    for (code, (level, n)) in more {
+        kept.push(Finding {
+            level,
+            file: String::new(),
+            detail: format!("and {n} more like this"),
+            code,
+        });
+    }
+    kept
 }
 
 /// Progress of a verification: bytes hashed (or found in the cache) of the bytes to check.
@@ -308,6 +344,20 @@ mod tests {
         let rendered = render_manifest(&[("b".into(), H.into()), ("a".into(), H.into())]);
         assert_eq!(rendered, format!("{H}  a\n{H}  b\n"));
         assert_eq!(parse_manifest(&rendered).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn findings_are_bounded_per_code_without_losing_an_error() {
+        let mut many: Vec<Finding> = (0..MAX_PER_CODE + 5)
+            .map(|i| Finding::warning("not-in-manifest", &format!("f{i}"), "x"))
+            .collect();
+        many.push(Finding::error("not-in-manifest", "last", "x"));
+        many.push(Finding::error("missing", "tokenizer.json", "missing"));
+        let kept = bounded(many);
+        assert_eq!(kept.len(), MAX_PER_CODE + 2);
+        let tail = kept.last().unwrap();
+        assert_eq!((tail.code.as_str(), tail.level), ("not-in-manifest", Level::Error));
+        assert!(tail.detail.contains("6 more"), "{tail:?}");
     }
 
     #[test]

@@ -510,13 +510,18 @@ impl EngineControl {
         logs::rotate(&log_path)?;
         let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path)?;
         // What the model check found heads the engine's log, where the operator reads on.
+        // File names come from the directory: escaped, so a name with a newline cannot write
+        // a line the investigator would take for the engine's.
         if let Ok(r) = &model_check {
             use std::io::Write;
             for f in &r.findings {
                 let _ = writeln!(
                     log,
                     "roofline: model check: {:?}: {}: {} [{}]",
-                    f.level, f.file, f.detail, f.code
+                    f.level,
+                    f.file.escape_debug(),
+                    f.detail.escape_debug(),
+                    f.code
                 );
             }
         }
@@ -560,7 +565,7 @@ impl EngineControl {
         progress: &mut (impl FnMut(&Progress) + Send),
     ) -> Result<(), ControlError> {
         let started = Instant::now();
-        let started_at_ms = (now_unix() as i64).saturating_mul(1000);
+        let started_at_ms = crate::clock::now_ms();
         let timeout = Duration::from_secs(self.data.config.serve_timeout_s);
         let log_path = self.log_path(name);
         let startups = startups::StartupStore::new(self.store.pool());

@@ -1,5 +1,6 @@
-//! Hashes already computed, in SQLite, keyed by canonical path and valid while size, mtime
-//! and inode match: a file replaced or rewritten in place is hashed again.
+//! Hashes already computed, in SQLite, keyed by canonical path and valid while size, mtime,
+//! inode and ctime match: a file replaced or rewritten in place is hashed again, even when
+//! its mtime was set back (writing a file or setting its mtime moves its ctime).
 
 use std::path::Path;
 
@@ -10,6 +11,7 @@ pub struct FileId {
     pub size: u64,
     pub mtime_ns: i64,
     pub inode: u64,
+    pub ctime_ns: i64,
 }
 
 impl FileId {
@@ -22,6 +24,7 @@ impl FileId {
             size: m.len(),
             mtime_ns: m.mtime().saturating_mul(1_000_000_000).saturating_add(m.mtime_nsec()),
             inode: m.ino(),
+            ctime_ns: m.ctime().saturating_mul(1_000_000_000).saturating_add(m.ctime_nsec()),
         })
     }
 }
@@ -39,12 +42,13 @@ impl HashCache {
     /// The cached hash if the file is unchanged since it was hashed.
     pub async fn get(&self, id: &FileId) -> Option<String> {
         sqlx::query_scalar::<_, String>(
-            "select sha256 from model_hashes where path = $1 and size = $2 and mtime_ns = $3 and inode = $4",
+            "select sha256 from model_hashes where path = $1 and size = $2 and mtime_ns = $3 and inode = $4 and ctime_ns = $5",
         )
         .bind(&id.path)
         .bind(id.size as i64)
         .bind(id.mtime_ns)
         .bind(id.inode as i64)
+        .bind(id.ctime_ns)
         .fetch_optional(&self.pool)
         .await
         .ok()
@@ -52,19 +56,17 @@ impl HashCache {
     }
 
     pub async fn put(&self, id: &FileId, sha256: &str) -> Result<(), sqlx::Error> {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
+        let now = crate::clock::now_ms();
         sqlx::query(
-            "insert into model_hashes (path, size, mtime_ns, inode, sha256, at_ms) values ($1, $2, $3, $4, $5, $6)
+            "insert into model_hashes (path, size, mtime_ns, inode, ctime_ns, sha256, at_ms) values ($1, $2, $3, $4, $5, $6, $7)
              on conflict (path) do update set size = excluded.size, mtime_ns = excluded.mtime_ns,
-             inode = excluded.inode, sha256 = excluded.sha256, at_ms = excluded.at_ms",
+             inode = excluded.inode, ctime_ns = excluded.ctime_ns, sha256 = excluded.sha256, at_ms = excluded.at_ms",
         )
         .bind(&id.path)
         .bind(id.size as i64)
         .bind(id.mtime_ns)
         .bind(id.inode as i64)
+        .bind(id.ctime_ns)
         .bind(sha256)
         .bind(now)
         .execute(&self.pool)

@@ -4,7 +4,7 @@
 
 use super::hash;
 use super::verify::{walk, Entry, VerifyError};
-use app::domain::modelcheck::{render_manifest, Finding, Progress, MANIFEST};
+use app::domain::modelcheck::{bounded, check_relative, render_manifest, Finding, Progress, MANIFEST};
 use std::path::{Path, PathBuf};
 
 /// What was written.
@@ -20,8 +20,20 @@ pub struct Written {
 /// Hashes every regular file under `dir` (links must stay inside it) and writes the manifest
 /// next to them, replacing an older one in one rename.
 pub fn write(dir: &Path, on_progress: &(dyn Fn(Progress) + Sync)) -> Result<Written, VerifyError> {
-    let (files, findings) = walk(dir, dir)?;
-    let files: Vec<Entry> = files.into_iter().filter(|e| e.rel != MANIFEST).collect();
+    let tmp_name = format!(".{MANIFEST}.tmp");
+    let (files, mut findings) = walk(dir, dir)?;
+    // A name the format cannot hold (a newline would start a forged line) is left out, said.
+    let (files, odd): (Vec<Entry>, Vec<Entry>) = files
+        .into_iter()
+        .filter(|e| e.rel != MANIFEST && e.rel != tmp_name)
+        .partition(|e| check_relative(&e.rel).is_ok());
+    findings.extend(odd.iter().map(|e| {
+        Finding::warning(
+            "odd-name",
+            &e.rel.escape_debug().to_string(),
+            "a name SHA256SUMS cannot hold: not listed",
+        )
+    }));
     let jobs: Vec<(PathBuf, u64)> = files.iter().map(|e| (e.path.clone(), e.size)).collect();
     let total_bytes = jobs.iter().map(|j| j.1).fold(0u64, u64::saturating_add);
     let total_files = jobs.len() as u64;
@@ -39,14 +51,23 @@ pub fn write(dir: &Path, on_progress: &(dyn Fn(Progress) + Sync)) -> Result<Writ
         entries.push((e.rel.clone(), h));
     }
     let out = dir.join(MANIFEST);
-    let tmp = dir.join(format!(".{MANIFEST}.tmp"));
+    let tmp = dir.join(&tmp_name);
     let io = |p: &Path, e: std::io::Error| VerifyError::Io(p.display().to_string(), e.to_string());
-    std::fs::write(&tmp, render_manifest(&entries)).map_err(|e| io(&tmp, e))?;
+    // Created afresh, never opened through whatever is there: a link planted under the
+    // temporary name would otherwise have the manifest written wherever it points.
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| io(&tmp, e))?;
+    std::io::Write::write_all(&mut f, render_manifest(&entries).as_bytes()).map_err(|e| io(&tmp, e))?;
+    drop(f);
     std::fs::rename(&tmp, &out).map_err(|e| io(&out, e))?;
     Ok(Written {
         path: out.display().to_string(),
         files: total_files,
         bytes: total_bytes,
-        findings,
+        findings: bounded(findings),
     })
 }

@@ -17,7 +17,7 @@ use std::time::Instant;
 /// Bounds on the walk (a model directory is untrusted: a link loop or a million files).
 pub const MAX_FILES: usize = 100_000;
 pub const MAX_DEPTH: usize = 8;
-/// The largest JSON file read (index, tokenizer config).
+/// The largest JSON file or safetensors header read (index, config, tokenizer config).
 const MAX_JSON: u64 = 100 << 20;
 
 #[derive(Debug, thiserror::Error)]
@@ -128,16 +128,37 @@ pub fn walk(dir: &Path, root: &Path) -> Result<(Vec<Entry>, Vec<Finding>), Verif
     Ok((files, findings))
 }
 
+/// Opens a file for reading only if it is a regular file. Opened non-blocking, so a file
+/// swapped for a FIFO after the walk cannot hang the check (a FIFO's open waits for a writer);
+/// the type is then read from the open descriptor, not from the path.
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    if f.metadata()?.is_file() {
+        Ok(f)
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ))
+    }
+}
+
 /// The JSON header of one safetensors file (8-byte little-endian length, then JSON) with
-/// that length; the length is bounded (the file is untrusted). Errors name the file.
+/// that length; the length is bounded by the file's own size and by `MAX_JSON` (the file is
+/// untrusted). Errors name the file.
 pub fn safetensors_header(path: &Path) -> Result<(u64, String), String> {
     use std::io::Read;
     let bad = |d: String| format!("{}: {d}", path.display());
-    let mut f = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    let mut f = open_regular(path).map_err(|e| bad(e.to_string()))?;
+    let size = f.metadata().map_err(|e| bad(e.to_string()))?.len();
     let mut len = [0u8; 8];
     f.read_exact(&mut len).map_err(|e| bad(e.to_string()))?;
     let n = u64::from_le_bytes(len);
-    if n == 0 || n > MAX_JSON {
+    if n == 0 || n > MAX_JSON || n > size.saturating_sub(8) {
         return Err(bad(format!("header length {n} is not plausible")));
     }
     let mut buf = vec![0u8; n as usize];
@@ -145,9 +166,10 @@ pub fn safetensors_header(path: &Path) -> Result<(u64, String), String> {
     String::from_utf8(buf).map(|h| (n, h)).map_err(|e| bad(e.to_string()))
 }
 
-fn read_capped(path: &Path) -> Result<String, String> {
+/// Reads an untrusted text file (config, index, tokenizer config, manifest) up to `MAX_JSON`.
+pub fn read_capped(path: &Path) -> Result<String, String> {
     use std::io::Read;
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let f = open_regular(path).map_err(|e| e.to_string())?;
     let mut text = String::new();
     f.take(MAX_JSON).read_to_string(&mut text).map_err(|e| e.to_string())?;
     Ok(text)
@@ -403,7 +425,7 @@ pub async fn verify(
         }
         report.manifest = unhashed == 0;
     }
-    report.findings = findings;
+    report.findings = app::domain::modelcheck::bounded(findings);
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }

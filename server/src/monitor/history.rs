@@ -23,13 +23,7 @@ pub enum HistoryError {
     },
 }
 
-/// Now, in Unix milliseconds.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+pub use crate::clock::now_ms;
 
 /// Rings and open minutes per profile, shared by the collector (writer) and the web handlers
 /// (readers).
