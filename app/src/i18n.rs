@@ -362,6 +362,9 @@ mod tests {
         for (step, _) in crate::pages::profile_edit::STEPS {
             keys.push(format!("editor-step-{step}"));
         }
+        for id in crate::domain::upgrade::FINDING_IDS {
+            keys.push(format!("upgrade-finding-{id}"));
+        }
         for code in crate::domain::modelcheck::CODES {
             keys.push(format!("model-finding-{code}"));
         }

@@ -51,3 +51,36 @@ test("the profile editor validates step by step, previews and converts argv, dif
   await expect(page.getByTestId("editor-change")).toBeVisible();
   await expect(page.getByTestId("field-MEM_FRACTION")).toHaveValue("0.85");
 });
+
+test("moving a profile to a newer installation runs the upgrade preflight as you edit", async ({ page }) => {
+  await page.goto("/profiles/demo-vllm/edit");
+  await waitForHydration(page);
+  await expect(page.getByTestId("editor-upgrade")).toHaveCount(0);
+
+  // The demo's synthetic next vLLM release renamed the llama3_json parser: the start would fail.
+  await page.getByTestId("field-ENGINE").selectOption("sim-vllm-next");
+  const result = page.getByTestId("upgrade-result");
+  await expect(result).toHaveAttribute("data-blocking", "1", { timeout: 60_000 });
+  await expect(page.getByTestId("upgrade-versions")).toContainText("0.34.0+synthetic");
+  const parser = page.locator("[data-testid=upgrade-findings] li[data-kind=value-gone]");
+  await expect(parser).toHaveAttribute("data-flag", "--tool-call-parser");
+  await expect(parser).toContainText("llama3_json");
+  await expect(parser).toContainText("llama3)");
+  await expect(page.getByTestId("upgrade-other-defaults")).toBeVisible();
+  await expect(page.getByTestId("upgrade-metrics")).toHaveAttribute("data-checked", "false");
+
+  // In Russian too, with the plural form.
+  await page.getByTestId("lang-ru").click();
+  await expect(page.getByTestId("upgrade-verdict")).toContainText("1 замечание не даст движку запуститься");
+  await page.getByTestId("lang-en").click();
+
+  // With the parser's new name nothing stops the start.
+  await page.getByTestId("field-TOOL_CALL_PARSER").fill("llama3");
+  await page.getByTestId("editor-upgrade-check").click();
+  await expect(result).toHaveAttribute("data-blocking", "0", { timeout: 60_000 });
+  await expect(page.getByTestId("upgrade-verdict")).toContainText("Nothing here stops the start");
+
+  // Back on the installation it runs on, there is nothing to preflight.
+  await page.getByTestId("field-ENGINE").selectOption("sim-vllm");
+  await expect(page.getByTestId("editor-upgrade")).toHaveCount(0);
+});

@@ -44,7 +44,7 @@ test("an operator proposes a change, an approver approves it, the gate runs on t
   await waitForHydration(alice);
   await alice.getByTestId("change-start-gate").click();
   await expect(alice.getByTestId("change-state")).toHaveAttribute("data-state", "active", { timeout: 180_000 });
-  for (const step of ["model", "vram", "serve", "health", "smoke", "bench"]) {
+  for (const step of ["model", "vram", "serve", "health", "metrics", "smoke", "bench"]) {
     await expect(alice.locator(`[data-testid=gate-step][data-step=${step}]`)).toHaveAttribute("data-pass", "true");
   }
   await expect(alice.getByTestId("gate-checks")).toBeVisible();

@@ -699,6 +699,11 @@ model-finding-link-dir = a link to a directory
 model-finding-too-deep = nested too deep
 model-finding-special-file = not a regular file
 model-finding-odd-name = a file name the manifest cannot hold
+change-gate-step-metrics = Metric names the console reads
+change-gate-metrics-ok = every signal the console reads is served
+change-gate-metrics-warned = served without { $signals }; the console does without them
+change-gate-metrics-failed = no source for { $signals }: the fleet page and the triage would be blind
+change-gate-metrics-unknown = not checked ({ $reason })
 change-gate-step-model = Model directory
 change-gate-model-ok = verified: files { $files }, warnings { $warnings }{ $manifest ->
     [yes] ; every file matches SHA256SUMS
@@ -706,3 +711,28 @@ change-gate-model-ok = verified: files { $files }, warnings { $warnings }{ $mani
 }
 change-gate-model-failed = { $error }
 change-gate-model-warned = not verified, the host only warns: { $error }
+
+## Upgrade preflight (the editor, when the installation changes)
+upgrade-title = Upgrade preflight
+upgrade-check-again = Check again
+upgrade-versions = From { $from } ({ $fromVersion }) to { $to } ({ $toVersion }), for the profile as edited
+upgrade-verdict-clear = Nothing here stops the start: propose the change, and the gate serves and checks it.
+upgrade-verdict-blocked = { $count ->
+    [one] One finding stops the start
+   *[other] { $count } findings stop the start
+    }: fix the profile before proposing the change.
+upgrade-finding-removed = { $flag }: the new version has no such flag; the engine would refuse to start
+upgrade-finding-renamed = { $flag } is now { $to }
+upgrade-finding-retyped = { $flag } was { $from }, now takes { $to }
+upgrade-finding-value-gone = { $flag } { $value }: no longer among the new version's choices
+upgrade-finding-deprecated = { $flag } is deprecated in the new version: { $help }
+upgrade-finding-default-changed = { $flag } is left to the engine, whose default moves from { $from } to { $to }
+upgrade-closest = (closest: { $suggestion })
+upgrade-other-defaults = { $count ->
+    [one] The default of { $count } flag this profile does not use moves
+   *[other] The defaults of { $count } flags this profile does not use move
+    }
+upgrade-metrics-unchecked = Metric names: checked when a change's gate serves this installation.
+upgrade-metrics-ok = Metric names: the gate of change #{ $change } found every signal the console reads.
+upgrade-metrics-missing = The gate of change #{ $change } found no { $signal } signal (the console reads { $names })
+upgrade-keep-old = The profile as it runs now stays stored: the change goes through review and the gate, smoke-toolcall first, and one rollback restores it.

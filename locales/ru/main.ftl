@@ -716,6 +716,11 @@ model-finding-link-dir = ссылка на каталог
 model-finding-too-deep = слишком глубокая вложенность
 model-finding-special-file = не обычный файл
 model-finding-odd-name = имя файла, которое манифест не может содержать
+change-gate-step-metrics = Имена метрик, которые читает консоль
+change-gate-metrics-ok = все сигналы, которые читает консоль, на месте
+change-gate-metrics-warned = нет { $signals }; консоль обойдётся без них
+change-gate-metrics-failed = нет источника для { $signals }: сводка парка и триаж ослепнут
+change-gate-metrics-unknown = не проверено ({ $reason })
 change-gate-step-model = Каталог модели
 change-gate-model-ok = проверено: файлов { $files }, предупреждений { $warnings }{ $manifest ->
     [yes] ; каждый файл совпадает с SHA256SUMS
@@ -723,3 +728,30 @@ change-gate-model-ok = проверено: файлов { $files }, предуп
 }
 change-gate-model-failed = { $error }
 change-gate-model-warned = не проверено, хост только предупреждает: { $error }
+
+## Проверка перед обновлением (редактор, когда меняется установка)
+upgrade-title = Проверка перед обновлением
+upgrade-check-again = Проверить снова
+upgrade-versions = С { $from } ({ $fromVersion }) на { $to } ({ $toVersion }), для профиля в редакции
+upgrade-verdict-clear = Ничто здесь не мешает запуску: предложите изменение, гейт запустит и проверит его.
+upgrade-verdict-blocked = { $count ->
+    [one] { $count } замечание не даст движку запуститься
+    [few] { $count } замечания не дадут движку запуститься
+   *[many] { $count } замечаний не дадут движку запуститься
+    }: исправьте профиль до того, как предлагать изменение.
+upgrade-finding-removed = { $flag }: в новой версии такого флага нет; движок откажется запускаться
+upgrade-finding-renamed = { $flag } теперь называется { $to }
+upgrade-finding-retyped = { $flag } был { $from }, теперь принимает { $to }
+upgrade-finding-value-gone = { $flag } { $value }: такого значения среди вариантов новой версии больше нет
+upgrade-finding-deprecated = { $flag } в новой версии устарел: { $help }
+upgrade-finding-default-changed = { $flag } профиль оставляет движку, а значение по умолчанию меняется с { $from } на { $to }
+upgrade-closest = (ближайшее: { $suggestion })
+upgrade-other-defaults = { $count ->
+    [one] Меняется значение по умолчанию у { $count } флага, который профиль не задаёт
+    [few] Меняются значения по умолчанию у { $count } флагов, которые профиль не задаёт
+   *[many] Меняются значения по умолчанию у { $count } флагов, которые профиль не задаёт
+    }
+upgrade-metrics-unchecked = Имена метрик проверяются, когда гейт изменения запускает эту установку.
+upgrade-metrics-ok = Имена метрик: гейт изменения №{ $change } нашёл все сигналы, которые читает консоль.
+upgrade-metrics-missing = Гейт изменения №{ $change } не нашёл сигнала { $signal } (консоль читает { $names })
+upgrade-keep-old = Профиль в нынешнем виде остаётся сохранённым: изменение проходит ревью и гейт, сначала smoke-toolcall, и один откат его возвращает.

@@ -24,6 +24,10 @@ pub struct EngineInstall {
     /// Run the Roofline engine simulator instead of a real engine.
     #[serde(default)]
     pub simulator: bool,
+    /// The release the simulator plays (`"0.34.0+synthetic"`); the captured one when absent.
+    /// Only with `simulator = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulator_version: Option<String>,
     /// Code-loading flags profiles may pass to this installation in `EXTRA_ARGS`
     /// (`["--trust-remote-code"]`). A profile can never allow them itself.
     #[serde(default)]
@@ -207,6 +211,13 @@ impl HostConfig {
             if !install.simulator && install.command.is_empty() {
                 bail!("{CONFIG_FILE}: [engines.{name}] needs `command` (or `simulator = true`)");
             }
+            if let Some(v) = &install.simulator_version {
+                if !install.simulator {
+                    bail!("{CONFIG_FILE}: [engines.{name}] simulator_version is only for `simulator = true`");
+                }
+                crate::sim::release::Release::parse(&format!("{}@{v}", install.kind.as_str()))
+                    .map_err(|e| anyhow::anyhow!("{CONFIG_FILE}: [engines.{name}] simulator_version: {e}"))?;
+            }
         }
         if !(1..=60).contains(&cfg.scrape_interval_s) {
             bail!(
@@ -348,7 +359,11 @@ impl DataDir {
             // After an upgrade in place Linux reports the running image as "PATH (deleted)";
             // the new binary at PATH is the one to launch.
             let exe = exe.to_string_lossy().trim_end_matches(" (deleted)").to_string();
-            Ok(vec![exe, "sim".into(), install.kind.as_str().into()])
+            let spec = match &install.simulator_version {
+                Some(v) => format!("{}@{v}", install.kind.as_str()),
+                None => install.kind.as_str().to_string(),
+            };
+            Ok(vec![exe, "sim".into(), spec])
         } else {
             Ok(install.command.clone())
         }
@@ -394,6 +409,21 @@ mod tests {
             .to_string()
             .contains("command"));
         assert!(HostConfig::parse("[engines.x]\nkind = \"tgi\"\nsimulator = true\n").is_err());
+        let next = HostConfig::parse(
+            "[engines.n]\nkind = \"vllm\"\nsimulator = true\nsimulator_version = \"0.34.0+synthetic\"\n",
+        )
+        .unwrap();
+        assert_eq!(next.engines["n"].simulator_version.as_deref(), Some("0.34.0+synthetic"));
+        let e = HostConfig::parse("[engines.n]\nkind = \"vllm\"\nsimulator = true\nsimulator_version = \"9.9\"\n")
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("[engines.n] simulator_version") && e.to_string().contains("0.33.0"),
+            "{e}"
+        );
+        assert!(HostConfig::parse(
+            "[engines.n]\nkind = \"vllm\"\ncommand = [\"vllm\"]\nsimulator_version = \"0.33.0\"\n"
+        )
+        .is_err());
     }
 
     #[test]

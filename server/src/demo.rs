@@ -27,6 +27,13 @@ simulator = true
 [engines.sim-sglang]
 kind = "sglang"
 simulator = true
+
+# The simulator's synthetic next vLLM release (flags removed, renamed and retyped, a parser
+# renamed, a default moved, a metric family renamed): try an upgrade on the editor with it.
+[engines.sim-vllm-next]
+kind = "vllm"
+simulator = true
+simulator_version = "0.34.0+synthetic"
 "#;
 
 /// A Llama-3.1-8B-shaped config (GQA, 32 layers, 8 KV heads).

@@ -7,11 +7,11 @@ fn main() {
     let argv: Vec<String> = std::env::args().collect();
     if argv.get(1).map(String::as_str) == Some("sim") {
         let code = match argv.get(2).map(String::as_str) {
-            Some("vllm") => server::sim::main(app::domain::engine::EngineKind::Vllm, &argv[3..]),
-            Some("sglang") => server::sim::main(app::domain::engine::EngineKind::Sglang, &argv[3..]),
             Some("worker") => server::sim::worker_main(),
-            _ => {
-                eprintln!("usage: roofline sim vllm serve MODEL [vLLM flags] | roofline sim sglang --model-path M [SGLang flags]");
+            // `vllm`, `sglang`, or `vllm@VERSION` for another release the simulator carries.
+            Some(spec) => server::sim::main(spec, &argv[3..]),
+            None => {
+                eprintln!("usage: roofline sim vllm[@VERSION] serve MODEL [vLLM flags] | roofline sim sglang --model-path M [SGLang flags]");
                 2
             }
         };

@@ -113,7 +113,7 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(steps, ["model", "vram", "serve", "health", "smoke", "bench"]);
+    assert_eq!(steps, ["model", "vram", "serve", "health", "metrics", "smoke", "bench"]);
     assert!(done["gate"]["checks"]
         .as_array()
         .unwrap()
@@ -244,15 +244,7 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
 async fn an_approval_binds_to_the_content_the_approver_saw() {
     let env = Env::new();
     env.vllm_profile("ed", free_port(), "");
-    for (n, r) in [("alice", "operator"), ("bob", "approver")] {
-        env.add_user(n, r);
-    }
-    let console_port = free_port();
-    let _console = Console::start(&env, console_port);
-    eventually(Duration::from_secs(30), async || console_engines(console_port).await).await;
-    let base = format!("http://127.0.0.1:{console_port}");
-    let alice = Session::login(&base, "alice").await;
-    let bob = Session::login(&base, "bob").await;
+    let (_console, alice, bob) = review_console(&env).await;
     let active = str(&env.run(&["profile", "export", "ed"])).0;
     let v1 = active.replace("CONTEXT_LENGTH=8192", "CONTEXT_LENGTH=4096");
     let (status, body) = alice.call("propose_change", &propose(None, &v1, "4k", true)).await;

@@ -84,6 +84,19 @@ pub async fn get_profile_editor(name: String, change: Option<i64>) -> Result<Edi
         .await
 }
 
+/// The upgrade preflight of the editor's text of a stored profile: its flags on the
+/// installation the text names, against the installation the stored profile runs on.
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "upgrade_check")]
+pub async fn upgrade_check(
+    profile: String,
+    env_text: String,
+) -> Result<crate::domain::upgrade::UpgradeCheck, ApiError> {
+    service::authorized("upgrade_check")?
+        .0
+        .upgrade_check_text(profile, env_text)
+        .await
+}
+
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "check_profile_flags")]
 pub async fn check_profile_flags(name: String, env_text: String) -> Result<FlagCheck, ApiError> {
     service::authorized("check_profile_flags")?

@@ -45,6 +45,12 @@ pub trait ConsoleService: Send + Sync + 'static {
     fn profile_editor(&self, name: String, change: Option<i64>) -> BoxFut<'_, Result<EditorData, ApiError>>;
     /// Checks an edited (unsaved) profile's flags against its installed engine.
     fn check_flags_text(&self, name: String, env_text: String) -> BoxFut<'_, Result<FlagCheck, ApiError>>;
+    /// The upgrade preflight of an edited profile against the stored one's installation.
+    fn upgrade_check_text(
+        &self,
+        name: String,
+        env_text: String,
+    ) -> BoxFut<'_, Result<crate::domain::upgrade::UpgradeCheck, ApiError>>;
     /// Account and session operations (signing in, setup, admin).
     fn accounts(&self) -> &dyn accounts::AccountService;
     /// Profile changes under review.

@@ -24,6 +24,7 @@ pub mod stall;
 pub mod startup_failure;
 pub mod toolcall;
 pub mod triage;
+pub mod upgrade;
 pub mod vram;
 #[cfg(test)]
 mod vram_dev;

@@ -219,7 +219,9 @@ pub fn allowed(f: &Facts<'_>) -> Vec<ChangeAction> {
 }
 
 /// The gate's steps, in order (`restore` and `activate` only when needed).
-pub const GATE_STEPS: &[&str] = &["serve", "health", "smoke", "bench", "restore", "activate"];
+pub const GATE_STEPS: &[&str] = &[
+    "model", "vram", "serve", "health", "metrics", "smoke", "bench", "restore", "activate",
+];
 /// The bench checks `judge_bench` makes.
 pub const GATE_CHECKS: &[&str] = &["failed", "ttft-p95", "tpot-p95", "output-throughput", "client"];
 /// What a change's history records.

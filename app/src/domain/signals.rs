@@ -70,6 +70,45 @@ const ITERATIONS: &[&str] = &["vllm:iteration_tokens_total_count"];
 const E2E: &[&str] = &["vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"];
 const QUEUE: &[&str] = &["vllm:request_queue_time_seconds", "sglang:queue_time_seconds"];
 
+/// One signal the console reads and the metric names it reads it from, newest first: what an
+/// upgrade's metrics check holds a candidate's scrape against.
+#[derive(Clone, Copy, Debug)]
+pub struct SignalSource {
+    pub signal: &'static str,
+    pub names: &'static [&'static str],
+    /// The fleet state and the triage's queue rows go blind without it.
+    pub core: bool,
+    /// Histograms are read from their `_bucket` series.
+    pub histogram: bool,
+}
+
+const fn source(signal: &'static str, names: &'static [&'static str], core: bool, histogram: bool) -> SignalSource {
+    SignalSource {
+        signal,
+        names,
+        core,
+        histogram,
+    }
+}
+
+/// Every signal `normalise` reads.
+pub const SOURCES: &[SignalSource] = &[
+    source("running", RUNNING, true, false),
+    source("waiting", WAITING, true, false),
+    source("kv", KV, true, false),
+    source("preemptions", PREEMPTIONS, false, false),
+    source("prefix-queries", PREFIX_QUERIES, false, false),
+    source("prefix-hits", PREFIX_HITS, false, false),
+    source("prefix-rate", PREFIX_RATE, false, false),
+    source("prompt", PROMPT, false, false),
+    source("generation", GENERATION, true, false),
+    source("iterations", ITERATIONS, false, false),
+    source("ttft", TTFT, false, true),
+    source("itl", ITL, false, true),
+    source("e2e", E2E, false, true),
+    source("queue", QUEUE, false, true),
+];
+
 /// Sum of the first name (in preference order) that has any series.
 fn sum_of(samples: &[Sample], names: &[&str]) -> Option<f64> {
     names.iter().find_map(|n| {

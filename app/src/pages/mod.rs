@@ -12,6 +12,7 @@ pub mod models;
 pub mod not_found;
 pub mod profile_edit;
 pub mod profiles;
+pub mod upgrade_view;
 pub mod vram;
 
 use crate::api::ApiError;

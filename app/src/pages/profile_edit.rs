@@ -3,10 +3,13 @@
 //! each step open once the steps before it validate; the argv for the chosen engine as you
 //! type (switching between a vLLM and an SGLang installation converts through the flag map and
 //! says what has no equivalent); flags checked against the installed engine; a diff against
-//! the active version; saved as a draft or submitted for review with a reason (the change then
+//! the active version; when the installation changes, the upgrade preflight against the one the
+//! profile runs on now; saved as a draft or submitted for review with a reason (the change then
 //! goes through review and the gate on its own page, `/changes/ID`).
 
-use crate::api::{check_profile_flags, get_profile_editor, predict_profile_vram, EditorData, ProposeChange};
+use crate::api::{
+    check_profile_flags, get_profile_editor, predict_profile_vram, upgrade_check, EditorData, ProposeChange,
+};
 use crate::components::use_i18n;
 use crate::domain::envfile::{env_diff, parse, quote};
 use crate::domain::flagmap::{display_argv, render_argv, untranslatable_speculative_keys};
@@ -65,6 +68,9 @@ fn Editor(data: EditorData) -> impl IntoView {
     let name = data.name.clone();
     let active = data.active_env.clone();
     let change_id = data.change;
+    let active_engine: Option<String> = parse(&active)
+        .ok()
+        .and_then(|a| a.into_iter().find(|x| x.key == "ENGINE").map(|x| x.value));
     let parsed = parse(&data.env_text).unwrap_or_default();
     let env_lines: Vec<String> = parsed
         .iter()
@@ -127,6 +133,23 @@ fn Editor(data: EditorData) -> impl IntoView {
     let diff = Memo::new(move |_| env_diff(&active, &text.get()));
     let check = Action::new(move |(n, t): &(String, String)| check_profile_flags(n.clone(), t.clone()));
     let predict = Action::new(move |(n, t): &(String, String)| predict_profile_vram(n.clone(), Some(t.clone())));
+    // Moving the profile to another installation runs the upgrade preflight (again whenever
+    // the installation changes; the button re-checks the text as edited since).
+    let engine_now = values
+        .with_value(|v| v.iter().find(|(k, _)| k == "ENGINE").map(|(_, s)| *s))
+        .expect("ENGINE has a field");
+    let moved = Memo::new(move |_| active_engine.as_deref().is_some_and(|a| a != engine_now.get()));
+    let upgrade = Action::new(move |(n, t): &(String, String)| upgrade_check(n.clone(), t.clone()));
+    let name_for_upgrade = name.clone();
+    Effect::new({
+        let name = name_for_upgrade.clone();
+        move |_| {
+            let _ = engine_now.get();
+            if moved.get_untracked() {
+                upgrade.dispatch((name.clone(), text.get_untracked()));
+            }
+        }
+    });
     let save = ServerAction::<ProposeChange>::new();
     let navigate = leptos_router::hooks::use_navigate();
     Effect::new(move |_| {
@@ -210,6 +233,21 @@ fn Editor(data: EditorData) -> impl IntoView {
             {move || predict.value().get().map(|r| match r {
                 Ok(p) => view! { <crate::pages::vram::PredictionView prediction=p testid="editor-vram-result"/> }.into_any(),
                 Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+            })}
+            {move || moved.get().then(|| {
+                let name = name_for_upgrade.clone();
+                view! {
+                    <section class="editor-upgrade" data-testid="editor-upgrade">
+                        <h2>{move || i18n.t("upgrade-title")}</h2>
+                        <button type="button" data-testid="editor-upgrade-check" disabled=move || upgrade.pending().get() on:click=move |_| { upgrade.dispatch((name.clone(), text.get_untracked())); }>
+                            {move || i18n.t("upgrade-check-again")}
+                        </button>
+                        {move || upgrade.value().get().map(|r| match r {
+                            Ok(c) => view! { <crate::pages::upgrade_view::UpgradeView check=c/> }.into_any(),
+                            Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        })}
+                    </section>
+                }
             })}
             <h2>{move || i18n.t("editor-diff")}</h2>
             <pre class="envfile" data-testid="editor-diff">{move || { let d = diff.get(); if d.is_empty() { i18n.t("editor-no-change") } else { d.join("\n") } }}</pre>

@@ -10,6 +10,7 @@ mod model;
 mod profile;
 mod runs;
 mod triage;
+mod upgrade;
 mod user;
 mod vram;
 
@@ -147,6 +148,17 @@ enum Command {
         /// Ask whether and how the installed version supports one flag.
         #[arg(long, allow_hyphen_values = true)]
         query: Option<String>,
+    },
+    /// Upgrade preflight: the profile's flags on another installation (removed, renamed,
+    /// retyped, parser names gone, deprecated, moved defaults) and the metric names the last
+    /// gate on it found missing. Exit 1 when the start would fail.
+    #[command(name = "upgrade-check")]
+    UpgradeCheck {
+        #[arg(long, env = "INFER_PROFILE")]
+        profile: String,
+        /// The installation (a name in the host configuration) to move to.
+        #[arg(long)]
+        to: String,
     },
     /// The incident runbook: capture evidence, triage health → metrics → gpu → logs, match
     /// every runbook row, record the incident. `--log FILE` classifies a log file alone.
@@ -404,6 +416,7 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
             model,
         } => runs::smoke(&control, url, profile, model, json).await,
         Command::Flags { profile, query } => checks::flags(&control, &profile, query, json).await,
+        Command::UpgradeCheck { profile, to } => upgrade::run(&control, &profile, &to, json).await,
         Command::Profile { command } => profile::run(&control, command, json).await,
         Command::Journal { command } => journal::run(&control, command, json).await,
         Command::User { command } => {

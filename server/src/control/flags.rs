@@ -19,6 +19,15 @@ pub enum FlagsError {
     Control(#[from] super::ControlError),
     #[error("running `{command}`: {detail}")]
     Help { command: String, detail: String },
+    #[error("no engine installation `{0}` in this host's configuration")]
+    NoSuchInstall(String),
+    #[error("`{from}` runs {from_kind} and `{to}` runs {to_kind}: moving a profile between engines is a new profile, not an upgrade")]
+    OtherEngine {
+        from: String,
+        from_kind: String,
+        to: String,
+        to_kind: String,
+    },
 }
 
 /// The installed engine's flags, as cached.
@@ -144,13 +153,8 @@ impl EngineControl {
 
     /// Checks every flag the profile renders to against the installed engine.
     pub async fn check_flags(&self, profile: &str) -> Result<(FlagReport, InstalledFlags), FlagsError> {
-        let stored = self
-            .store
-            .get(profile)
-            .await
-            .map_err(super::ControlError::from)?
-            .ok_or_else(|| super::ControlError::NoSuchProfile(profile.into()))?;
-        self.check_profile_flags(&stored.profile).await
+        let stored = self.stored_profile(profile).await?;
+        self.check_profile_flags(&stored).await
     }
 
     /// The same check for a profile that is not stored yet (the editor's).

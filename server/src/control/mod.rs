@@ -11,6 +11,7 @@ pub mod logs;
 pub mod procfs;
 pub mod profiles;
 pub mod startups;
+pub mod upgrade;
 
 use crate::config::{confined, DataDir};
 use app::domain::engine::{EngineKind, EngineState, EngineStatus, StartupPhase};
@@ -263,18 +264,22 @@ impl EngineControl {
         self.resolve_as(name, None).await
     }
 
+    /// A stored profile, or `NoSuchProfile`.
+    pub async fn stored_profile(&self, name: &str) -> Result<Profile, ControlError> {
+        Ok(self
+            .store
+            .get(name)
+            .await?
+            .ok_or_else(|| ControlError::NoSuchProfile(name.to_string()))?
+            .profile)
+    }
+
     /// Like [`Self::resolve`], for a candidate body of the profile when given (a change under
     /// its gate), else the stored one.
     pub async fn resolve_as(&self, name: &str, candidate: Option<Profile>) -> Result<Resolved, ControlError> {
         let profile = match candidate {
             Some(p) => p,
-            None => {
-                self.store
-                    .get(name)
-                    .await?
-                    .ok_or_else(|| ControlError::NoSuchProfile(name.to_string()))?
-                    .profile
-            }
+            None => self.stored_profile(name).await?,
         };
         let install = self
             .data

@@ -217,6 +217,13 @@ impl Engine {
     /// One scrape of `/metrics`: the normalised signals and how many lines could not be
     /// parsed (skipped, not fatal).
     pub async fn scrape(&self) -> Result<(Signals, usize), ScrapeError> {
+        let (samples, errors) = self.scrape_samples().await?;
+        Ok((normalise(&samples), errors))
+    }
+
+    /// One scrape of `/metrics` as samples (what the upgrade's metric check reads), with the
+    /// count of lines that could not be parsed.
+    pub async fn scrape_samples(&self) -> Result<(Vec<app::domain::prometheus::Sample>, usize), ScrapeError> {
         let url = format!("{}/metrics", self.base);
         let http_error = |detail: String| ScrapeError::Http {
             url: url.clone(),
@@ -238,7 +245,7 @@ impl Engine {
         let body = read_capped(resp, METRICS_CAP).await.map_err(http_error)?;
         let body = String::from_utf8_lossy(&body);
         let parsed = parse(&body);
-        Ok((normalise(&parsed.samples), parsed.errors.len()))
+        Ok((parsed.samples, parsed.errors.len()))
     }
 
     /// `/health`, then a one-token completion to `model` (or the first served model), with

@@ -1,8 +1,9 @@
 //! The gate of an approved change: the candidate is served in the profile's own place (same
 //! state dir and port: on one GPU there is no room for two), then health and a one-token
-//! completion, smoke-toolcall with the flag preflight, and a bench against the `[gate]`
-//! thresholds. The stored profile is replaced only once all of that passed; on failure the
-//! candidate is stopped and the previous profile served again if it was running.
+//! completion, the candidate's metric names against those the console reads, smoke-toolcall
+//! with the flag preflight, and a bench against the `[gate]` thresholds. The stored profile is
+//! replaced only once all of that passed; on failure the candidate is stopped and the previous
+//! profile served again if it was running.
 
 use super::store::ChangeRow;
 use super::{parse_profile, Changes};
@@ -174,6 +175,14 @@ impl Changes {
             return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
         }
 
+        // The candidate's own /metrics against the signals the console reads: after an
+        // upgrade a renamed family would leave the fleet page and the triage blind.
+        report.steps.push(step("metrics", None, String::new()));
+        self.save_gate(row.id, &report).await;
+        if !self.check_metrics(&row, &candidate, &target, &mut report).await {
+            return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
+        }
+
         report.steps.push(step("smoke", None, String::new()));
         self.save_gate(row.id, &report).await;
         let runs = Runs::new(self.control.clone());
@@ -284,6 +293,75 @@ impl Changes {
         if !was_running {
             // The gate leaves the engine as it found it.
             let _ = self.control.stop_held(&hold).await;
+        }
+    }
+
+    /// The gate's metric step; false when a core signal (running, waiting, KV usage,
+    /// generated tokens) has no source in the candidate's scrape.
+    async fn check_metrics(
+        &self,
+        row: &ChangeRow,
+        candidate: &app::domain::profile::Profile,
+        target: &Target,
+        report: &mut GateReport,
+    ) -> bool {
+        let Some(kind) = self.control.data.engine(&candidate.engine).map(|i| i.kind) else {
+            set_outcome(
+                report,
+                true,
+                "metrics-unknown",
+                &[("reason", "no installation".into())],
+                String::new(),
+            );
+            return true;
+        };
+        let samples = match crate::engine::Engine::at(&target.base).scrape_samples().await {
+            Ok((samples, _)) => samples,
+            Err(e) => {
+                // The monitor reports a scrape that keeps failing; one failure does not judge
+                // the release.
+                set_outcome(
+                    report,
+                    true,
+                    "metrics-unknown",
+                    &[("reason", e.to_string())],
+                    e.to_string(),
+                );
+                return true;
+            }
+        };
+        let missing = app::domain::upgrade::missing_signals(kind, &samples);
+        match self.control.install_version(&candidate.engine).await {
+            Ok(version) => self
+                .control
+                .record_metrics_check(&crate::control::upgrade::MetricsCheck {
+                    install: candidate.engine.clone(),
+                    version,
+                    at_ms: crate::clock::now_ms(),
+                    change: row.id,
+                    missing: missing.clone(),
+                }),
+            Err(e) => tracing::warn!(error = %e, "the metric check is not kept: no version"),
+        }
+        let list = |core: bool| {
+            missing
+                .iter()
+                .filter(|m| m.core == core)
+                .map(|m| format!("{} ({})", m.signal, m.names.join(" or ")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (core, other) = (list(true), list(false));
+        let detail = format!("missing core: [{core}]; missing other: [{other}]");
+        if missing.is_empty() {
+            set_outcome(report, true, "metrics-ok", &[], "every signal served".into());
+            true
+        } else if core.is_empty() {
+            set_outcome(report, true, "metrics-warned", &[("signals", other)], detail);
+            true
+        } else {
+            set_outcome(report, false, "metrics-failed", &[("signals", core)], detail);
+            false
         }
     }
 

@@ -4,41 +4,33 @@
 //! simulator exactly like a real installation.
 
 use super::faults::Fault;
+use super::release::{Release, RELEASES};
 use app::domain::engine::EngineKind;
 use app::domain::help_flags::{parse_help, FlagSet, HelpFlag};
-
-/// Version strings the simulator reports (the versions the engine reference was checked on).
-pub const VLLM_VERSION: &str = "0.33.0";
-pub const SGLANG_VERSION: &str = "0.5.23";
-
-/// The engines' real help, captured from vllm 0.33.0 and sglang 0.5.23 (testdata/help): the
-/// simulator accepts exactly these flags, with the same value/boolean arity, and prints this
-/// text for `--help`.
-const VLLM_HELP: &str = include_str!("../../../testdata/help/vllm-0.33.0-serve-help-all.txt");
-const SGLANG_HELP: &str = include_str!("../../../testdata/help/sglang-0.5.23-launch-server-help.txt");
 
 /// The simulator's own knobs, appended to the help in the engine's format.
 const SIM_HELP_VLLM: &str = "\nRoofline simulator:\n  Knobs of the Roofline engine simulator; no real engine has them.\n\n  --sim-fault FAULT     Inject a fault (repeatable): crash, hang, oom-load, kv-too-small,\n                        oom-under-load, kv-exhaustion, preemption-storm, prefix-cache-miss,\n                        tpot-slowdown, broken-tool-parser, missing-config, unsupported-arch,\n                        driver-mismatch. (default: None)\n  --sim-startup-delay SECONDS\n                        Seconds the simulated startup takes. (default: 2)\n";
 const SIM_HELP_SGLANG: &str = "  --sim-fault FAULT     Roofline simulator only: inject a fault (repeatable).\n  --sim-startup-delay SECONDS\n                        Roofline simulator only: seconds the simulated startup takes.\n";
 
-static FLAGS: std::sync::LazyLock<[FlagSet; 2]> = std::sync::LazyLock::new(|| {
-    [
-        parse_help(&help_text(EngineKind::Vllm)),
-        parse_help(&help_text(EngineKind::Sglang)),
-    ]
-});
+/// Each release's flag set (the order of `RELEASES`), parsed once.
+static FLAGS: std::sync::LazyLock<Vec<FlagSet>> =
+    std::sync::LazyLock::new(|| RELEASES.iter().map(|r| parse_help(&help_text(*r))).collect());
 
-fn flag_set(kind: EngineKind) -> &'static FlagSet {
-    &FLAGS[match kind {
-        EngineKind::Vllm => 0,
-        EngineKind::Sglang => 1,
-    }]
+fn flag_set(release: Release) -> &'static FlagSet {
+    static EMPTY: FlagSet = FlagSet { flags: Vec::new() };
+    RELEASES
+        .iter()
+        .position(|r| *r == release)
+        .and_then(|i| FLAGS.get(i))
+        .unwrap_or(&EMPTY)
 }
 
 /// The simulator's launch settings, from the engine's flags.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimArgs {
     pub kind: EngineKind,
+    /// The release played: its version, help and metric names.
+    pub release: Release,
     pub model: String,
     pub served_model_name: Option<String>,
     pub tp: u32,
@@ -87,40 +79,42 @@ fn prog(kind: EngineKind) -> &'static str {
     }
 }
 
-/// The help text in the engine's own format: the real engine's, plus the simulator's knobs.
-pub fn help_text(kind: EngineKind) -> String {
-    match kind {
+/// The help text in the engine's own format: the release's, plus the simulator's knobs.
+pub fn help_text(release: Release) -> String {
+    let help = release.engine_help();
+    match release.kind {
         EngineKind::Vllm => {
             // The JSON-args epilog closes vLLM's help; the simulator's group goes before it.
-            match VLLM_HELP.find("\nWhen passing JSON CLI arguments") {
-                Some(pos) => format!("{}{SIM_HELP_VLLM}{}", &VLLM_HELP[..pos], &VLLM_HELP[pos..]),
-                None => format!("{VLLM_HELP}{SIM_HELP_VLLM}"),
+            match help.find("\nWhen passing JSON CLI arguments") {
+                Some(pos) => format!("{}{SIM_HELP_VLLM}{}", &help[..pos], &help[pos..]),
+                None => format!("{help}{SIM_HELP_VLLM}"),
             }
         }
-        EngineKind::Sglang => format!("{SGLANG_HELP}{SIM_HELP_SGLANG}"),
+        EngineKind::Sglang => format!("{help}{SIM_HELP_SGLANG}"),
     }
 }
 
 /// A flag by any spelling; vLLM's config flags also take dotted keys (`--speculative-config.method`).
-fn find(kind: EngineKind, name: &str) -> Option<&'static HelpFlag> {
-    let set = flag_set(kind);
+fn find(release: Release, name: &str) -> Option<&'static HelpFlag> {
+    let set = flag_set(release);
     set.find(name)
         .or_else(|| name.split_once('.').and_then(|(root, _)| set.find(root)))
 }
 
 /// Parses `sim vllm serve MODEL …` (after `serve`) or `sim sglang …`.
-pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError> {
+pub fn parse(release: Release, args: &[String]) -> Result<Invocation, UsageError> {
+    let kind = release.kind;
     let mut args: Vec<String> = args.to_vec();
     if kind == EngineKind::Vllm {
         if args.first().map(String::as_str) == Some("--version") {
-            return Ok(Invocation::Version(VLLM_VERSION.into()));
+            return Ok(Invocation::Version(release.version.into()));
         }
         if args.first().map(String::as_str) != Some("serve") {
             return Err(UsageError("usage: vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ...\nvllm: error: the simulator only implements `vllm serve`".into()));
         }
         args.remove(0);
     } else if args.first().map(String::as_str) == Some("--version") {
-        return Ok(Invocation::Version(SGLANG_VERSION.into()));
+        return Ok(Invocation::Version(release.version.into()));
     }
     // (canonical name, spelling used, value)
     let mut values: Vec<(&'static str, String, Option<String>)> = Vec::new();
@@ -130,14 +124,14 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
     while i < args.len() {
         let a = &args[i];
         if a == "-h" || a == "--help" || a.starts_with("--help=") {
-            return Ok(Invocation::Help(help_text(kind)));
+            return Ok(Invocation::Help(help_text(release)));
         }
         if a.starts_with('-') && a.len() > 1 {
             let (name, inline) = match a.split_once('=') {
                 Some((n, v)) => (n.to_string(), Some(v.to_string())),
                 None => (a.clone(), None),
             };
-            match find(kind, &name) {
+            match find(release, &name) {
                 Some(def) if def.metavar.is_none() => values.push((&def.names[0], name, None)),
                 Some(def) => {
                     let v = match inline {
@@ -162,6 +156,20 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
                             v.push_str(&args[i]);
                         }
                     }
+                    // argparse checks `choices` itself; vLLM's parser flags (choices "or name
+                    // registered in" a plugin) are checked later, at the API server's start.
+                    let plugin = def.metavar.as_deref().is_some_and(|m| m.contains("registered in"));
+                    if let Some(choices) = def.choices().filter(|_| !plugin) {
+                        if let Some(bad) = v.split(' ').find(|x| !choices.iter().any(|c| c == x)) {
+                            let listed: Vec<String> = choices.iter().map(|c| format!("'{c}'")).collect();
+                            return Err(UsageError(format!(
+                                "{}: error: argument {}: invalid choice: '{bad}' (choose from {})",
+                                prog(kind),
+                                def.names.join("/"),
+                                listed.join(", ")
+                            )));
+                        }
+                    }
                     values.push((&def.names[0], name, Some(v)));
                 }
                 None => unknown.push(a.clone()),
@@ -178,6 +186,19 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
             prog(kind),
             unknown.join(" ")
         )));
+    }
+    // vLLM's API server refuses a tool-call parser it does not have (unless a plugin brings it).
+    if kind == EngineKind::Vllm && !values.iter().any(|(d, _, _)| *d == "--tool-parser-plugin") {
+        let parser = values.iter().rev().find(|(d, _, _)| *d == "--tool-call-parser");
+        let known = find(release, "--tool-call-parser").and_then(HelpFlag::choices);
+        if let (Some((_, _, Some(p))), Some(known)) = (parser, known) {
+            if !known.contains(p) {
+                return Err(UsageError(format!(
+                    "KeyError: 'invalid tool call parser: {p} (chose from {{ {} }})'",
+                    known.join(",")
+                )));
+            }
+        }
     }
     let get = |flag: &str| -> Option<(String, Option<String>)> {
         values
@@ -288,6 +309,7 @@ pub fn parse(kind: EngineKind, args: &[String]) -> Result<Invocation, UsageError
     }
     Ok(Invocation::Serve(Box::new(SimArgs {
         kind,
+        release,
         model,
         // The first served name is the one the API reports (vLLM takes several).
         served_model_name: text("--served-model-name").and_then(|v| v.split_whitespace().next().map(str::to_string)),
@@ -337,10 +359,25 @@ mod tests {
         v.iter().map(|x| x.to_string()).collect()
     }
 
+    const VLLM: Release = Release {
+        kind: EngineKind::Vllm,
+        version: "0.33.0",
+        synthetic: false,
+    };
+    const SGLANG: Release = Release {
+        kind: EngineKind::Sglang,
+        version: "0.5.23",
+        synthetic: false,
+    };
+
+    fn current(kind: EngineKind) -> Release {
+        Release::current(kind)
+    }
+
     #[test]
     fn vllm_command_line() {
         let Invocation::Serve(a) = parse(
-            EngineKind::Vllm,
+            VLLM,
             &s(&[
                 "serve",
                 "/models/m",
@@ -364,21 +401,21 @@ mod tests {
             ("/models/m", 2, Some(4096), 8100, true)
         );
         assert_eq!(a.model_name(), "m");
-        let err = parse(EngineKind::Vllm, &s(&["serve", "/m", "--max-model-length", "5"])).unwrap_err();
+        let err = parse(VLLM, &s(&["serve", "/m", "--max-model-length", "5"])).unwrap_err();
         assert!(
             err.0.ends_with("error: unrecognized arguments: --max-model-length 5")
                 || err.0.contains("unrecognized arguments: --max-model-length")
         );
         assert_eq!(
-            parse(EngineKind::Vllm, &s(&["--version"])).unwrap(),
-            Invocation::Version(VLLM_VERSION.into())
+            parse(VLLM, &s(&["--version"])).unwrap(),
+            Invocation::Version("0.33.0".into())
         );
     }
 
     #[test]
     fn sglang_command_line() {
         let Invocation::Serve(a) = parse(
-            EngineKind::Sglang,
+            SGLANG,
             &s(&[
                 "--model-path",
                 "/models/m",
@@ -394,7 +431,7 @@ mod tests {
         };
         assert!(a.metrics_enabled && a.auto_tool_choice);
         assert_eq!(a.port, 30000);
-        assert!(parse(EngineKind::Sglang, &s(&["--tp-size", "1"]))
+        assert!(parse(SGLANG, &s(&["--tp-size", "1"]))
             .unwrap_err()
             .0
             .contains("--model-path"));
@@ -406,7 +443,7 @@ mod tests {
             (EngineKind::Vllm, vec!["serve", "/m"]),
             (EngineKind::Sglang, vec!["--model-path", "/m"]),
         ] {
-            let real = flag_set(kind);
+            let real = flag_set(current(kind));
             assert!(real.flags.len() > 300);
             for flag in real
                 .flags
@@ -419,42 +456,76 @@ mod tests {
                 if flag.metavar.is_some() {
                     argv.push("1".into());
                 }
-                match parse(kind, &argv) {
+                match parse(current(kind), &argv) {
                     Ok(_) => {}
                     // Values are checked only for the settings the simulator models.
                     Err(e) => assert!(!e.0.contains("unrecognized"), "{kind:?} {}: {e}", flag.names[0]),
                 }
             }
         }
+        assert!(parse(VLLM, &s(&["serve", "/m", "--speculative-config.method", "eagle3"])).is_ok());
         assert!(parse(
-            EngineKind::Vllm,
-            &s(&["serve", "/m", "--speculative-config.method", "eagle3"])
-        )
-        .is_ok());
-        assert!(parse(
-            EngineKind::Vllm,
+            VLLM,
             &s(&["serve", "/m", "--served-model-name", "a", "b", "--port", "9"])
         )
         .is_ok());
+        assert!(parse(SGLANG, &s(&["--model-path", "/m", "--max-model-len", "9"]))
+            .unwrap_err()
+            .0
+            .contains("unrecognized arguments: --max-model-len"));
+    }
+
+    #[test]
+    fn choices_are_checked_as_argparse_and_vllm_check_them() {
+        let e = parse(VLLM, &s(&["serve", "/m", "--kv-cache-dtype", "fp9"])).unwrap_err();
+        assert!(e.0.contains("argument --kv-cache-dtype: invalid choice: 'fp9'"), "{e}");
+        let e = parse(
+            VLLM,
+            &s(&[
+                "serve",
+                "/m",
+                "--enable-auto-tool-choice",
+                "--tool-call-parser",
+                "llama3",
+            ]),
+        )
+        .unwrap_err();
+        assert!(e.0.contains("invalid tool call parser: llama3"), "{e}");
+        // The synthetic next release renamed it.
+        let next = Release::parse(&format!("vllm@{}", super::super::release::NEXT_VLLM)).unwrap();
+        assert!(parse(next, &s(&["serve", "/m", "--tool-call-parser", "llama3"])).is_ok());
+        assert!(parse(next, &s(&["serve", "/m", "--tool-call-parser", "llama3_json"])).is_err());
+        assert!(parse(
+            VLLM,
+            &s(&[
+                "serve",
+                "/m",
+                "--tool-call-parser",
+                "mine",
+                "--tool-parser-plugin",
+                "/p.py"
+            ])
+        )
+        .is_ok());
         assert!(
-            parse(EngineKind::Sglang, &s(&["--model-path", "/m", "--max-model-len", "9"]))
+            parse(SGLANG, &s(&["--model-path", "/m", "--reasoning-parser", "qwen9"]))
                 .unwrap_err()
                 .0
-                .contains("unrecognized arguments: --max-model-len")
+                .contains("invalid choice: 'qwen9'")
         );
     }
 
     #[test]
     fn own_help_parses_with_the_console_parser() {
         for kind in [EngineKind::Vllm, EngineKind::Sglang] {
-            let set = parse_help(&help_text(kind));
+            let set = parse_help(&help_text(current(kind)));
             assert!(set.find("--tool-call-parser").is_some(), "{kind:?}");
             assert!(set.find("--port").is_some());
         }
-        let v = parse_help(&help_text(EngineKind::Vllm));
+        let v = parse_help(&help_text(VLLM));
         assert_eq!(v.find("-tp").unwrap().group.as_deref(), Some("ParallelConfig"));
         assert!(
-            parse_help(&help_text(EngineKind::Sglang))
+            parse_help(&help_text(SGLANG))
                 .find("--disable-cuda-graph")
                 .unwrap()
                 .deprecated

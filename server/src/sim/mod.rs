@@ -11,6 +11,7 @@ pub mod args;
 pub mod faults;
 pub mod metrics;
 mod openai;
+pub mod release;
 pub mod responder;
 pub mod sched;
 pub mod startup;
@@ -92,14 +93,28 @@ impl Sim {
     pub fn render_metrics(&self) -> String {
         let g = self.gauges();
         let s = self.lock();
-        self.template
-            .render(self.args.model_name(), self.started_unix, &s.metrics, &g)
+        let mut text = self
+            .template
+            .render(self.args.model_name(), self.started_unix, &s.metrics, &g);
+        // A release that renamed a family serves it (HELP, TYPE and every series) renamed.
+        for (from, to) in self.args.release.metric_renames() {
+            text = text.replace(from, to);
+        }
+        text
     }
 }
 
 /// Entry point of `roofline sim <kind> …`; returns the process exit code.
-pub fn main(kind: EngineKind, argv: &[String]) -> i32 {
-    let args = match args::parse(kind, argv) {
+/// `spec` is `vllm`, `sglang` or `vllm@VERSION` (a release the simulator carries).
+pub fn main(spec: &str, argv: &[String]) -> i32 {
+    let release = match release::Release::parse(spec) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let args = match args::parse(release, argv) {
         Ok(Invocation::Help(text)) => {
             print!("{text}");
             return 0;
@@ -231,7 +246,7 @@ async fn run(args: SimArgs) -> i32 {
     // Loading weights.
     match kind {
         EngineKind::Vllm => {
-            log.vllm("EngineCore_DP0", "core.py:93", &format!("Initializing a V1 LLM engine (v{}) with config: model='{}', served_model_name={}, max_seq_len={}, tensor_parallel_size={}, kv_cache_dtype={}", args::VLLM_VERSION, args.model, args.model_name(), max_model_len, args.tp, args.kv_cache_dtype));
+            log.vllm("EngineCore_DP0", "core.py:93", &format!("Initializing a V1 LLM engine (v{}) with config: model='{}', served_model_name={}, max_seq_len={}, tensor_parallel_size={}, kv_cache_dtype={}", args.release.version, args.model, args.model_name(), max_model_len, args.tp, args.kv_cache_dtype));
             log.vllm(
                 "Worker_TP0",
                 "gpu_model_runner.py:3015",

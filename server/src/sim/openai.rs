@@ -93,8 +93,8 @@ async fn ready(State(sim): S) -> StatusCode {
     }
 }
 
-async fn version() -> Json<Value> {
-    Json(json!({"version": super::args::VLLM_VERSION}))
+async fn version(State(sim): S) -> Json<Value> {
+    Json(json!({"version": sim.args.release.version}))
 }
 
 async fn load(State(sim): S) -> Json<Value> {
@@ -121,7 +121,7 @@ async fn model_info(State(sim): S) -> Json<Value> {
 async fn server_info(State(sim): S) -> Json<Value> {
     Json(json!({
         "model_path": sim.args.model, "served_model_name": sim.args.model_name(), "tp_size": sim.args.tp,
-        "context_length": sim.max_model_len, "port": sim.args.port, "version": super::args::SGLANG_VERSION, "frontend": "python",
+        "context_length": sim.max_model_len, "port": sim.args.port, "version": sim.args.release.version, "frontend": "python",
         "roofline_simulator": true,
     }))
 }

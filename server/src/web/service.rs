@@ -621,6 +621,21 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
+    fn upgrade_check_text(
+        &self,
+        name: String,
+        env_text: String,
+    ) -> BoxFut<'_, Result<app::domain::upgrade::UpgradeCheck, ApiError>> {
+        Box::pin(async move {
+            let candidate = edited_profile(&name, &env_text)?;
+            let current = self.stored(&name).await?;
+            self.control
+                .upgrade_check_between(&current.profile, &candidate)
+                .await
+                .map_err(|e| ApiError::Invalid(e.to_string()))
+        })
+    }
+
     fn check_flags_text(&self, name: String, env_text: String) -> BoxFut<'_, Result<app::api::FlagCheck, ApiError>> {
         Box::pin(async move {
             let p = edited_profile(&name, &env_text)?;

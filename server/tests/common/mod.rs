@@ -447,3 +447,17 @@ pub async fn review(s: &Session, id: i64, approve: bool, comment: &str) -> (u16,
     )
     .await
 }
+
+/// A console on `env` with an operator (alice) and an approver (bob) signed in.
+pub async fn review_console(env: &Env) -> (Console, Session, Session) {
+    for (n, r) in [("alice", "operator"), ("bob", "approver")] {
+        env.add_user(n, r);
+    }
+    let console_port = free_port();
+    let console = Console::start(env, console_port);
+    eventually(Duration::from_secs(30), async || console_engines(console_port).await).await;
+    let base = format!("http://127.0.0.1:{console_port}");
+    let alice = Session::login(&base, "alice").await;
+    let bob = Session::login(&base, "bob").await;
+    (console, alice, bob)
+}
