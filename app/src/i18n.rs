@@ -356,11 +356,16 @@ mod tests {
             "ev-log-line",
             "ev-log-signature",
             "ev-clients-errors",
+            "ev-pin-moved",
+            "ev-pin-same",
         ] {
             keys.push(key.to_string());
         }
         for (step, _) in crate::pages::profile_edit::STEPS {
             keys.push(format!("editor-step-{step}"));
+        }
+        for field in crate::domain::pins::PIN_FIELDS {
+            keys.push(format!("pin-field-{field}"));
         }
         for id in crate::domain::upgrade::FINDING_IDS {
             keys.push(format!("upgrade-finding-{id}"));

@@ -18,3 +18,17 @@ test("the profile list leads to a profile's file and rendered command line", asy
   await page.keyboard.press("Enter");
   await expect(page).toHaveURL(/\/engines\/demo-sglang$/);
 });
+
+test("a profile page shows the set its engine last started well on", async ({ page }) => {
+  await page.goto("/profiles/demo-sglang");
+  await waitForHydration(page);
+  const pinned = page.getByTestId("profile-known-good");
+  await expect(pinned).toHaveAttribute("data-empty", "false");
+  await expect(pinned.locator("[data-pin=engine]")).toHaveText("0.5.23");
+  await expect(pinned.locator("[data-pin=torch]")).toHaveText("2.9.0+cu128");
+  await expect(pinned.locator("[data-pin=cuda]")).toHaveText("12.8");
+  await expect(pinned.locator("[data-pin=driver]")).toHaveText("570.133.20");
+  await page.getByTestId("lang-ru").click();
+  await expect(pinned).toContainText("Драйвер NVIDIA");
+  await page.getByTestId("lang-en").click();
+});

@@ -373,6 +373,20 @@ ev-gpu = GPU { $index }: { $used } / { $total } GiB, { $temp } °C, throttle: { 
 ev-gpu-none = GPU: { $reason }
 ev-gpu-foreign = GPU { $index }: foreign process { $pid }
 ev-log-line = log line { $line }: { $text }
+ev-pin-moved = { $field ->
+    [engine] engine
+    [driver] NVIDIA driver
+    [cuda] CUDA (torch's build)
+    [image] image
+   *[other] { $field }
+    }: pinned { $pinned }, now { $current }; restore the pinned version from the journal
+ev-pin-same = { $field ->
+    [engine] engine
+    [driver] NVIDIA driver
+    [cuda] CUDA (torch's build)
+    [image] image
+   *[other] { $field }
+    }: { $current }, as pinned
 ev-model-finding = model check: { $file }: { $detail }
 ev-log-signature = { $signature } × { $count }, last at line { $line }: { $text }
 ev-clients-errors = clients see errors while health and metrics are fine
@@ -736,3 +750,15 @@ upgrade-metrics-unchecked = Metric names: checked when a change's gate serves th
 upgrade-metrics-ok = Metric names: the gate of change #{ $change } found every signal the console reads.
 upgrade-metrics-missing = The gate of change #{ $change } found no { $signal } signal (the console reads { $names })
 upgrade-keep-old = The profile as it runs now stays stored: the change goes through review and the gate, smoke-toolcall first, and one rollback restores it.
+
+## Pinned versions (the profile page)
+profile-known-good = Known-good set
+profile-known-good-none = No start recorded yet: the set is pinned at the next healthy start.
+profile-known-good-when = Pinned { $at } on { $install }; restore these after a failed upgrade (the journal keeps every set).
+profile-known-good-bench = Gate bench (run #{ $run }): TTFT p95 { $ttft } ms, TPOT p95 { $tpot } ms, { $throughput } tok/s output
+profile-known-good-no-bench = No gate bench on this set yet.
+pin-field-engine = Engine version
+pin-field-torch = torch
+pin-field-cuda = CUDA (torch's build)
+pin-field-driver = NVIDIA driver
+pin-field-image = Image digest

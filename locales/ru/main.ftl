@@ -376,6 +376,20 @@ ev-gpu = GPU { $index }: { $used } / { $total } ГиБ, { $temp } °C, трот�
 ev-gpu-none = GPU: { $reason }
 ev-gpu-foreign = GPU { $index }: чужой процесс { $pid }
 ev-log-line = строка лога { $line }: { $text }
+ev-pin-moved = { $field ->
+    [engine] движок
+    [driver] драйвер NVIDIA
+    [cuda] CUDA (сборка torch)
+    [image] образ
+   *[other] { $field }
+    }: закреплено { $pinned }, сейчас { $current }; верните закреплённую версию по журналу
+ev-pin-same = { $field ->
+    [engine] движок
+    [driver] драйвер NVIDIA
+    [cuda] CUDA (сборка torch)
+    [image] образ
+   *[other] { $field }
+    }: { $current }, как закреплено
 ev-model-finding = проверка модели: { $file }: { $detail }
 ev-log-signature = { $signature } × { $count }, последняя в строке { $line }: { $text }
 ev-clients-errors = клиенты видят ошибки, при этом health и метрики в норме
@@ -755,3 +769,15 @@ upgrade-metrics-unchecked = Имена метрик проверяются, ко
 upgrade-metrics-ok = Имена метрик: гейт изменения №{ $change } нашёл все сигналы, которые читает консоль.
 upgrade-metrics-missing = Гейт изменения №{ $change } не нашёл сигнала { $signal } (консоль читает { $names })
 upgrade-keep-old = Профиль в нынешнем виде остаётся сохранённым: изменение проходит ревью и гейт, сначала smoke-toolcall, и один откат его возвращает.
+
+## Закреплённые версии (страница профиля)
+profile-known-good = Проверенный набор
+profile-known-good-none = Запусков ещё не было: набор закрепится при следующем здоровом запуске.
+profile-known-good-when = Закреплено { $at } на { $install }; после неудачного обновления верните эти версии (журнал хранит каждый набор).
+profile-known-good-bench = Bench гейта (прогон №{ $run }): TTFT p95 { $ttft } мс, TPOT p95 { $tpot } мс, вывод { $throughput } ток/с
+profile-known-good-no-bench = Bench гейта на этом наборе ещё не запускался.
+pin-field-engine = Версия движка
+pin-field-torch = torch
+pin-field-cuda = CUDA (сборка torch)
+pin-field-driver = Драйвер NVIDIA
+pin-field-image = Дайджест образа

@@ -381,3 +381,45 @@ async fn an_incomplete_transfer_names_the_missing_files() {
         v["diagnosis"]["findings"][0]
     );
 }
+
+/// Issue 13: a healthy start pins its versions; after the host's driver moved, the
+/// driver-mismatch row shows each pinned version against the current one.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_driver_mismatch_shows_the_pinned_versions_against_the_current_ones() {
+    let env = Env::new();
+    let port = free_port();
+    env.vllm_profile("pin", port, "");
+    env.serve_ok("pin");
+    let out = env.run(&["journal", "list", "--json"]);
+    let journal = str(&out).0;
+    assert!(
+        journal.contains("known-good") && journal.contains("570.133.20"),
+        "{journal}"
+    );
+    assert!(env.run(&["stop", "--profile", "pin"]).status.success());
+
+    // The driver was upgraded under the engine (a new torch wheel would read the same way).
+    env.vllm_profile("pin", port, "ENV_ROOFLINE_SIM_FAULT=driver-mismatch\n");
+    let out = env.run(&["serve", "--profile", "pin"]);
+    assert_eq!(out.status.code(), Some(1), "the start fails: {:?}", str(&out));
+    let (rule, v) = triage_with(&env, "pin", &[], &[("ROOFLINE_SIM_DRIVER", "535.54.03".into())]).await;
+    assert_row("start-driver-mismatch", &rule, &v);
+    let evidence = v["diagnosis"]["findings"][0]["evidence"].as_array().unwrap().clone();
+    let pin = |key: &str, field: &str| {
+        evidence
+            .iter()
+            .find(|r| r["key"] == key && r["args"].to_string().contains(&format!("\"field\",\"{field}\"")))
+            .cloned()
+    };
+    let driver = pin("ev-pin-moved", "driver").unwrap_or_else(|| panic!("{evidence:?}"));
+    let args = driver["args"].to_string();
+    assert!(args.contains("570.133.20") && args.contains("535.54.03"), "{args}");
+    assert!(pin("ev-pin-same", "torch").is_some(), "{evidence:?}");
+    assert!(pin("ev-pin-same", "engine").is_some(), "{evidence:?}");
+    // The moved one is cited first.
+    let first_pin = evidence
+        .iter()
+        .position(|r| r["key"].as_str().unwrap_or("").starts_with("ev-pin"))
+        .unwrap();
+    assert_eq!(evidence[first_pin]["key"], "ev-pin-moved");
+}

@@ -188,6 +188,19 @@ async fn an_upgrade_goes_through_review_and_the_gate_which_checks_the_metric_nam
         .collect();
     assert_eq!(missing, ["iterations"], "{check}");
 
+    // The set it passed on is pinned, with the gate's bench (the launch procedure's step 6).
+    let pinned = eventually(Duration::from_secs(20), async || {
+        let (_, body) = alice.call("get_profile", "name=ed").await;
+        let view: serde_json::Value = serde_json::from_str(&body).ok()?;
+        let k = view["known_good"].clone();
+        (k["install"] == "sim-vllm-next" && k["bench"].is_object()).then_some(k)
+    })
+    .await
+    .expect("the gate pins the set it passed on");
+    assert_eq!(pinned["facts"]["engine_version"], "0.34.0+synthetic", "{pinned}");
+    assert_eq!(pinned["facts"]["torch"], "2.9.0+cu128", "{pinned}");
+    assert!(pinned["bench"]["run"].as_i64().is_some(), "{pinned}");
+
     // The old profile is one step away.
     let (status, body) = alice
         .call("rollback_change", &format!("id={id}&reason=back+to+0.33"))

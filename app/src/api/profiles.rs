@@ -32,6 +32,9 @@ pub struct ProfileView {
     /// SGLang speculative keys that have no flag there.
     pub untranslated: Vec<String>,
     pub updated_at: String,
+    /// The set this profile last started well on (pinned versions, the gate's bench).
+    #[serde(default)]
+    pub known_good: Option<crate::domain::pins::KnownGood>,
 }
 
 /// All launch profiles.

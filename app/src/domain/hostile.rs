@@ -80,6 +80,22 @@ proptest! {
     }
 
     #[test]
+    fn environment_reports_and_help_diffs_never_panic(
+        report in texty("PyTorch version: CUDA used to build PyTorch Nvidia driver version vLLM Version sglang NVCC: release , +cu 0123456789.\n"),
+        old in texty("options:\n  --a A --b {x,y} (default: 1) Deprecated use --c instead formerly\n"),
+        new in texty("options:\n  --a --b {x,z} (default: 2) renamed from --a \n"),
+        argv in proptest::collection::vec("--[abc]|x|y|z|1", 0..8),
+    ) {
+        let f = super::pins::parse_env_report(&report);
+        for v in [f.torch, f.cuda, f.driver, f.engine_version].into_iter().flatten() {
+            prop_assert!(v.chars().count() <= 120);
+        }
+        let (o, n) = (super::help_flags::parse_help(&old), super::help_flags::parse_help(&new));
+        let d = super::upgrade::compare_flags(super::engine::EngineKind::Vllm, &o, &n, &argv);
+        prop_assert!(d.other_defaults.len() <= super::upgrade::MAX_OTHER_DEFAULTS);
+    }
+
+    #[test]
     fn engine_logs_never_panic(log in texty("INFO WARNING ERROR EngineCore CUDA out of memory Traceback File \"\n:0123456789%KV cache usage Running: reqs, Waiting: Pending: Preemptions: Avg prompt throughput: Decode batch, Prefill batch. #running-req: #queue-req: token usage: Retract requests #retracted_reqs: Memory profiling peak_torch_memory= Available KV cache memory: K size: V size: vLLM API server version load_model run_busy_loop Application startup complete")) {
         let inv = logscan::investigate(&log, true);
         prop_assert!(inv.stats.len() <= 4096);

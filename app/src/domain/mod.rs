@@ -14,6 +14,7 @@ pub mod logscan;
 pub mod logseries;
 pub mod modelcheck;
 pub mod phases;
+pub mod pins;
 pub mod profile;
 pub mod prometheus;
 pub mod review;

@@ -57,6 +57,10 @@ pub struct Evidence {
     /// an incomplete transfer left out, named by file.
     #[serde(default)]
     pub model_check: Option<crate::domain::modelcheck::VerifyReport>,
+    /// The set this profile last started well on against the host now (only when the start
+    /// failed on a driver, CUDA or torch mismatch).
+    #[serde(default)]
+    pub pins: Option<crate::domain::pins::PinComparison>,
 }
 
 /// A change before the incident, from the profile store or the recorded engine versions.
@@ -481,6 +485,29 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
                         &[("file", f.file.clone()), ("detail", f.detail.clone())],
                     )
                 }));
+            }
+        }
+        // "Restore the pinned versions from the journal": each pinned version against the
+        // host's, the ones that moved first.
+        if rule == Rule::StartDriverMismatch {
+            if let Some(c) = &ev.pins {
+                let none = || "?".to_string();
+                let mut pins = c.pins();
+                pins.sort_by_key(|p| !p.differs());
+                evidence.extend(
+                    pins.iter()
+                        .filter(|p| p.pinned.is_some() || p.current.is_some())
+                        .map(|p| {
+                            reading(
+                                if p.differs() { "ev-pin-moved" } else { "ev-pin-same" },
+                                &[
+                                    ("field", p.field.clone()),
+                                    ("pinned", p.pinned.clone().unwrap_or_else(none)),
+                                    ("current", p.current.clone().unwrap_or_else(none)),
+                                ],
+                            )
+                        }),
+                );
             }
         }
         let actions = match rule {

@@ -108,6 +108,7 @@ fn ProfileDetail(view: ProfileView) -> impl IntoView {
             {(!untranslated.is_empty()).then(|| view! {
                 <p class="warning">{move || i18n.ta("profile-untranslated", &[("keys", untranslated.clone().into())])}</p>
             })}
+            <KnownGoodView known_good=view.known_good.clone()/>
             <h2>{move || i18n.t("engine-command")}</h2>
             <pre class="argv" data-testid="argv">{display_argv(&view.argv)}</pre>
             <h2>{move || i18n.t("profile-file")}</h2>
@@ -116,4 +117,54 @@ fn ProfileDetail(view: ProfileView) -> impl IntoView {
             <crate::pages::changes::ChangeList profile=Some(p.name.clone())/>
         </section>
     }
+}
+
+/// The pinned set: what the profile last started well on, to restore after a bad upgrade.
+#[component]
+fn KnownGoodView(known_good: Option<crate::domain::pins::KnownGood>) -> impl IntoView {
+    let i18n = crate::components::use_i18n();
+    let Some(k) = known_good else {
+        return view! {
+            <h2>{move || i18n.t("profile-known-good")}</h2>
+            <p class="muted" data-testid="profile-known-good" data-empty="true">{move || i18n.t("profile-known-good-none")}</p>
+        }
+        .into_any();
+    };
+    let when = [("at", crate::i18n::time_utc(k.at_ms)), ("install", k.install.clone())];
+    let facts = &k.facts;
+    let rows = [
+        ("engine", facts.engine_version.clone()),
+        ("torch", facts.torch.clone()),
+        ("cuda", facts.cuda.clone()),
+        ("driver", facts.driver.clone()),
+        ("image", k.image_digest.clone()),
+    ];
+    let bench = k.bench.clone();
+    view! {
+        <h2>{move || i18n.t("profile-known-good")}</h2>
+        <div data-testid="profile-known-good" data-empty="false">
+            <p class="muted">{move || {
+                let args: Vec<(&str, Arg)> = when.iter().map(|(k, v)| (*k, Arg::from(v.clone()))).collect();
+                i18n.ta("profile-known-good-when", &args)
+            }}</p>
+            <dl class="facts">
+                {rows.into_iter().map(|(field, value)| view! {
+                    <dt>{move || i18n.t(&format!("pin-field-{field}"))}</dt>
+                    <dd class="mono" data-pin=field>{value.unwrap_or_else(|| "—".into())}</dd>
+                }).collect_view()}
+            </dl>
+            {match bench {
+                Some(b) => view! {
+                    <p data-testid="profile-known-good-bench">{move || i18n.ta("profile-known-good-bench", &[
+                        ("run", b.run.into()),
+                        ("ttft", format!("{:.0}", b.ttft_p95_ms).into()),
+                        ("tpot", format!("{:.1}", b.tpot_p95_ms).into()),
+                        ("throughput", format!("{:.0}", b.output_tokens_per_s).into()),
+                    ])}</p>
+                }.into_any(),
+                None => view! { <p class="muted" data-testid="profile-known-good-bench">{move || i18n.t("profile-known-good-no-bench")}</p> }.into_any(),
+            }}
+        </div>
+    }
+    .into_any()
 }

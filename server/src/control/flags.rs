@@ -57,7 +57,7 @@ fn help_args(kind: EngineKind) -> &'static [&'static str] {
     }
 }
 
-async fn run(argv: &[String]) -> Result<String, String> {
+pub(super) async fn run(argv: &[String]) -> Result<String, String> {
     let mut cmd = tokio::process::Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .env(

@@ -8,6 +8,7 @@
 pub mod actions;
 pub mod flags;
 pub mod logs;
+pub mod pins;
 pub mod procfs;
 pub mod profiles;
 pub mod startups;

@@ -104,6 +104,19 @@ pub async fn collect(
             .ok(),
         Err(_) => None,
     };
+    // The pinned set against the host now, when the start failed on a driver/CUDA/torch
+    // mismatch (the environment report takes seconds on a real host: only then).
+    use app::domain::startup_failure::{classify, FailureRow};
+    let driver_mismatch = status
+        .failure
+        .as_ref()
+        .or(classify(log_tail.iter().map(String::as_str)).as_ref())
+        .is_some_and(|m| m.row == FailureRow::DriverMismatch);
+    let pins = if driver_mismatch {
+        control.pin_comparison(profile).await
+    } else {
+        None
+    };
     let captured_at_ms = now_ms();
     let recent_changes = recent_changes(control, profile, engine_version.as_deref(), captured_at_ms).await;
     Ok(Evidence {
@@ -130,6 +143,7 @@ pub async fn collect(
             .then(|| control.exited_at_ms(profile))
             .flatten(),
         model_check,
+        pins,
     })
 }
 

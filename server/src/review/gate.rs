@@ -220,10 +220,17 @@ impl Changes {
             t.input_len,
             t.output_len.max(1),
         );
+        let mut pinned_bench = None;
         let bench_passed = match runs.bench(&target, &params, |_| {}).await {
             Ok(run) => {
                 let summary = run.summary;
                 report.bench_run = run.id.ok();
+                pinned_bench = report.bench_run.map(|id| app::domain::pins::BenchPin {
+                    run: id,
+                    ttft_p95_ms: summary.ttft_ms.p95,
+                    tpot_p95_ms: summary.tpot_ms.p95,
+                    output_tokens_per_s: summary.output_throughput,
+                });
                 report.checks = review::judge_bench(&summary, &t);
                 let passed = report.checks.iter().all(|c| c.pass);
                 let failing: Vec<&GateCheck> = report.checks.iter().filter(|c| !c.pass).collect();
@@ -281,6 +288,15 @@ impl Changes {
         }
         report.passed = Some(true);
         self.save_gate(row.id, &report).await;
+        // The set the candidate passed on, with its bench: what "restore the pinned versions"
+        // restores to.
+        if let Err(e) = self
+            .control
+            .record_known_good(&name, Some(&candidate), pinned_bench.clone())
+            .await
+        {
+            tracing::warn!(profile = %name, error = %e, "the known-good set of the gate is not recorded");
+        }
         let _ = self.store.add_event(row.id, &who, "gate-passed", "").await;
         self.journal(
             &who,

@@ -65,6 +65,8 @@ pub enum Invocation {
     Serve(Box<SimArgs>),
     Help(String),
     Version(String),
+    /// `vllm collect-env` / `python -m sglang.check_env`: the environment report.
+    EnvReport(String),
 }
 
 /// An argparse-style usage error: the message and the exit code 2.
@@ -109,12 +111,17 @@ pub fn parse(release: Release, args: &[String]) -> Result<Invocation, UsageError
         if args.first().map(String::as_str) == Some("--version") {
             return Ok(Invocation::Version(release.version.into()));
         }
+        if args.first().map(String::as_str) == Some("collect-env") {
+            return Ok(Invocation::EnvReport(release.env_report()));
+        }
         if args.first().map(String::as_str) != Some("serve") {
             return Err(UsageError("usage: vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ...\nvllm: error: the simulator only implements `vllm serve`".into()));
         }
         args.remove(0);
     } else if args.first().map(String::as_str) == Some("--version") {
         return Ok(Invocation::Version(release.version.into()));
+    } else if args.first().map(String::as_str) == Some("check-env") {
+        return Ok(Invocation::EnvReport(release.env_report()));
     }
     // (canonical name, spelling used, value)
     let mut values: Vec<(&'static str, String, Option<String>)> = Vec::new();

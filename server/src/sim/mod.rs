@@ -123,6 +123,10 @@ pub fn main(spec: &str, argv: &[String]) -> i32 {
             println!("{v}");
             return 0;
         }
+        Ok(Invocation::EnvReport(text)) => {
+            print!("{text}");
+            return 0;
+        }
         Ok(Invocation::Serve(a)) => *a,
         Err(e) => {
             eprintln!("{e}");

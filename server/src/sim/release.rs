@@ -112,6 +112,31 @@ impl Release {
         }
     }
 
+    /// The environment report the engine prints (`vllm collect-env`, `sglang.check_env`), in
+    /// its own layout. The versions come from `ROOFLINE_SIM_TORCH` (`2.9.0+cu128`) and
+    /// `ROOFLINE_SIM_DRIVER` (`570.133.20`), so a test can move them under a pinned set.
+    pub fn env_report(&self) -> String {
+        let var = |k: &str, d: &str| {
+            std::env::var(k)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| d.to_string())
+        };
+        let torch = var("ROOFLINE_SIM_TORCH", "2.9.0+cu128");
+        let driver = var("ROOFLINE_SIM_DRIVER", "570.133.20");
+        let cuda = app::domain::pins::cuda_of_torch(&torch).unwrap_or_else(|| "N/A".into());
+        match self.kind {
+            EngineKind::Vllm => format!(
+                "Collecting environment information...\n==============================\n        System Info\n==============================\nOS                           : Roofline simulator (x86_64)\n\n==============================\n       PyTorch Info\n==============================\nPyTorch version              : {torch}\nIs debug build               : False\nCUDA used to build PyTorch   : {cuda}\nROCM used to build PyTorch   : N/A\n\n==============================\n       CUDA / GPU Info\n==============================\nIs CUDA available            : True\nCUDA runtime version         : {cuda}.90\nGPU models and configuration : GPU 0: simulated\nNvidia driver version        : {driver}\n\n==============================\n         vLLM Info\n==============================\nvLLM Version                 : {} (simulated)\n",
+                self.version
+            ),
+            EngineKind::Sglang => format!(
+                "Python: 3.12.3\nCUDA available: True\nGPU 0: simulated\nCUDA_HOME: /usr/local/cuda\nNVCC: Cuda compilation tools, release {cuda}, V{cuda}.90\nCUDA Driver Version: {driver}\nPyTorch: {torch}\nsglang: {}\n",
+                self.version
+            ),
+        }
+    }
+
     /// Renames applied to the `/metrics` exposition.
     pub fn metric_renames(&self) -> &'static [(&'static str, &'static str)] {
         match (self.kind, self.version) {

@@ -254,6 +254,7 @@ impl ConsoleService for ConsoleServiceImpl {
                 issues,
                 untranslated,
                 updated_at: stored.updated_at,
+                known_good: self.control.known_good(&p.name).await.map_err(internal)?,
                 profile: p,
             })
         })

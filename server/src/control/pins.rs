@@ -1,0 +1,144 @@
+//! Pinned versions: every healthy start records the set it ran on (engine version, torch, the
+//! CUDA torch was built with, the NVIDIA driver, the image digest of a container
+//! installation) in SQLite and the journal; a change's gate adds its bench. The newest set is
+//! what the profile page shows and what the driver-mismatch row compares the host against.
+
+use super::flags::FlagsError;
+use super::EngineControl;
+use app::domain::engine::EngineKind;
+use app::domain::pins::{parse_env_report, BenchPin, EnvFacts, KnownGood, PinComparison};
+
+/// The argv of an installation's environment report.
+fn report_argv(kind: EngineKind, simulator: bool, mut command: Vec<String>) -> Vec<String> {
+    match (kind, simulator) {
+        (EngineKind::Vllm, _) => {
+            command.push("collect-env".into());
+            command
+        }
+        (EngineKind::Sglang, true) => {
+            command.push("check-env".into());
+            command
+        }
+        // `python -m sglang.launch_server` → `python -m sglang.check_env`.
+        (EngineKind::Sglang, false) => vec![
+            command.first().cloned().unwrap_or_else(|| "python".into()),
+            "-m".into(),
+            "sglang.check_env".into(),
+        ],
+    }
+}
+
+impl EngineControl {
+    /// What the installation's own environment report says now (run fresh: a driver can
+    /// change under the same engine version).
+    pub async fn env_facts(&self, install_name: &str) -> Result<EnvFacts, FlagsError> {
+        let install = self
+            .data
+            .engine(install_name)
+            .ok_or_else(|| FlagsError::NoSuchInstall(install_name.to_string()))?;
+        let command = self.data.command_for(install).map_err(|e| FlagsError::Help {
+            command: "roofline".into(),
+            detail: e.to_string(),
+        })?;
+        let argv = report_argv(install.kind, install.simulator, command);
+        let text = super::flags::run(&argv).await.map_err(|detail| FlagsError::Help {
+            command: argv.join(" "),
+            detail,
+        })?;
+        let mut facts = parse_env_report(&text);
+        if facts.driver.is_none() {
+            // The report could not see the driver; NVML can.
+            if let app::domain::gpu::GpuState::Available { driver, .. } = crate::gpu::read().await {
+                facts.driver = driver;
+            }
+        }
+        Ok(facts)
+    }
+
+    /// Records the set a healthy start of `profile` ran on, in SQLite and the journal: the
+    /// stored profile's installation, or the candidate's when a change's gate started it (the
+    /// gate records its set itself, with its bench, once the bench passed).
+    pub async fn record_known_good(
+        &self,
+        profile: &str,
+        candidate: Option<&app::domain::profile::Profile>,
+        bench: Option<BenchPin>,
+    ) -> anyhow::Result<KnownGood> {
+        let install = match candidate {
+            Some(p) => p.engine.clone(),
+            None => self.stored_profile(profile).await?.engine,
+        };
+        let facts = self.env_facts(&install).await?;
+        let set = KnownGood {
+            profile: profile.to_string(),
+            install,
+            at_ms: crate::clock::now_ms(),
+            facts,
+            image_digest: None,
+            bench,
+        };
+        let bench_json = match &set.bench {
+            Some(b) => Some(serde_json::to_string(b)?),
+            None => None,
+        };
+        sqlx::query(
+            "insert into known_good (profile, install, at_ms, facts, image_digest, bench) values ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(&set.profile)
+        .bind(&set.install)
+        .bind(set.at_ms)
+        .bind(serde_json::to_string(&set.facts)?)
+        .bind(&set.image_digest)
+        .bind(bench_json)
+        .execute(&self.store.pool())
+        .await?;
+        self.journal()
+            .record(
+                "roofline",
+                "known-good",
+                profile,
+                if set.bench.is_some() { "a change's gate passed" } else { "a healthy start" },
+                serde_json::json!({"install": set.install, "engine_version": set.facts.engine_version, "torch": set.facts.torch, "cuda": set.facts.cuda, "driver": set.facts.driver, "image": set.image_digest, "bench": set.bench}),
+            )
+            .await;
+        Ok(set)
+    }
+
+    /// The newest set `profile` started well on.
+    pub async fn known_good(&self, profile: &str) -> anyhow::Result<Option<KnownGood>> {
+        type Row = (String, String, i64, String, Option<String>, Option<String>);
+        let row: Option<Row> = sqlx::query_as(
+            "select profile, install, at_ms, facts, image_digest, bench from known_good where profile = $1 order by id desc limit 1",
+        )
+        .bind(profile)
+        .fetch_optional(&self.store.pool())
+        .await?;
+        Ok(
+            row.map(|(profile, install, at_ms, facts, image_digest, bench)| KnownGood {
+                profile,
+                install,
+                at_ms,
+                facts: serde_json::from_str(&facts).unwrap_or_default(),
+                image_digest,
+                bench: bench.and_then(|b| serde_json::from_str(&b).ok()),
+            }),
+        )
+    }
+
+    /// The pinned set against the host now, for the driver-mismatch row.
+    pub async fn pin_comparison(&self, profile: &str) -> Option<PinComparison> {
+        let pinned = self.known_good(profile).await.ok()??;
+        let current = match self.env_facts(&pinned.install).await {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(profile, error = %e, "no environment report to compare with the pinned set");
+                return None;
+            }
+        };
+        Some(PinComparison {
+            pinned,
+            current,
+            current_image: None,
+        })
+    }
+}
