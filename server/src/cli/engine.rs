@@ -98,9 +98,9 @@ pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
                 ServeOutcome::Started { pid } => {
                     // Self-calibration: this start's own memory lines sharpen the next prediction.
                     let _ = crate::vram::calibrate(control, profile).await;
-                    // The pinned set this start ran on (the console's monitor records one too
-                    // when it runs; each is a start seen healthy).
-                    if let Err(e) = control.record_known_good(profile, None, None).await {
+                    // The pinned set this start ran on (once: the console's monitor sees the
+                    // same start).
+                    if let Err(e) = control.record_start_once(profile).await {
                         eprintln!("the known-good set is not recorded: {e}");
                     }
                     ("started", pid)

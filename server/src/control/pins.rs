@@ -104,6 +104,25 @@ impl EngineControl {
         Ok(set)
     }
 
+    /// A healthy start's set, recorded once per engine process (an engine that flaps between
+    /// hung and healthy is one start) and never under a gate (which records its candidate's
+    /// set itself, with its bench). `None` when there was nothing to record.
+    pub async fn record_start_once(&self, profile: &str) -> anyhow::Result<Option<KnownGood>> {
+        if self.gate_held(profile) {
+            return Ok(None);
+        }
+        let Some(super::Running::Alive(record)) = self.running(profile) else {
+            return Ok(None);
+        };
+        let started_ms = i64::try_from(record.started_at)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(1000);
+        if self.known_good(profile).await?.is_some_and(|k| k.at_ms >= started_ms) {
+            return Ok(None);
+        }
+        self.record_known_good(profile, None, None).await.map(Some)
+    }
+
     /// The newest set `profile` started well on.
     pub async fn known_good(&self, profile: &str) -> anyhow::Result<Option<KnownGood>> {
         type Row = (String, String, i64, String, Option<String>, Option<String>);

@@ -354,11 +354,9 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
                             Ok(None) => {}
                             Err(e) => tracing::debug!(profile = %name, "no calibration from this start: {e}"),
                         }
-                        // The pinned set; a gate records its candidate's set itself.
-                        if !control.gate_held(&name) {
-                            if let Err(e) = control.record_known_good(&name, None, None).await {
-                                tracing::warn!(profile = %name, error = %e, "the known-good set of this start is not recorded");
-                            }
+                        // The pinned set of this start.
+                        if let Err(e) = control.record_start_once(&name).await {
+                            tracing::warn!(profile = %name, error = %e, "the known-good set of this start is not recorded");
                         }
                     });
                 }
