@@ -80,7 +80,21 @@ test("moving a profile to a newer installation runs the upgrade preflight as you
   await expect(result).toHaveAttribute("data-blocking", "0", { timeout: 60_000 });
   await expect(page.getByTestId("upgrade-verdict")).toContainText("Nothing here stops the start");
 
+  // The reviewer sees the same preflight on the change's page.
+  await page.getByTestId("editor-reason").fill("vLLM 0.34");
+  await page.getByTestId("editor-draft").click();
+  await expect(page).toHaveURL(/\/changes\/\d+$/);
+  await waitForHydration(page);
+  await expect(page.getByTestId("change-upgrade")).toBeVisible();
+  await expect(page.getByTestId("upgrade-result")).toHaveAttribute("data-blocking", "0", { timeout: 60_000 });
+  await expect(page.getByTestId("upgrade-versions")).toContainText("sim-vllm-next");
+  await page.getByTestId("change-withdraw").click();
+
   // Back on the installation it runs on, there is nothing to preflight.
+  await page.goto("/profiles/demo-vllm/edit");
+  await waitForHydration(page);
+  await page.getByTestId("field-ENGINE").selectOption("sim-vllm-next");
+  await expect(page.getByTestId("editor-upgrade")).toBeVisible();
   await page.getByTestId("field-ENGINE").selectOption("sim-vllm");
   await expect(page.getByTestId("editor-upgrade")).toHaveCount(0);
 });

@@ -1,8 +1,10 @@
 //! Profile changes: the list, and one change's page with its diff, the review (approve or
-//! request changes, with comments), the gate's steps and checks as they run, and rollback.
+//! request changes, with comments), the upgrade preflight when the change moves the profile to
+//! another installation, the gate's steps and checks as they run, and rollback.
 
 use crate::api::{
-    get_change, list_changes, ChangeView, CommentChange, ReviewChange, RollbackChange, StartChangeGate, WithdrawChange,
+    get_change, list_changes, upgrade_check, ChangeView, CommentChange, ReviewChange, RollbackChange, StartChangeGate,
+    WithdrawChange,
 };
 use crate::components::use_i18n;
 use crate::domain::review::{ChangeAction, ChangeState};
@@ -156,6 +158,37 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
         .find_map(|r| r.err())
         .map(|e| view! { <ErrorNote error=e/> })
     };
+    // A change that moves the profile to another installation shows the upgrade preflight
+    // while it is still to be reviewed or gated (once active, the stored profile is the
+    // candidate and there is nothing left to compare).
+    let engine_of = |env: &str| {
+        crate::domain::envfile::parse(env)
+            .ok()
+            .and_then(|a| a.into_iter().find(|x| x.key == "ENGINE").map(|x| x.value))
+    };
+    let pending = matches!(
+        c.summary.state,
+        ChangeState::Draft | ChangeState::Submitted | ChangeState::ChangesRequested | ChangeState::Approved
+    );
+    let moves = pending && engine_of(&c.base_env) != engine_of(&c.env);
+    let upgrade = Action::new(move |(n, t): &(String, String)| upgrade_check(n.clone(), t.clone()));
+    if moves {
+        let args = (c.summary.profile.clone(), c.env.clone());
+        Effect::new(move |_| {
+            upgrade.dispatch(args.clone());
+        });
+    }
+    let upgrade_panel = moves.then(|| {
+        view! {
+            <section class="change-upgrade" data-testid="change-upgrade">
+                <h2>{move || i18n.t("upgrade-title")}</h2>
+                {move || upgrade.value().get().map(|r| match r {
+                    Ok(check) => view! { <crate::pages::upgrade_view::UpgradeView check=check/> }.into_any(),
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                })}
+            </section>
+        }
+    });
     let gate_report = c.gate.clone();
     let t = c.thresholds.clone();
     // What an approval approves: the page shows it, the review buttons send it back.
@@ -174,6 +207,7 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
             {c.stale.then(|| view! { <p class="warning" role="alert" data-testid="change-stale">{move || i18n.t("change-stale")}</p> })}
             <h2>{move || i18n.t("editor-diff")}</h2>
             <pre class="envfile" data-testid="change-diff">{c.diff.join("\n")}</pre>
+            {upgrade_panel}
             <p class="muted small">
                 {move || i18n.t("change-content-hash")} ": "
                 <code data-testid="change-hash" title=c.content_hash.clone()>{hash_short}</code>
