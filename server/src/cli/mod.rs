@@ -2,6 +2,7 @@
 //! `health`, `flags`, `profile …`) and `console`. Exit codes: 0 ok, 1 the check found a
 //! problem, 2 bad usage or input (the message names it).
 
+mod backup;
 mod checks;
 mod console;
 mod engine;
@@ -149,6 +150,12 @@ enum Command {
         #[arg(long, allow_hyphen_values = true)]
         query: Option<String>,
     },
+    /// A consistent copy of the database while the console runs (SQLite `VACUUM INTO`); never
+    /// overwrites FILE.
+    Backup { file: PathBuf },
+    /// Replace the database with a backup (the console must be stopped); the replaced one is
+    /// kept beside it.
+    Restore { file: PathBuf },
     /// Upgrade preflight: the profile's flags on another installation (removed, renamed,
     /// retyped, parser names gone, deprecated, moved defaults) and the metric names the last
     /// gate on it found missing. Exit 1 when the start would fail.
@@ -300,6 +307,26 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
     if let Command::Triage { log: Some(path), .. } = &cli.command {
         return triage::triage_log(path, cli.json, lang());
     }
+    if let Command::Restore { file } = &cli.command {
+        return backup::restore(&cli.data, file, cli.json).await;
+    }
+    // A running console holds its data directory (shared): a restore waits for it to stop.
+    let _console_lock = match &cli.command {
+        Command::Console { .. } => {
+            if let Err(e) = std::fs::create_dir_all(&cli.data) {
+                eprintln!("creating {}: {e}", cli.data.display());
+                return PROBLEM;
+            }
+            match crate::db::console_lock(&cli.data, false) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    eprintln!("{e:#}");
+                    return PROBLEM;
+                }
+            }
+        }
+        _ => None,
+    };
     if let Command::Console { demo: true, .. } = &cli.command {
         match crate::demo::init(&cli.data).await {
             Ok(true) => println!("Created the demo fleet in {}", cli.data.display()),
@@ -416,6 +443,9 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
             model,
         } => runs::smoke(&control, url, profile, model, json).await,
         Command::Flags { profile, query } => checks::flags(&control, &profile, query, json).await,
+        Command::Backup { file } => backup::backup(&control, &file, json).await,
+        // Handled before the database is opened.
+        Command::Restore { .. } => USAGE,
         Command::UpgradeCheck { profile, to } => upgrade::run(&control, &profile, &to, json).await,
         Command::Profile { command } => profile::run(&control, command, json).await,
         Command::Journal { command } => journal::run(&control, command, json).await,

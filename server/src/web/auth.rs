@@ -63,6 +63,8 @@ fn need(path: &str) -> Need {
         "/metrics",
         "/api/engines",
         "/api/alerts/alertmanager",
+        "/healthz",
+        "/readyz",
     ];
     if PUBLIC.contains(&path) || path.starts_with("/pkg/") {
         return Need::Public;

@@ -30,6 +30,44 @@ pub async fn console_metrics(State(s): State<WebState>) -> Response {
         .into_response()
 }
 
+/// `GET /healthz`: the process answers (for a service manager or a load balancer).
+pub async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// `GET /readyz`: the database takes a write lock and the collectors still run (their
+/// channels' senders are alive); 503 naming what is not, otherwise 200.
+pub async fn readyz(State(s): State<WebState>) -> Response {
+    let mut problems: Vec<String> = Vec::new();
+    let pool = s.control.store.pool();
+    let writable = async {
+        let mut conn = pool.acquire().await?;
+        sqlx::query("begin immediate").execute(&mut *conn).await?;
+        sqlx::query("rollback").execute(&mut *conn).await?;
+        Ok::<(), sqlx::Error>(())
+    };
+    match tokio::time::timeout(std::time::Duration::from_secs(5), writable).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => problems.push(format!("database not writable: {e}")),
+        Err(_) => problems.push("database not writable: no write lock within 5 s".into()),
+    }
+    if s.fleet.has_changed().is_err() {
+        problems.push("the engine collector has stopped".into());
+    }
+    if s.gpu.has_changed().is_err() {
+        problems.push("the GPU collector has stopped".into());
+    }
+    if problems.is_empty() {
+        "ready\n".into_response()
+    } else {
+        (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            format!("{}\n", problems.join("\n")),
+        )
+            .into_response()
+    }
+}
+
 /// `GET /api/events/fleet`: every engine's status, on change.
 pub async fn fleet(State(s): State<WebState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let mut rx = s.fleet.clone();

@@ -115,6 +115,8 @@ pub fn router(
         .route("/api/incidents/{id}/postmortem.md", get(incidents::postmortem_markdown))
         .route("/api/journal.json", get(incidents::journal_export))
         .route("/favicon.svg", get(favicon))
+        .route("/healthz", get(events::healthz))
+        .route("/readyz", get(events::readyz))
         .leptos_routes_with_context(
             &state,
             routes,

@@ -1,0 +1,97 @@
+//! Operating the console's own state: `/healthz` and `/readyz`, `roofline backup` while the
+//! console runs, `roofline restore` only once it stopped, and the copy the console makes of
+//! an existing database before a migration changes its schema.
+// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+fn profiles(env: &Env) -> String {
+    str(&env.run(&["profile", "list"])).0
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_online_restore_offline_and_a_copy_before_each_migration() {
+    let env = Env::new();
+    env.vllm_profile("kept", free_port(), "");
+    let port = free_port();
+    let console = Console::start(&env, port);
+    eventually(Duration::from_secs(30), async || console_engines(port).await).await;
+    let base = format!("http://127.0.0.1:{port}");
+    let healthz = client().get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(healthz.status(), 200);
+    let readyz = client().get(format!("{base}/readyz")).send().await.unwrap();
+    assert_eq!(readyz.status(), 200);
+    assert_eq!(readyz.text().await.unwrap(), "ready\n");
+
+    // Online: the console keeps running while the copy is taken; never over a file.
+    let file = env.data().join("nightly.db");
+    let out = env.run(&["backup", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{:?}", str(&out));
+    assert!(file.metadata().unwrap().len() > 0);
+    let out = env.run(&["backup", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(str(&out).1.contains("never overwrites"), "{:?}", str(&out));
+    assert!(str(&env.run(&["journal", "list"])).0.contains("backup"));
+
+    // Not while the console runs.
+    env.vllm_profile("later", free_port(), "");
+    let out = env.run(&["restore", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(str(&out).1.contains("a console is running"), "{:?}", str(&out));
+    drop(console);
+
+    // Garbage is refused before anything is replaced.
+    let junk = env.data().join("junk.db");
+    std::fs::write(&junk, "not a database at all, just text").unwrap();
+    let out = env.run(&["restore", junk.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{:?}", str(&out));
+    assert!(profiles(&env).contains("later"));
+
+    let out = env.run(&["restore", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{:?}", str(&out));
+    let listed = profiles(&env);
+    assert!(listed.contains("kept") && !listed.contains("later"), "{listed}");
+    let kept_aside = std::fs::read_dir(env.data()).unwrap().flatten().any(|e| {
+        e.file_name()
+            .to_string_lossy()
+            .starts_with("roofline.db.before-restore-")
+    });
+    assert!(kept_aside, "the replaced database is kept");
+
+    // A database from before the newest migration (here: the backup with that migration
+    // undone) is copied before the console migrates it.
+    let old = env.data().join("old.db");
+    std::fs::copy(&file, &old).unwrap();
+    {
+        use sqlx::Connection;
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", old.display()))
+            .await
+            .unwrap();
+        let newest: i64 = sqlx::query_scalar("select max(version) from _sqlx_migrations")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        sqlx::query("delete from _sqlx_migrations where version = $1")
+            .bind(newest)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        sqlx::query("drop table known_good").execute(&mut conn).await.unwrap();
+        conn.close().await.unwrap();
+    }
+    let out = env.run(&["restore", old.to_str().unwrap()]);
+    assert!(out.status.success(), "{:?}", str(&out));
+    assert!(profiles(&env).contains("kept"));
+    let backups: Vec<String> = std::fs::read_dir(env.data().join("backups"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        backups.iter().any(|b| b.starts_with("roofline-before-20261203000005-")),
+        "{backups:?}"
+    );
+}
