@@ -95,3 +95,44 @@ async fn backup_online_restore_offline_and_a_copy_before_each_migration() {
         "{backups:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_logs_carry_one_line_per_request_with_its_id_and_the_build_is_a_metric() {
+    let env = Env::new();
+    let port = free_port();
+    let mut child = std::process::Command::new(BIN)
+        .args(["--data", env.data().to_str().unwrap(), "--log-format", "json", "console", "--addr"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    eventually(Duration::from_secs(30), async || console_engines(port).await).await;
+    let resp = client()
+        .get(format!("http://127.0.0.1:{port}/healthz?token=secret"))
+        .send()
+        .await
+        .unwrap();
+    let id = resp.headers()["x-request-id"].to_str().unwrap().to_string();
+    let metrics = client()
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(metrics.contains("roofline_build_info{version=\""), "{metrics}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    let line = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["fields"]["request_id"] == id.as_str())
+        .unwrap_or_else(|| panic!("no JSON line for request {id}: {log}"));
+    assert_eq!(line["fields"]["path"], "/healthz", "{line}");
+    assert_eq!(line["fields"]["status"], 200, "{line}");
+    assert!(!line.to_string().contains("secret"), "the query is never logged: {line}");
+}

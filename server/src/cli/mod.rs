@@ -35,6 +35,9 @@ struct Cli {
     /// Machine-readable output.
     #[arg(long, global = true)]
     json: bool,
+    /// The log on standard error: `text`, or `json` (one object per line, for a log shipper).
+    #[arg(long, global = true, env = "ROOFLINE_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
     #[command(subcommand)]
     command: Command,
 }
@@ -262,12 +265,19 @@ pub fn main(console: ConsoleServer) -> i32 {
             return if e.use_stderr() { USAGE } else { OK };
         }
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    let filter = || tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into());
+    if cli.log_format == "json" {
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter())
+            .with_writer(std::io::stderr)
+            .init();
+    } else {
+        tracing_subscriber::fmt()
+            .with_env_filter(filter())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     // Server-side rendering of the larger pages nests deeply in debug builds; tokio's default
     // 2 MiB worker stacks overflowed on the incident wizard.
     let rt = match tokio::runtime::Builder::new_multi_thread()

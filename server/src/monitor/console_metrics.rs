@@ -51,6 +51,12 @@ impl ConsoleMetrics {
         };
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
         family(
+            "roofline_build_info",
+            "gauge",
+            "The console's version; always 1.",
+            vec![(format!("{{version=\"{}\"}}", env!("CARGO_PKG_VERSION")), 1.0)],
+        );
+        family(
             "roofline_scrapes_total",
             "counter",
             "Scrapes of engine /metrics.",

@@ -161,9 +161,21 @@ async fn server_fn_status(req: axum::extract::Request, next: axum::middleware::N
 
 /// Gives every request an id: errors logged while serving it carry the id, the browser is
 /// told only the id (`crate::api_error`), and the response names it in `x-request-id`.
+/// Gives each request an id (the `x-request-id` header, and the scope errors are logged in)
+/// and logs one line per request: method, path (never the query), status, milliseconds. The
+/// static bundle logs at debug level only.
 async fn request_id(req: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
     let id = crate::api_error::new_id();
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let started = std::time::Instant::now();
     let mut resp = crate::api_error::REQUEST_ID.scope(id.clone(), next.run(req)).await;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let status = resp.status().as_u16();
+    if path.starts_with("/pkg/") {
+        tracing::debug!(target: "roofline::request", request_id = %id, %method, %path, status, ms, "request");
+    } else {
+        tracing::info!(target: "roofline::request", request_id = %id, %method, %path, status, ms, "request");
+    }
     if let Ok(v) = axum::http::HeaderValue::from_str(&id) {
         resp.headers_mut().insert("x-request-id", v);
     }
