@@ -101,7 +101,14 @@ async fn json_logs_carry_one_line_per_request_with_its_id_and_the_build_is_a_met
     let env = Env::new();
     let port = free_port();
     let mut child = std::process::Command::new(BIN)
-        .args(["--data", env.data().to_str().unwrap(), "--log-format", "json", "console", "--addr"])
+        .args([
+            "--data",
+            env.data().to_str().unwrap(),
+            "--log-format",
+            "json",
+            "console",
+            "--addr",
+        ])
         .arg(format!("127.0.0.1:{port}"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -134,5 +141,41 @@ async fn json_logs_carry_one_line_per_request_with_its_id_and_the_build_is_a_met
         .unwrap_or_else(|| panic!("no JSON line for request {id}: {log}"));
     assert_eq!(line["fields"]["path"], "/healthz", "{line}");
     assert_eq!(line["fields"]["status"], 200, "{line}");
-    assert!(!line.to_string().contains("secret"), "the query is never logged: {line}");
+    assert!(
+        !line.to_string().contains("secret"),
+        "the query is never logged: {line}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn readyz_says_503_while_the_database_takes_no_writes() {
+    use sqlx::Connection;
+    let env = Env::new();
+    let port = free_port();
+    let _console = Console::start(&env, port);
+    eventually(Duration::from_secs(30), async || console_engines(port).await).await;
+    let url = format!("http://127.0.0.1:{port}/readyz");
+    assert_eq!(client().get(&url).send().await.unwrap().status(), 200);
+    // Another process holds the write lock (a stuck migration, a backup tool gone wrong).
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", env.data().join("roofline.db").display()))
+        .await
+        .unwrap();
+    sqlx::query("begin immediate").execute(&mut conn).await.unwrap();
+    let resp = client()
+        .get(&url)
+        .timeout(Duration::from_secs(20))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+    assert!(resp.text().await.unwrap().contains("database not writable"));
+    // The liveness check does not depend on it.
+    let healthz = client()
+        .get(format!("http://127.0.0.1:{port}/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(healthz.status(), 200);
+    sqlx::query("rollback").execute(&mut conn).await.unwrap();
+    assert_eq!(client().get(&url).send().await.unwrap().status(), 200);
 }
