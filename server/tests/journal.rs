@@ -35,7 +35,8 @@ async fn actions_are_journaled_and_tampering_is_evident() {
         .collect();
     assert_eq!(
         kinds,
-        vec!["profile-change", "stop", "serve", "profile-import"],
+        // The healthy start pins its versions (`known-good`) before the serve is recorded.
+        vec!["profile-change", "stop", "serve", "known-good", "profile-import"],
         "newest first"
     );
     let serve = &list[2];
@@ -51,7 +52,7 @@ async fn actions_are_journaled_and_tampering_is_evident() {
 
     let ok = env.run(&["journal", "verify"]);
     assert_eq!(ok.status.code(), Some(0));
-    assert!(str(&ok).0.contains("4 entries"));
+    assert!(str(&ok).0.contains("5 entries"), "{:?}", str(&ok));
 
     // Someone edits the database file directly (dropping the guard trigger first).
     let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", env.data().join("roofline.db").display()))
@@ -68,5 +69,5 @@ async fn actions_are_journaled_and_tampering_is_evident() {
     pool.close().await;
     let broken = env.run(&["journal", "verify"]);
     assert_eq!(broken.status.code(), Some(1));
-    assert!(str(&broken).0.contains("BROKEN at entry #3"), "{:?}", str(&broken));
+    assert!(str(&broken).0.contains("BROKEN at entry #4"), "{:?}", str(&broken));
 }
