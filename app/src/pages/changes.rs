@@ -170,7 +170,10 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
         c.summary.state,
         ChangeState::Draft | ChangeState::Submitted | ChangeState::ChangesRequested | ChangeState::Approved
     );
-    let moves = pending && engine_of(&c.base_env) != engine_of(&c.env);
+    // It runs the installations' --help (cached per version): operators and up, as the flag check.
+    let moves = pending
+        && engine_of(&c.base_env) != engine_of(&c.env)
+        && crate::components::can(crate::domain::auth::Role::Operator);
     let upgrade = Action::new(move |(n, t): &(String, String)| upgrade_check(n.clone(), t.clone()));
     if moves {
         let args = (c.summary.profile.clone(), c.env.clone());
