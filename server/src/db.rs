@@ -121,29 +121,42 @@ pub fn console_lock(data: &Path, exclusive: bool) -> anyhow::Result<nix::fcntl::
 /// (`roofline.db.before-restore-MS`, with its WAL). Returns that path.
 pub async fn restore(db: &Path, src: &Path) -> anyhow::Result<std::path::PathBuf> {
     use sqlx::Connection;
-    let opts = SqliteConnectOptions::from_str(&format!("sqlite://{}", src.display()))?.read_only(true);
-    let mut conn = sqlx::SqliteConnection::connect_with(&opts)
-        .await
-        .with_context(|| format!("opening the backup {}", src.display()))?;
-    let check: String = sqlx::query_scalar("pragma integrity_check")
-        .fetch_one(&mut conn)
-        .await
-        .with_context(|| format!("{} is not an SQLite database", src.display()))?;
-    if check != "ok" {
-        anyhow::bail!("{} fails SQLite's integrity check: {check}", src.display());
+    // The copy is what gets checked and then renamed into place: a backup file swapped after
+    // the check cannot slip in.
+    let tmp = db.with_extension("db.restoring");
+    let _ = std::fs::remove_file(&tmp);
+    std::fs::copy(src, &tmp).with_context(|| format!("copying {}", src.display()))?;
+    let checked = async {
+        let opts = SqliteConnectOptions::from_str(&format!("sqlite://{}", tmp.display()))?.read_only(true);
+        let mut conn = sqlx::SqliteConnection::connect_with(&opts)
+            .await
+            .with_context(|| format!("opening the backup {}", src.display()))?;
+        let check: String = sqlx::query_scalar("pragma integrity_check")
+            .fetch_one(&mut conn)
+            .await
+            .with_context(|| format!("{} is not an SQLite database", src.display()))?;
+        if check != "ok" {
+            anyhow::bail!("{} fails SQLite's integrity check: {check}", src.display());
+        }
+        let newest: Option<i64> = sqlx::query_scalar("select max(version) from _sqlx_migrations where success")
+            .fetch_one(&mut conn)
+            .await
+            .with_context(|| format!("{} is not a Roofline database (no migrations table)", src.display()))?;
+        conn.close().await.ok();
+        let ours = sqlx::migrate!("./migrations").iter().map(|m| m.version).max();
+        if newest > ours {
+            anyhow::bail!(
+                "{} comes from a newer Roofline (schema {}): restore it with that version",
+                src.display(),
+                newest.unwrap_or(0)
+            );
+        }
+        Ok(())
     }
-    let newest: Option<i64> = sqlx::query_scalar("select max(version) from _sqlx_migrations where success")
-        .fetch_one(&mut conn)
-        .await
-        .with_context(|| format!("{} is not a Roofline database (no migrations table)", src.display()))?;
-    conn.close().await.ok();
-    let ours = sqlx::migrate!("./migrations").iter().map(|m| m.version).max();
-    if newest > ours {
-        anyhow::bail!(
-            "{} comes from a newer Roofline (schema {}): restore it with that version",
-            src.display(),
-            newest.unwrap_or(0)
-        );
+    .await;
+    if let Err(e) = checked {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
     }
     let saved = db.with_extension(format!("db.before-restore-{}", crate::clock::now_ms()));
     if db.exists() {
@@ -155,8 +168,6 @@ pub async fn restore(db: &Path, src: &Path) -> anyhow::Result<std::path::PathBuf
             }
         }
     }
-    let tmp = db.with_extension("db.restoring");
-    std::fs::copy(src, &tmp).with_context(|| format!("copying {}", src.display()))?;
     std::fs::rename(&tmp, db)?;
     Ok(saved)
 }

@@ -41,10 +41,12 @@ impl EngineControl {
             detail: e.to_string(),
         })?;
         let argv = report_argv(install.kind, install.simulator, command);
-        let text = super::flags::run(&argv).await.map_err(|detail| FlagsError::Help {
-            command: argv.join(" "),
-            detail,
-        })?;
+        let text = super::flags::run(&argv, super::flags::Target::Host)
+            .await
+            .map_err(|detail| FlagsError::Help {
+                command: argv.join(" "),
+                detail,
+            })?;
         let mut facts = parse_env_report(&text);
         if facts.driver.is_none() {
             // The report could not see the driver; NVML can.
@@ -64,49 +66,15 @@ impl EngineControl {
         candidate: Option<&app::domain::profile::Profile>,
         bench: Option<BenchPin>,
     ) -> anyhow::Result<KnownGood> {
-        let install = match candidate {
-            Some(p) => p.engine.clone(),
-            None => self.stored_profile(profile).await?.engine,
-        };
-        let facts = self.env_facts(&install).await?;
-        let set = KnownGood {
-            profile: profile.to_string(),
-            install,
-            at_ms: crate::clock::now_ms(),
-            facts,
-            image_digest: None,
-            bench,
-        };
-        let bench_json = match &set.bench {
-            Some(b) => Some(serde_json::to_string(b)?),
-            None => None,
-        };
-        sqlx::query(
-            "insert into known_good (profile, install, at_ms, facts, image_digest, bench) values ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(&set.profile)
-        .bind(&set.install)
-        .bind(set.at_ms)
-        .bind(serde_json::to_string(&set.facts)?)
-        .bind(&set.image_digest)
-        .bind(bench_json)
-        .execute(&self.store.pool())
-        .await?;
-        self.journal()
-            .record(
-                "roofline",
-                "known-good",
-                profile,
-                if set.bench.is_some() { "a change's gate passed" } else { "a healthy start" },
-                serde_json::json!({"install": set.install, "engine_version": set.facts.engine_version, "torch": set.facts.torch, "cuda": set.facts.cuda, "driver": set.facts.driver, "image": set.image_digest, "bench": set.bench}),
-            )
-            .await;
+        let set = self.known_good_now(profile, candidate, bench).await?;
+        self.insert_known_good(&set, None).await?;
         Ok(set)
     }
 
     /// A healthy start's set, recorded once per engine process (an engine that flaps between
-    /// hung and healthy is one start) and never under a gate (which records its candidate's
-    /// set itself, with its bench). `None` when there was nothing to record.
+    /// hung and healthy is one start; the monitor and `roofline serve` see the same start) and
+    /// never under a gate (which records its candidate's set itself, with its bench). `None`
+    /// when there was nothing to record.
     pub async fn record_start_once(&self, profile: &str) -> anyhow::Result<Option<KnownGood>> {
         if self.gate_held(profile) {
             return Ok(None);
@@ -117,10 +85,70 @@ impl EngineControl {
         let started_ms = i64::try_from(record.started_at)
             .unwrap_or(i64::MAX)
             .saturating_mul(1000);
+        // Cheap first: the environment report takes seconds on a real host.
         if self.known_good(profile).await?.is_some_and(|k| k.at_ms >= started_ms) {
             return Ok(None);
         }
-        self.record_known_good(profile, None, None).await.map(Some)
+        let set = self.known_good_now(profile, None, None).await?;
+        Ok(self.insert_known_good(&set, Some(started_ms)).await?.then_some(set))
+    }
+
+    async fn known_good_now(
+        &self,
+        profile: &str,
+        candidate: Option<&app::domain::profile::Profile>,
+        bench: Option<BenchPin>,
+    ) -> anyhow::Result<KnownGood> {
+        let install = match candidate {
+            Some(p) => p.engine.clone(),
+            None => self.stored_profile(profile).await?.engine,
+        };
+        let facts = self.env_facts(&install).await?;
+        Ok(KnownGood {
+            profile: profile.to_string(),
+            install,
+            at_ms: crate::clock::now_ms(),
+            facts,
+            image_digest: None,
+            bench,
+        })
+    }
+
+    /// Inserts the set and journals it; with `unless_since`, only when no set of the profile
+    /// was recorded at or after that time (checked in the same statement). Whether it was.
+    async fn insert_known_good(&self, set: &KnownGood, unless_since: Option<i64>) -> anyhow::Result<bool> {
+        let bench_json = match &set.bench {
+            Some(b) => Some(serde_json::to_string(b)?),
+            None => None,
+        };
+        let inserted = sqlx::query(
+            "insert into known_good (profile, install, at_ms, facts, image_digest, bench) \
+             select $1, $2, $3, $4, $5, $6 \
+             where $7 is null or not exists (select 1 from known_good where profile = $1 and at_ms >= $7)",
+        )
+        .bind(&set.profile)
+        .bind(&set.install)
+        .bind(set.at_ms)
+        .bind(serde_json::to_string(&set.facts)?)
+        .bind(&set.image_digest)
+        .bind(bench_json)
+        .bind(unless_since)
+        .execute(&self.store.pool())
+        .await?
+        .rows_affected()
+            > 0;
+        if inserted {
+            self.journal()
+                .record(
+                    "roofline",
+                    "known-good",
+                    &set.profile,
+                    if set.bench.is_some() { "a change's gate passed" } else { "a healthy start" },
+                    serde_json::json!({"install": set.install, "engine_version": set.facts.engine_version, "torch": set.facts.torch, "cuda": set.facts.cuda, "driver": set.facts.driver, "image": set.image_digest, "bench": set.bench}),
+                )
+                .await;
+        }
+        Ok(inserted)
     }
 
     /// The newest set `profile` started well on.

@@ -75,23 +75,23 @@ impl EngineControl {
         current: &Profile,
         candidate: &Profile,
     ) -> Result<UpgradeCheck, FlagsError> {
-        let from = self.flags_of(&current.engine).await?;
-        let to = self.flags_of(&candidate.engine).await?;
-        let (from_kind, to_kind) = (
-            self.data.engine(&current.engine).map(|i| i.kind),
-            self.data.engine(&candidate.engine).map(|i| i.kind),
-        );
-        let (Some(from_kind), Some(kind)) = (from_kind, to_kind) else {
-            return Err(FlagsError::NoSuchInstall(candidate.engine.clone()));
+        let install = |name: &str| {
+            self.data
+                .engine(name)
+                .ok_or_else(|| FlagsError::NoSuchInstall(name.to_string()))
         };
-        if from_kind != kind {
+        let (from_install, to_install) = (install(&current.engine)?, install(&candidate.engine)?);
+        let kind = to_install.kind;
+        if from_install.kind != kind {
             return Err(FlagsError::OtherEngine {
                 from: current.engine.clone(),
-                from_kind: from_kind.as_str().to_string(),
+                from_kind: from_install.kind.as_str().to_string(),
                 to: candidate.engine.clone(),
                 to_kind: kind.as_str().to_string(),
             });
         }
+        let from = self.installed_flags(&current.engine, from_install).await?;
+        let to = self.installed_flags(&candidate.engine, to_install).await?;
         let argv = render_argv(kind, &[], candidate);
         let flags = compare_flags(kind, &from.flags, &to.flags, &argv);
         Ok(UpgradeCheck {

@@ -40,11 +40,15 @@ pub async fn healthz() -> &'static str {
 pub async fn readyz(State(s): State<WebState>) -> Response {
     let mut problems: Vec<String> = Vec::new();
     let pool = s.control.store.pool();
+    // A write statement that changes nothing still takes SQLite's write lock. Inside a
+    // transaction sqlx tracks, so a timeout that drops it midway still rolls back (a raw
+    // BEGIN would go back to the pool with the lock held).
     let writable = async {
-        let mut conn = pool.acquire().await?;
-        sqlx::query("begin immediate").execute(&mut *conn).await?;
-        sqlx::query("rollback").execute(&mut *conn).await?;
-        Ok::<(), sqlx::Error>(())
+        let mut tx = pool.begin().await?;
+        sqlx::query("update _sqlx_migrations set version = version where 0")
+            .execute(&mut *tx)
+            .await?;
+        tx.rollback().await
     };
     match tokio::time::timeout(std::time::Duration::from_secs(5), writable).await {
         Ok(Ok(())) => {}
