@@ -3,10 +3,11 @@
 # `hydrate` feature, wasm-bindgen's JS glue, the stylesheet, and ECharts (from npm). Plain cargo + wasm-bindgen
 # (no cargo-leptos: it costs ~25 minutes to install on the CI machine).
 #   PROFILE=release scripts/build-site.sh   for the size-optimised bundle (wasm-release profile)
+#   SITE=DIR scripts/build-site.sh          to write it elsewhere (scripts/dist.sh does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile="${PROFILE:-debug}"
-site="target/site"
+site="${SITE:-target/site}"
 if [ "$profile" = "release" ]; then
   cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate --profile wasm-release
   wasm="target/wasm32-unknown-unknown/wasm-release/app.wasm"
@@ -14,6 +15,7 @@ else
   cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate
   wasm="target/wasm32-unknown-unknown/debug/app.wasm"
 fi
+rm -rf "$site/pkg/snippets"
 mkdir -p "$site/pkg"
 wasm-bindgen --target web --no-typescript --out-dir "$site/pkg" --out-name console "$wasm"
 cp style/main.css "$site/pkg/console.css"

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Builds and runs the console at http://127.0.0.1:3000 with a demo fleet of two simulated
-# engines (data in ./.roofline, or ROOFLINE_DATA). Extra arguments go to `roofline console`.
+# Builds the release (scripts/dist.sh: the tarball's binary, with the browser bundle compiled
+# in) and runs it at http://127.0.0.1:3000 with a demo fleet of two simulated engines (data
+# in ./.roofline, or ROOFLINE_DATA). Extra arguments go to `roofline console`.
+#   scripts/run.sh --debug [ARGS]   a debug build serving target/site instead (faster to build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 scripts/setup.sh
-scripts/build-site.sh
-cargo build -p server
-exec target/debug/roofline --data "${ROOFLINE_DATA:-.roofline}" console --demo "$@"
+if [ "${1:-}" = "--debug" ]; then
+  shift
+  scripts/build-site.sh
+  cargo build -p server
+  exec target/debug/roofline --data "${ROOFLINE_DATA:-.roofline}" console --demo "$@"
+fi
+scripts/dist.sh
+exec target/dist/roofline --data "${ROOFLINE_DATA:-.roofline}" console --demo "$@"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing the console needs, and only what is missing:
-#   the wasm32 target, wasm-bindgen-cli (same version as the crate), and with --browser
-#   Debian's Chromium plus the Playwright test runner (npm; no browser download).
+#   the wasm32 target, wasm-bindgen-cli (same version as the crate), what scripts/dist.sh
+#   needs for a release (Debian's brotli; binaryen's wasm-opt from npm), and with --browser
+#   Debian's Chromium and systemd-analyze plus the Playwright test runner (npm; no browser
+#   download).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -16,12 +18,27 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGE
   # Not --locked: its lockfile pins a crate version crates.io no longer serves.
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 fi
+apt_install() { # package...
+  export DEBIAN_FRONTEND=noninteractive
+  if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq; APT_UPDATED=1; fi
+  apt-get install -y -qq "$@" >/dev/null
+}
+if ! command -v brotli >/dev/null 2>&1; then
+  echo "setup: installing Debian's brotli (the release's precompressed bundle)"
+  apt_install brotli
+fi
+if [ ! -x packaging/tools/node_modules/.bin/wasm-opt ]; then
+  echo "setup: installing binaryen's wasm-opt (npm, pinned)"
+  npm ci --prefix packaging/tools --no-audit --no-fund >/dev/null
+fi
 if [ "${1:-}" = "--browser" ]; then
   if ! command -v chromium >/dev/null 2>&1; then
     echo "setup: installing Debian's chromium"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq chromium >/dev/null
+    apt_install chromium
+  fi
+  if ! command -v systemd-analyze >/dev/null 2>&1; then
+    echo "setup: installing Debian's systemd (systemd-analyze checks the release's unit)"
+    apt_install systemd
   fi
   if [ ! -x end2end/node_modules/.bin/playwright ]; then
     echo "setup: installing the Playwright test runner"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check: formatting, clippy (server build and browser build), unit and
-# integration tests (real simulator processes), and the Playwright browser tests against a
-# console started on a fresh data dir with the demo fleet.
+# integration tests (real simulator processes), the Playwright browser tests against a
+# console started on a fresh data dir with the demo fleet, and the release tarball
+# (scripts/dist.sh, then scripts/test-release.sh: unpacked, run, signed into, page weight).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -69,7 +70,14 @@ if [ "${healthy:-0}" != "2" ]; then
 fi
 (cd end2end && ROOFLINE_URL="http://127.0.0.1:$port" npx playwright test) 2>&1 | tee "$log/e2e.txt"
 
+cleanup
+trap - EXIT
+
+step "release: the tarball built, unpacked and run from an empty directory, signed into by a browser"
+scripts/dist.sh 2>&1 | tee "$log/dist.txt" | tail -12
+scripts/test-release.sh 2>&1 | tee "$log/release.txt"
+
 rust_passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log/cargo-test.txt" | awk '{s+=$4} END {print s+0}')
-e2e_passed=$(grep -Eo '^ *[0-9]+ passed' "$log/e2e.txt" | awk '{s+=$1} END {print s+0}')
+e2e_passed=$(cat "$log/e2e.txt" "$log/release.txt" | grep -Eo '^ *[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
 echo
 echo "summary: $((rust_passed + e2e_passed + checks)) passed, 0 failed"

@@ -14,7 +14,7 @@ pub mod i18n;
 pub mod pages;
 mod shell;
 
-pub use shell::{shell, App};
+pub use shell::{shell, App, AssetUrls, STATIC_PAGES};
 
 /// The browser entry point: attaches the reactive UI to the server-rendered page.
 #[cfg(feature = "hydrate")]

@@ -16,29 +16,62 @@ use crate::pages::{
     vram::VramPage,
 };
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, Title};
 use leptos_router::{
     components::{Route, Router, Routes, A},
     path,
 };
 
+/// Where the browser finds the bundle. A release embeds it under content-hashed names (cached
+/// for good, a new release is a new name); a development build serves `target/site/pkg` as is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AssetUrls {
+    /// The wasm-bindgen bundle's directory, without the leading slash (`pkg/3f9c…`): leptos
+    /// loads `/{pkg_dir}/console.js` and the wasm next to it.
+    pub pkg_dir: String,
+    pub css: String,
+    /// ECharts and its Russian locale: loaded only when a page draws a chart.
+    pub echarts: String,
+    pub echarts_ru: String,
+}
+
+impl AssetUrls {
+    /// The names `scripts/build-site.sh` writes (a development build).
+    pub fn unhashed() -> Self {
+        Self {
+            pkg_dir: "pkg".into(),
+            css: "/pkg/console.css".into(),
+            echarts: "/pkg/echarts.min.js".into(),
+            echarts_ru: "/pkg/echarts-lang-ru.js".into(),
+        }
+    }
+}
+
+/// Pages served as plain HTML, without the wasm bundle: the sign-in page is a form that posts,
+/// so it loads in a few kilobytes over a slow VPN (the bundle comes after, on the page signed
+/// into).
+pub const STATIC_PAGES: &[&str] = &["/login"];
+
 /// The full document, rendered on the server. `<html lang>` carries the negotiated language
 /// to the browser so hydration starts in the same language.
-pub fn shell(options: LeptosOptions) -> impl IntoView {
+pub fn shell(options: LeptosOptions, assets: AssetUrls) -> impl IntoView {
     let lang = crate::components::i18n_ctx_initial();
     let role = crate::components::initial_role().map(|r| r.as_str());
+    #[cfg(feature = "ssr")]
+    let hydrate = !crate::api::service::request_path().is_some_and(|p| STATIC_PAGES.contains(&p.as_str()));
+    #[cfg(not(feature = "ssr"))]
+    let hydrate = true;
     view! {
         <!DOCTYPE html>
-        <html lang=lang.code() data-role=role>
+        <html lang=lang.code() data-role=role data-echarts=assets.echarts data-echarts-ru=assets.echarts_ru>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
-                // ECharts is served by the console (no CDN: consoles run air-gapped). Loaded
-                // before hydration, so charts can be drawn as soon as the page is live.
-                <script src="/pkg/echarts.min.js"></script>
-                <script src="/pkg/echarts-lang-ru.js"></script>
-                <HydrationScripts options/>
+                <link rel="stylesheet" href=assets.css/>
+                // ECharts (served by the console: no CDN, consoles run air-gapped) is loaded
+                // by the first chart drawn, from the address in `data-echarts`.
+                {hydrate.then(|| view! { <HydrationScripts options/> })}
                 <leptos_meta::MetaTags/>
             </head>
             <body>
@@ -62,7 +95,6 @@ pub fn App() -> impl IntoView {
         }
     });
     view! {
-        <Stylesheet id="leptos" href="/pkg/console.css"/>
         <Title text=move || i18n.t("app-title")/>
         <Router>
             <header class="top">

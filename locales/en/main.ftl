@@ -522,6 +522,13 @@ login-already = Signed in as { $name }.
 login-name = User name
 login-password = Password
 login-submit = Sign in
+login-error-wrong = User name or password is wrong.
+login-error-wait = Too many failed sign-ins for this name or from this address. Try again in { $seconds ->
+    [one] { $seconds } second
+   *[other] { $seconds } seconds
+}.
+login-error-busy = The console is busy checking passwords. Try again in a few seconds.
+login-error-failed = Signing in failed on the console; its log has the details.
 setup-title = Create the first admin
 setup-intro = Paste the one-time setup secret from the console's log. It works once; afterwards admins create accounts on the Accounts page.
 setup-secret = Setup secret

@@ -153,6 +153,7 @@ async fn main() {
         .spawn()
         .expect("starting the console");
     let base = format!("http://127.0.0.1:{console_port}");
+    server::tls::install_default_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
 
     // Wait for every engine to be scraped once.

@@ -71,6 +71,7 @@ async fn main() {
         .spawn()
         .unwrap();
     let base = format!("http://127.0.0.1:{port}");
+    server::tls::install_default_provider();
     let http = reqwest::Client::builder()
         .no_proxy()
         .pool_max_idle_per_host(attempts + 8)

@@ -81,6 +81,7 @@ fn engine(model: &std::path::Path, faults: &[&str], env: &[(&str, String)]) -> E
 }
 
 fn http() -> reqwest::Client {
+    server::tls::install_default_provider();
     reqwest::Client::builder()
         .no_proxy()
         .pool_max_idle_per_host(0)

@@ -78,6 +78,33 @@ pub struct HostConfig {
     /// How strict serving is about model directories (the runbook's air-gap rules).
     #[serde(default)]
     pub verify: VerifyMode,
+    #[serde(default)]
+    pub tls: TlsConfig,
+}
+
+/// TLS: the console's own HTTPS listener, and what outbound HTTPS (remote consoles and engines
+/// in `[[fleet]]`) trusts beyond the system's CA store.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// PEM certificate chain (the server's certificate first). With `key`, the console serves
+    /// HTTPS only, and its cookies are `Secure`.
+    #[serde(default)]
+    pub cert: Option<PathBuf>,
+    /// PEM private key of `cert` (PKCS#8, PKCS#1 or SEC1).
+    #[serde(default)]
+    pub key: Option<PathBuf>,
+    /// PEM file of CA certificates to trust for outbound HTTPS besides the system's (a private
+    /// CA that signed the other consoles' certificates).
+    #[serde(default)]
+    pub ca_file: Option<PathBuf>,
+}
+
+impl TlsConfig {
+    /// The listener's certificate and key, when both are set.
+    pub fn listener(&self) -> Option<(&Path, &Path)> {
+        self.cert.as_deref().zip(self.key.as_deref())
+    }
 }
 
 /// `warn` serves a model directory whatever its check found (and says what); `require`
@@ -196,6 +223,7 @@ impl Default for HostConfig {
             launch: Default::default(),
             journal: Default::default(),
             verify: Default::default(),
+            tls: Default::default(),
         }
     }
 }
@@ -224,6 +252,9 @@ impl HostConfig {
                 "{CONFIG_FILE}: scrape_interval_s = {} must be between 1 and 60 seconds",
                 cfg.scrape_interval_s
             );
+        }
+        if cfg.tls.cert.is_some() != cfg.tls.key.is_some() {
+            bail!("{CONFIG_FILE}: [tls] needs both `cert` and `key` for an HTTPS listener (or neither)");
         }
         let mut seen = std::collections::BTreeSet::new();
         for (i, m) in cfg.fleet.iter().enumerate() {
@@ -394,6 +425,77 @@ pub fn confined(root: &Path, path: &Path) -> Result<PathBuf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every key path of a TOML value: tables by name, the members of `engines` as
+    /// `engines.*`, arrays of tables as `name[]`.
+    fn key_paths(v: &toml::Value, at: &str, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            toml::Value::Table(t) => {
+                for (k, v) in t {
+                    let k = if at == "engines" { "*" } else { k.as_str() };
+                    let path = if at.is_empty() {
+                        k.to_string()
+                    } else {
+                        format!("{at}.{k}")
+                    };
+                    out.insert(path.clone());
+                    key_paths(v, &path, out);
+                }
+            }
+            toml::Value::Array(items) if items.iter().all(|i| i.is_table()) && !items.is_empty() => {
+                for i in items {
+                    key_paths(i, &format!("{at}[]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_packaged_example_parses_and_shows_every_key() {
+        let text = include_str!("../../packaging/roofline.toml.example");
+        HostConfig::parse(text).expect("the example is a valid configuration");
+        let example: toml::Value = toml::from_str(text).unwrap();
+        // A configuration with every optional part present.
+        let mut full = HostConfig::default();
+        full.engines.insert(
+            "sim".into(),
+            EngineInstall {
+                kind: EngineKind::Vllm,
+                command: vec!["vllm".into()],
+                simulator: true,
+                simulator_version: Some("0.34.0+synthetic".into()),
+                allow_flags: vec!["--trust-remote-code".into()],
+            },
+        );
+        full.autostart = vec!["p".into()];
+        full.fleet = vec![FleetMember {
+            name: "b".into(),
+            console: Some("http://b:3000".into()),
+            engine: Some("http://c:8000".into()),
+            kind: Some(EngineKind::Vllm),
+        }];
+        full.auth = AuthConfig {
+            secure_cookies: Some(true),
+            alertmanager_token: Some("t".into()),
+            trusted_proxies: vec!["127.0.0.1".parse().unwrap()],
+        };
+        full.launch.allow_env = vec!["X".into()];
+        full.journal.hmac_key_file = Some("/k".into());
+        full.tls = TlsConfig {
+            cert: Some("/c".into()),
+            key: Some("/k".into()),
+            ca_file: Some("/ca".into()),
+        };
+        let (mut want, mut have) = (Default::default(), Default::default());
+        key_paths(&toml::Value::try_from(&full).unwrap(), "", &mut want);
+        key_paths(&example, "", &mut have);
+        let missing: Vec<_> = want.difference(&have).collect();
+        assert!(
+            missing.is_empty(),
+            "packaging/roofline.toml.example does not show {missing:?}"
+        );
+    }
 
     #[test]
     fn parses_engines_and_rejects_unknown_keys() {

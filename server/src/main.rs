@@ -2,6 +2,7 @@
 //! simulator in one executable, with the toolbox's task names.
 
 fn main() {
+    server::tls::install_default_provider();
     // The simulator is launched as `roofline sim vllm serve MODEL …`: its arguments are the
     // engine's, not ours, so it is dispatched before our own parser sees them.
     let argv: Vec<String> = std::env::args().collect();

@@ -38,6 +38,7 @@ async fn alerts_open_and_join_incidents_and_actions_follow_the_runbook() {
         .await
         .unwrap();
     assert_eq!(r.status(), 401);
+    server::tls::install_default_provider();
     let c = reqwest::Client::builder()
         .no_proxy()
         .default_headers(

@@ -186,3 +186,180 @@ async fn every_response_names_its_request_id() {
     assert_eq!(id(&a).len(), 12);
     assert_ne!(id(&a), id(&b));
 }
+
+fn form(path: &str, body: &str) -> Request<Body> {
+    Request::post(path)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+fn set_cookies(r: &Reply) -> Vec<String> {
+    r.headers
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sign_in_form_posts_without_scripts_and_redirects_only_on_this_site() {
+    let app = app().await;
+    // The page itself ships no wasm: no hydration script, no module preload.
+    let page = app
+        .send(Request::get("/login?next=/journal").body(Body::empty()).unwrap())
+        .await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains(r#"action="/login""#), "{}", page.body);
+    assert!(
+        !page.body.contains("modulepreload") && !page.body.contains(".wasm"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains(r#"name="next""#) && page.body.contains(r#"value="/journal""#));
+
+    // Right password: the two cookies, then where `next` said.
+    let ok = app
+        .send(form(
+            "/login",
+            "name=olga&password=correct+horse+battery+staple&next=%2Fjournal",
+        ))
+        .await;
+    assert_eq!(ok.status, 303);
+    assert_eq!(ok.headers["location"], "/journal");
+    let cookies = set_cookies(&ok);
+    assert!(
+        cookies
+            .iter()
+            .any(|c| c.starts_with("roofline_session=") && c.contains("HttpOnly")),
+        "{cookies:?}"
+    );
+    assert!(cookies.iter().any(|c| c.starts_with("roofline_csrf=")), "{cookies:?}");
+    let session = cookies[0].split(';').next().unwrap().to_string();
+    let journal = app
+        .send(
+            Request::get("/journal")
+                .header("cookie", &session)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(journal.status, 200, "the session opened by the form works");
+    assert!(
+        journal.body.contains("modulepreload"),
+        "a signed-in page loads the bundle"
+    );
+
+    // Another site as `next`: home instead.
+    for next in [
+        "%2F%2Fevil.example",
+        "https%3A%2F%2Fevil.example",
+        "%2F%09%2Fevil.example",
+    ] {
+        let r = app
+            .send(form(
+                "/login",
+                &format!("name=olga&password=correct+horse+battery+staple&next={next}"),
+            ))
+            .await;
+        assert_eq!(r.headers["location"], "/", "next={next}");
+    }
+
+    // Wrong password, unknown name, a name that cannot exist, missing fields: back to the page
+    // with the reason's code; nothing of what was typed in the address.
+    for body in [
+        "name=olga&password=wrong+password+here&next=%2Fjournal",
+        "name=nobody&password=whatever",
+        "name=%00%0Abad&password=x",
+        "",
+    ] {
+        let r = app.send(form("/login", body)).await;
+        assert_eq!(r.status, 303, "{body}");
+        let to = r.headers["location"].to_str().unwrap();
+        assert!(to.starts_with("/login?error=wrong&next="), "{body}: {to}");
+        assert!(!to.contains("password") && !to.contains("nobody"), "{to}");
+        assert!(set_cookies(&r).is_empty());
+    }
+    // The page reads the code back in the reader's language.
+    let back = app
+        .send(Request::get("/login?error=wrong&next=/").body(Body::empty()).unwrap())
+        .await;
+    assert!(back.body.contains("User name or password is wrong."), "{}", back.body);
+
+    // The limiter counts form sign-ins like the server function's: after five failures for a
+    // name, the sixth is told to wait, with the seconds.
+    let mut last = String::new();
+    for _ in 0..6 {
+        let r = app.send(form("/login", "name=anna&password=not+her+password")).await;
+        last = r.headers["location"].to_str().unwrap().to_string();
+    }
+    assert!(last.starts_with("/login?error=wait&next=/&wait="), "{last}");
+    let wait = app
+        .send(
+            Request::get(&last)
+                .header("accept-language", "ru")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert!(wait.body.contains("Слишком много неудачных попыток"), "{}", wait.body);
+
+    // From another origin the form is refused before it is read.
+    let cross = app
+        .send(
+            Request::post("/login")
+                .header("origin", "http://evil.example")
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(Body::from("name=olga&password=correct+horse+battery+staple"))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(cross.status, 403);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_language_form_sets_the_cookie_and_goes_back_only_on_this_site() {
+    let app = app().await;
+    let r = app
+        .send(form("/lang", "lang=ru&back=%2Flogin%3Fnext%3D%2Fjournal"))
+        .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(r.headers["location"], "/login?next=/journal");
+    let cookies = set_cookies(&r);
+    assert_eq!(cookies.len(), 1);
+    assert!(
+        cookies[0].starts_with("lang=ru;") && cookies[0].contains("SameSite=Lax"),
+        "{cookies:?}"
+    );
+    let page = app
+        .send(
+            Request::get("/login")
+                .header("cookie", "lang=ru")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert!(page.body.contains("Войти"), "{}", page.body);
+    // An unknown language sets nothing; a foreign `back` goes home.
+    let r = app.send(form("/lang", "lang=xx&back=%2F%2Fevil.example")).await;
+    assert_eq!(r.headers["location"], "/");
+    assert!(set_cookies(&r).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_development_bundle_is_served_from_the_site_directory_uncached() {
+    let app = app().await;
+    // Whatever target/site holds (or nothing): never a file outside it, never a page.
+    let r = app
+        .send(Request::get("/pkg/..%2F..%2FCargo.toml").body(Body::empty()).unwrap())
+        .await;
+    assert_eq!(r.status, 404);
+    let r = app
+        .send(Request::get("/pkg/no-such-file.js").body(Body::empty()).unwrap())
+        .await;
+    assert_eq!(r.status, 404);
+    assert!(
+        !r.body.contains("<html"),
+        "a missing bundle file is a plain 404, not the app"
+    );
+}

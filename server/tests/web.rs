@@ -22,6 +22,7 @@ async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
     .await;
     assert!(up.is_some(), "console did not come up");
     // Pages need a session: without one, the sign-in page (and back afterwards).
+    server::tls::install_default_provider();
     let r = reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())

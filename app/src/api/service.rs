@@ -106,6 +106,11 @@ fn parts() -> Option<http::request::Parts> {
     use_context::<http::request::Parts>()
 }
 
+/// The path of the page being rendered (none outside a request).
+pub fn request_path() -> Option<String> {
+    parts().map(|p| p.uri.path().to_string())
+}
+
 /// Who is calling: the request guard put the signed-in account on the request.
 pub fn caller() -> Result<Caller, ApiError> {
     parts()

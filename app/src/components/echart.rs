@@ -1,6 +1,6 @@
 //! An ECharts chart: a `div` that ECharts draws into, fed a JSON option. ECharts itself
-//! (`/pkg/echarts.min.js`, from npm at build time) is served by the console: no CDN, so it
-//! works air-gapped. The instance is created once and then only given new options.
+//! (from npm at build time) is served by the console: no CDN, so it works air-gapped; the
+//! first chart on a page loads it. The instance is created once and then only given new options.
 
 use leptos::prelude::*;
 
@@ -9,8 +9,24 @@ mod glue {
     use wasm_bindgen::prelude::*;
 
     #[wasm_bindgen(inline_js = r#"
-export function rl_chart_set(el, json, locale) {
-  if (typeof echarts === 'undefined') { el.dataset.error = 'echarts-missing'; return; }
+// ECharts is 1 MB: only pages that draw a chart load it, once, from the address the server
+// wrote on <html data-echarts> (content-hashed in a release).
+function rlEcharts() {
+  if (typeof echarts !== 'undefined') return Promise.resolve();
+  if (window.__rlEcharts) return window.__rlEcharts;
+  const root = document.documentElement;
+  const load = (src) => new Promise((ok, fail) => {
+    const s = document.createElement('script');
+    s.src = src;
+    s.onload = ok;
+    s.onerror = () => fail(new Error('cannot load ' + src));
+    document.head.appendChild(s);
+  });
+  window.__rlEcharts = load(root.dataset.echarts).then(() => load(root.dataset.echartsRu));
+  window.__rlEcharts.catch(() => { window.__rlEcharts = null; });
+  return window.__rlEcharts;
+}
+function rlDraw(el, json, locale) {
   let chart = echarts.getInstanceByDom(el);
   if (!chart) {
     chart = echarts.init(el, null, { renderer: 'canvas', locale: locale });
@@ -20,7 +36,18 @@ export function rl_chart_set(el, json, locale) {
   }
   chart.setOption(JSON.parse(json), { notMerge: true, lazyUpdate: true });
 }
+export function rl_chart_set(el, json, locale) {
+  el._rlWanted = json;
+  rlEcharts().then(() => {
+    // Options that came while ECharts loaded: only the latest is drawn, and none once the
+    // chart has left the page.
+    if (!el.isConnected || el._rlWanted !== json) return;
+    delete el.dataset.error;
+    rlDraw(el, json, locale);
+  }, () => { el.dataset.error = 'echarts-missing'; });
+}
 export function rl_chart_dispose(el) {
+  el._rlWanted = null;
   if (typeof echarts === 'undefined') return;
   if (el._rlResize) { el._rlResize.disconnect(); el._rlResize = null; }
   const chart = echarts.getInstanceByDom(el);

@@ -27,23 +27,37 @@ fn persist(lang: Lang) {
     let _ = lang;
 }
 
-/// Buttons for each language; the current one is marked and not clickable.
+/// Buttons for each language; the current one is marked. A form that posts to `/lang`, so it
+/// also works on pages served without the wasm bundle (the sign-in page); where the page is
+/// live the click switches in place instead.
 #[component]
 pub fn LangSwitch() -> impl IntoView {
     let i18n = use_i18n();
+    let location = leptos_router::hooks::use_location();
+    let back = move || {
+        let (path, search) = (location.pathname.get(), location.search.get());
+        match search.trim_start_matches('?') {
+            "" => path,
+            q => format!("{path}?{q}"),
+        }
+    };
     view! {
-        <div class="lang-switch" role="group" aria-label=move || i18n.t("lang-switch-label")>
+        <form method="post" action="/lang" class="lang-switch" role="group" aria-label=move || i18n.t("lang-switch-label")>
+            <input type="hidden" name="back" value=back/>
             {Lang::ALL
                 .into_iter()
                 .map(|lang| {
                     view! {
                         <button
-                            type="button"
+                            type="submit"
+                            name="lang"
+                            value=lang.code()
                             data-testid=format!("lang-{}", lang.code())
                             lang=lang.code()
                             aria-pressed=move || (i18n.lang.get() == lang).to_string()
                             class:active=move || i18n.lang.get() == lang
-                            on:click=move |_| {
+                            on:click=move |ev| {
+                                ev.prevent_default();
                                 persist(lang);
                                 i18n.lang.set(lang);
                             }
@@ -53,6 +67,6 @@ pub fn LangSwitch() -> impl IntoView {
                     }
                 })
                 .collect_view()}
-        </div>
+        </form>
     }
 }

@@ -158,9 +158,38 @@ pub fn check_password(name: &str, password: &str) -> Result<(), CredentialError>
     Ok(())
 }
 
+/// Only same-site paths are followed after signing in or switching language (no open
+/// redirect).
+pub fn safe_next(next: Option<String>) -> String {
+    match next {
+        // Browsers drop tabs and newlines from URLs: `/\t/evil.example` is `//evil.example`.
+        Some(n)
+            if n.starts_with('/')
+                && !n.starts_with("//")
+                && !n.contains('\\')
+                && !n.chars().any(|c| c.is_control() || c.is_whitespace()) =>
+        {
+            n
+        }
+        _ => "/".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn next_stays_on_this_site() {
+        assert_eq!(safe_next(Some("/changes/3".into())), "/changes/3");
+        assert_eq!(safe_next(Some("//evil.example/x".into())), "/");
+        assert_eq!(safe_next(Some("https://evil.example".into())), "/");
+        assert_eq!(safe_next(Some("/\\evil".into())), "/");
+        assert_eq!(safe_next(None), "/");
+        assert_eq!(safe_next(Some("/\t/evil.example".into())), "/");
+        assert_eq!(safe_next(Some("/\n/evil.example".into())), "/");
+        assert_eq!(safe_next(Some("/ /evil.example".into())), "/");
+    }
 
     #[test]
     fn roles_include_the_ones_before() {

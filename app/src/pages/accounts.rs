@@ -3,7 +3,7 @@
 //! After signing in or out the page is reloaded in full, so the server renders it for the new
 //! session and the CSRF cookie the browser code reads is the new one.
 
-use crate::api::{list_accounts, whoami, ChangePassword, CreateAccount, Login, Logout, SetupAdmin, UpdateAccount};
+use crate::api::{list_accounts, whoami, ChangePassword, CreateAccount, Logout, SetupAdmin, UpdateAccount};
 use crate::components::use_i18n;
 use crate::domain::auth::Role;
 use crate::pages::ErrorNote;
@@ -19,21 +19,7 @@ fn reload_to(path: &str) {
     let _ = path;
 }
 
-/// Only same-site paths are followed after signing in (no open redirect).
-pub fn safe_next(next: Option<String>) -> String {
-    match next {
-        // Browsers drop tabs and newlines from URLs: `/\t/evil.example` is `//evil.example`.
-        Some(n)
-            if n.starts_with('/')
-                && !n.starts_with("//")
-                && !n.contains('\\')
-                && !n.chars().any(|c| c.is_control() || c.is_whitespace()) =>
-        {
-            n
-        }
-        _ => "/".into(),
-    }
-}
+use crate::domain::auth::safe_next;
 
 fn text_input(sig: RwSignal<String>, kind: &'static str, id: &'static str, auto: &'static str) -> impl IntoView {
     view! {
@@ -45,15 +31,27 @@ fn text_input(sig: RwSignal<String>, kind: &'static str, id: &'static str, auto:
 pub fn LoginPage() -> impl IntoView {
     let i18n = use_i18n();
     let query = leptos_router::hooks::use_query_map();
-    let name = RwSignal::new(String::new());
-    let password = RwSignal::new(String::new());
-    let login = ServerAction::<Login>::new();
+    let next = move || safe_next(query.read().get("next"));
     let state = Resource::new(|| (), |_| whoami());
-    Effect::new(move |_| {
-        if let Some(Ok(_)) = login.value().get() {
-            reload_to(&safe_next(query.read_untracked().get("next")));
-        }
-    });
+    // A plain form (this page ships no wasm): `POST /login` signs in and redirects to `next`,
+    // or comes back here with the reason in `error` (and `wait`, in seconds).
+    let refusal = move || {
+        let q = query.read();
+        let wait = q
+            .get("wait")
+            .and_then(|w| w.parse::<u64>().ok())
+            .unwrap_or(0)
+            .min(86_400);
+        let key = match q.get("error")?.as_str() {
+            "wrong" => "login-error-wrong",
+            "wait" => "login-error-wait",
+            "busy" => "login-error-busy",
+            _ => "login-error-failed",
+        };
+        Some(
+            view! { <p class="error" role="alert" data-testid="error">{i18n.ta(key, &[("seconds", wait.into())])}</p> },
+        )
+    };
     view! {
         <section class="auth" data-testid="login">
             <h1>{move || i18n.t("login-title")}</h1>
@@ -63,15 +61,13 @@ pub fn LoginPage() -> impl IntoView {
                     {s.caller.map(|c| view! { <p class="muted">{move || i18n.ta("login-already", &[("name", c.name.clone().into())])}</p> })}
                 })}
             </Transition>
-            <form on:submit=move |ev| {
-                ev.prevent_default();
-                login.dispatch(Login { name: name.get_untracked().trim().to_string(), password: password.get_untracked() });
-            }>
-                <label>{move || i18n.t("login-name")} {text_input(name, "text", "login-name", "username")}</label>
-                <label>{move || i18n.t("login-password")} {text_input(password, "password", "login-password", "current-password")}</label>
-                <button type="submit" class="primary" data-testid="login-submit" disabled=move || login.pending().get()>{move || i18n.t("login-submit")}</button>
+            {refusal}
+            <form method="post" action="/login">
+                <input type="hidden" name="next" prop:value=next value=next/>
+                <label>{move || i18n.t("login-name")} <input type="text" name="name" data-testid="login-name" autocomplete="username" required/></label>
+                <label>{move || i18n.t("login-password")} <input type="password" name="password" data-testid="login-password" autocomplete="current-password" required/></label>
+                <button type="submit" class="primary" data-testid="login-submit">{move || i18n.t("login-submit")}</button>
             </form>
-            {move || login.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorNote error=e/> })}
         </section>
     }
 }
@@ -255,21 +251,5 @@ pub fn AccountsPage() -> impl IntoView {
                         </table>
                     }.into_any())}
         </section>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn next_stays_on_this_site() {
-        use super::safe_next;
-        assert_eq!(safe_next(Some("/changes/3".into())), "/changes/3");
-        assert_eq!(safe_next(Some("//evil.example/x".into())), "/");
-        assert_eq!(safe_next(Some("https://evil.example".into())), "/");
-        assert_eq!(safe_next(Some("/\\evil".into())), "/");
-        assert_eq!(safe_next(None), "/");
-        assert_eq!(safe_next(Some("/\t/evil.example".into())), "/");
-        assert_eq!(safe_next(Some("/\n/evil.example".into())), "/");
-        assert_eq!(safe_next(Some("/ /evil.example".into())), "/");
     }
 }

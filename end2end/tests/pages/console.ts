@@ -77,10 +77,10 @@ export class IncidentPage {
   }
 }
 
-/** Signs in through the sign-in page (in a context without the admin's session). */
+/** Signs in through the sign-in page (in a context without the admin's session). The page is
+ * a plain form (no wasm): nothing to wait for but the page itself. */
 export async function signIn(page: Page, name: string, password: string) {
   await page.goto("/login");
-  await waitForHydration(page);
   await page.getByTestId("login-name").fill(name);
   await page.getByTestId("login-password").fill(password);
   await page.getByTestId("login-submit").click();

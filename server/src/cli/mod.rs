@@ -299,6 +299,11 @@ async fn open(data: &std::path::Path) -> Result<EngineControl, i32> {
         eprintln!("{e:#}");
         USAGE
     })?;
+    // Outbound HTTPS (fleet members, engines) trusts the roots host configuration names.
+    crate::tls::init_client(data.config.tls.ca_file.as_deref()).map_err(|e| {
+        eprintln!("{}: [tls] ca_file: {e}", crate::config::CONFIG_FILE);
+        USAGE
+    })?;
     let pool = crate::db::open(&data.db_path()).await.map_err(|e| {
         eprintln!("{e:#}");
         PROBLEM

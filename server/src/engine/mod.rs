@@ -58,12 +58,18 @@ pub fn fmt_host_port(host: &str, port: u16) -> String {
 
 /// A client builder with the settings every outbound connection to an engine or another
 /// console uses: no proxy (engines are local or on the fleet's network), no redirects (an
-/// answer that redirects is not an engine's), a short connect timeout.
+/// answer that redirects is not an engine's), a short connect timeout, and rustls with the
+/// roots host configuration names (`crate::tls`: the system's, plus `[tls] ca_file`).
 pub fn client_builder() -> reqwest::ClientBuilder {
-    reqwest::Client::builder()
+    crate::tls::install_default_provider();
+    let builder = reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_secs(2))
+        .connect_timeout(Duration::from_secs(2));
+    match crate::tls::client() {
+        Some(tls) => builder.tls_backend_preconfigured(tls),
+        None => builder,
+    }
 }
 
 /// The process-wide client for probes and scrapes (connections are pooled across callers).
@@ -72,6 +78,22 @@ pub fn shared_client() -> reqwest::Client {
     CLIENT
         .get_or_init(|| client_builder().build().unwrap_or_else(|_| reqwest::Client::new()))
         .clone()
+}
+
+/// An error with its causes: reqwest's own message names only the URL, the cause says what
+/// went wrong (a refused connection, a certificate no root vouches for, …).
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// Reads a response body, refusing one larger than `cap` bytes (announced or actual).

@@ -49,7 +49,7 @@ async fn poll_console(http: &reqwest::Client, name: &str, url: &str) -> Vec<Engi
             .timeout(TIMEOUT)
             .send()
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| crate::engine::error_chain(&e))?;
         if !resp.status().is_success() {
             return Err(format!("HTTP {}", resp.status().as_u16()));
         }

@@ -58,6 +58,7 @@ enum Need {
 fn need(path: &str) -> Need {
     const PUBLIC: &[&str] = &[
         "/login",
+        "/lang",
         "/setup",
         "/favicon.svg",
         "/metrics",
@@ -241,6 +242,153 @@ impl AuthState {
     }
 }
 
+/// Why a sign-in was refused, for the two ways in: the server function (an `ApiError`) and
+/// the plain form (a code in the sign-in page's address, shown in the reader's language).
+#[derive(Debug)]
+pub enum LoginRefusal {
+    /// Unknown name or wrong password (the two are not told apart).
+    Wrong,
+    /// Too many failed attempts for the name or the address: seconds to wait.
+    Wait(u64),
+    /// Every password-hashing slot stayed busy (a flood of sign-ins).
+    Busy,
+    Failed(ApiError),
+}
+
+impl LoginRefusal {
+    /// The `error` code (and wait) the sign-in page reads from its address.
+    pub fn code(&self) -> (&'static str, Option<u64>) {
+        match self {
+            Self::Wrong => ("wrong", None),
+            Self::Wait(s) => ("wait", Some(*s)),
+            Self::Busy => ("busy", None),
+            Self::Failed(_) => ("failed", None),
+        }
+    }
+}
+
+impl From<LoginRefusal> for ApiError {
+    fn from(r: LoginRefusal) -> Self {
+        match r {
+            LoginRefusal::Wrong => auth_error(AuthError::BadLogin),
+            LoginRefusal::Wait(s) => ApiError::TooMany(format!(
+                "too many failed sign-ins for this name or address; try again in {s} s"
+            )),
+            LoginRefusal::Busy => auth_error(AuthError::Busy),
+            LoginRefusal::Failed(e) => e,
+        }
+    }
+}
+
+impl AuthState {
+    /// Checks a name and password under the sign-in limiter and opens a session.
+    pub async fn check_login(&self, name: String, password: String, addr: String) -> Result<SignedIn, LoginRefusal> {
+        let name = name.trim().to_string();
+        // A name that cannot exist is refused like a wrong password, without a hash (the
+        // name rules are public) and without putting the raw text in the log.
+        if app::domain::auth::check_name(&name).is_err() || password.len() > 1024 {
+            let shown: String = name.chars().take(64).collect::<String>().escape_debug().to_string();
+            tracing::warn!(user = %shown, %addr, "failed sign-in (not a user name)");
+            return Err(LoginRefusal::Wrong);
+        }
+        let reservation = self
+            .limiter
+            .reserve(&[Key::Name(name.clone()), Key::Addr(addr.clone())])
+            .map_err(|wait| LoginRefusal::Wait(wait.as_secs().max(1)))?;
+        match self.accounts.verify(&name, &password).await {
+            Ok((id, role)) => {
+                self.limiter.succeeded(reservation);
+                tracing::info!(user = %name, %addr, "signed in");
+                self.sign_in(id, name, role).await.map_err(LoginRefusal::Failed)
+            }
+            Err(AuthError::BadLogin) => {
+                // The reservation stays: it was a failed guess.
+                tracing::warn!(user = %name, %addr, "failed sign-in");
+                Err(LoginRefusal::Wrong)
+            }
+            Err(AuthError::Busy) => {
+                self.limiter.release(reservation);
+                Err(LoginRefusal::Busy)
+            }
+            Err(e) => {
+                self.limiter.release(reservation);
+                Err(LoginRefusal::Failed(auth_error(e)))
+            }
+        }
+    }
+}
+
+/// The sign-in form's fields (`POST /login`, form-encoded).
+#[derive(serde::Deserialize)]
+pub struct LoginForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    next: String,
+}
+
+/// `POST /login`: the sign-in page is a plain form (no wasm on that page, so it loads in a few
+/// kilobytes). Signed in: the session cookies and a redirect to `next` (same-site paths only).
+/// Refused: back to the sign-in page with the reason's code, the name kept out of the address.
+pub async fn login_form(
+    State(auth): State<AuthState>,
+    axum::Extension(ClientAddr(addr)): axum::Extension<ClientAddr>,
+    axum::Form(form): axum::Form<LoginForm>,
+) -> Response {
+    let next = app::domain::auth::safe_next(Some(form.next));
+    match auth.check_login(form.name, form.password, addr).await {
+        Ok(done) => {
+            let mut resp = Redirect::to(&next).into_response();
+            for c in &done.cookies {
+                if let Ok(v) = axum::http::HeaderValue::from_str(c) {
+                    resp.headers_mut().append(header::SET_COOKIE, v);
+                }
+            }
+            resp
+        }
+        Err(refusal) => {
+            if let LoginRefusal::Failed(e) = &refusal {
+                tracing::warn!(error = %e, "sign-in failed");
+            }
+            let (code, wait) = refusal.code();
+            let mut to = format!("/login?error={code}&next={}", urlencode(&next));
+            if let Some(w) = wait {
+                to.push_str(&format!("&wait={w}"));
+            }
+            Redirect::to(&to).into_response()
+        }
+    }
+}
+
+/// The language switch's fields (`POST /lang`).
+#[derive(serde::Deserialize)]
+pub struct LangForm {
+    #[serde(default)]
+    lang: String,
+    #[serde(default)]
+    back: String,
+}
+
+/// `POST /lang`: the language switch without scripts (the sign-in page has none): the cookie
+/// the server renders by, then back to the page it was on.
+pub async fn lang_form(axum::Form(form): axum::Form<LangForm>) -> Response {
+    let back = app::domain::auth::safe_next(Some(form.back));
+    let mut resp = Redirect::to(&back).into_response();
+    if let Some(lang) = app::i18n::Lang::ALL.into_iter().find(|l| l.code() == form.lang) {
+        let c = format!(
+            "{}={}; Path=/; Max-Age=31536000; SameSite=Lax",
+            app::i18n::LANG_COOKIE,
+            lang.code()
+        );
+        if let Ok(v) = axum::http::HeaderValue::from_str(&c) {
+            resp.headers_mut().append(header::SET_COOKIE, v);
+        }
+    }
+    resp
+}
+
 fn auth_error(e: AuthError) -> ApiError {
     match e {
         AuthError::Sqlx(_) | AuthError::Hash(_) => crate::api_error::internal(e),
@@ -252,41 +400,7 @@ fn auth_error(e: AuthError) -> ApiError {
 
 impl AccountService for AuthState {
     fn login(&self, name: String, password: String, addr: String) -> BoxFut<'_, Result<SignedIn, ApiError>> {
-        Box::pin(async move {
-            let name = name.trim().to_string();
-            // A name that cannot exist is refused like a wrong password, without a hash (the
-            // name rules are public) and without putting the raw text in the log.
-            if app::domain::auth::check_name(&name).is_err() || password.len() > 1024 {
-                let shown: String = name.chars().take(64).collect::<String>().escape_debug().to_string();
-                tracing::warn!(user = %shown, %addr, "failed sign-in (not a user name)");
-                return Err(auth_error(AuthError::BadLogin));
-            }
-            let reservation = self
-                .limiter
-                .reserve(&[Key::Name(name.clone()), Key::Addr(addr.clone())])
-                .map_err(|wait| {
-                    ApiError::TooMany(format!(
-                        "too many failed sign-ins for {name} or from {addr}; try again in {} s",
-                        wait.as_secs().max(1)
-                    ))
-                })?;
-            match self.accounts.verify(&name, &password).await {
-                Ok((id, role)) => {
-                    self.limiter.succeeded(reservation);
-                    tracing::info!(user = %name, %addr, "signed in");
-                    self.sign_in(id, name, role).await
-                }
-                Err(AuthError::BadLogin) => {
-                    // The reservation stays: it was a failed guess.
-                    tracing::warn!(user = %name, %addr, "failed sign-in");
-                    Err(auth_error(AuthError::BadLogin))
-                }
-                Err(e) => {
-                    self.limiter.release(reservation);
-                    Err(auth_error(e))
-                }
-            }
-        })
+        Box::pin(async move { self.check_login(name, password, addr).await.map_err(ApiError::from) })
     }
 
     fn logout(&self, token: Option<String>) -> BoxFut<'_, Result<Vec<String>, ApiError>> {

@@ -1,11 +1,13 @@
 //! The web console: leptos pages and server functions, the event streams, static files and
 //! the request guards (no cross-origin writes; sessions, roles and CSRF tokens).
 
+pub mod assets;
 mod auth;
 mod events;
 mod guard;
 mod incidents;
 mod service;
+mod tls_listener;
 
 use crate::control::EngineControl;
 use anyhow::{bail, Context};
@@ -64,11 +66,12 @@ pub fn router(
     metrics: Arc<crate::monitor::console_metrics::ConsoleMetrics>,
     addr: SocketAddr,
 ) -> Router {
-    let site = site_root();
+    let site = assets::Site::detect(site_root());
+    let urls = site.urls();
     let leptos = LeptosOptions::builder()
         .output_name("console")
-        .site_root(site.to_string_lossy().into_owned())
-        .site_pkg_dir("pkg")
+        .site_root(site.root().to_string_lossy().into_owned())
+        .site_pkg_dir(urls.pkg_dir.clone())
         .site_addr(addr)
         .build();
     let runs: RunRegistry = Default::default();
@@ -77,12 +80,14 @@ pub fn router(
     let auth = auth::AuthState {
         accounts: crate::auth::Accounts::new(control.store.pool()),
         limiter: Default::default(),
-        secure: control
-            .data
-            .config
-            .auth
-            .secure_cookies
-            .unwrap_or(!addr.ip().is_loopback()),
+        // Over the console's own HTTPS listener cookies are always Secure.
+        secure: control.data.config.tls.listener().is_some()
+            || control
+                .data
+                .config
+                .auth
+                .secure_cookies
+                .unwrap_or(!addr.ip().is_loopback()),
         journal: control.journal(),
         trusted_proxies: control.data.config.auth.trusted_proxies.clone(),
     };
@@ -115,6 +120,9 @@ pub fn router(
         .route("/api/incidents/{id}/postmortem.md", get(incidents::postmortem_markdown))
         .route("/api/journal.json", get(incidents::journal_export))
         .route("/favicon.svg", get(favicon))
+        .route("/pkg/{*path}", get(assets::serve).with_state(Arc::new(site)))
+        .route("/login", axum::routing::post(auth::login_form).with_state(auth.clone()))
+        .route("/lang", axum::routing::post(auth::lang_form))
         .route("/healthz", get(events::healthz))
         .route("/readyz", get(events::readyz))
         .leptos_routes_with_context(
@@ -125,11 +133,13 @@ pub fn router(
                 move || provide_context(services.clone())
             },
             {
-                let leptos = leptos.clone();
-                move || app::shell(leptos.clone())
+                let (leptos, urls) = (leptos.clone(), urls.clone());
+                move || app::shell(leptos.clone(), urls.clone())
             },
         )
-        .fallback(leptos_axum::file_and_error_handler::<WebState, _>(app::shell))
+        .fallback(leptos_axum::file_and_error_handler::<WebState, _>(move |o| {
+            app::shell(o, urls.clone())
+        }))
         .layer(axum::middleware::from_fn_with_state(auth, auth::guard))
         .layer(axum::middleware::from_fn(guard::refuse_cross_origin_writes))
         .layer(axum::extract::DefaultBodyLimit::max(1 << 20))
@@ -211,24 +221,37 @@ pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<(
     }
     let metrics = Arc::new(crate::monitor::console_metrics::ConsoleMetrics::default());
     let feeds = crate::monitor::start(control.clone(), metrics.clone()).await;
+    let tls = match control.data.config.tls.listener() {
+        Some((cert, key)) => Some(crate::tls::server_config(cert, key).context("[tls] cert and key")?),
+        None => None,
+    };
     let app = router(control, feeds, metrics, addr);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
-    tracing::info!("Roofline console on http://{addr}");
-    println!("Roofline console on http://{addr}");
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    tracing::info!("Roofline console on {scheme}://{addr}");
+    println!("Roofline console on {scheme}://{addr}");
     use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(async {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
-            }
-        })
-        .await
-        .context("serving HTTP")
+    let shutdown = async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
+        }
+    };
+    let service = app.into_make_service_with_connect_info::<SocketAddr>();
+    match tls {
+        Some(config) => {
+            let listener = tls_listener::TlsListener::new(listener, config).tap_io(|_| {});
+            axum::serve(listener, service).with_graceful_shutdown(shutdown).await
+        }
+        None => {
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
+            axum::serve(listener, service).with_graceful_shutdown(shutdown).await
+        }
+    }
+    .context("serving HTTP")
 }

@@ -158,6 +158,7 @@ pub async fn eventually<T>(timeout: Duration, mut f: impl AsyncFnMut() -> Option
 }
 
 pub fn client() -> reqwest::Client {
+    server::tls::install_default_provider();
     reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(20))

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Builds the release an operator copies to an air-gapped host:
+#   dist/roofline-<version>-linux-x86_64.tar.gz
+# holding one binary that embeds the whole browser bundle (it runs from anywhere, no site
+# directory), roofline.toml.example, the systemd unit, INSTALL.md and LICENSE.
+#
+# The bundle: the wasm-release build through wasm-opt -Oz (binaryen from npm; the name section
+# and producers stripped), the stylesheet and ECharts; content-hashed names; each file stored
+# with its brotli and gzip copies, so the console never compresses per request.
+#   scripts/dist.sh            build (about 15 minutes on two cores from cold)
+#   OUT=DIR scripts/dist.sh    put the tarball elsewhere (default dist/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+root="$PWD"
+version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
+name="roofline-${version}-linux-x86_64"
+out="${OUT:-dist}"
+work="target/dist-work"
+raw="$work/raw"
+site="$work/site"
+
+need() { command -v "$1" >/dev/null || { echo "dist: $1 is missing (scripts/setup.sh --dist installs it)" >&2; exit 1; }; }
+need brotli
+need gzip
+need sha256sum
+
+# 1. The browser bundle, release profile.
+rm -rf "$raw" "$site"
+PROFILE=release SITE="$raw" scripts/build-site.sh
+
+# 2. wasm-opt from npm (pinned in packaging/tools/package-lock.json).
+if [ ! -x packaging/tools/node_modules/.bin/wasm-opt ]; then
+  npm ci --prefix packaging/tools --no-audit --no-fund
+fi
+# wasm-opt takes two minutes under node; its output is kept by the input's hash, so a rebuild
+# with an unchanged bundle reuses it.
+before=$(stat -c %s "$raw/pkg/console_bg.wasm")
+cache="target/dist-work/wasm-opt-cache"
+key="$(sha256sum "$raw/pkg/console_bg.wasm" | cut -c1-32)-$(sed -n 's/.*"binaryen": "\(.*\)".*/\1/p' packaging/tools/package.json)"
+mkdir -p "$cache"
+if [ ! -f "$cache/$key.wasm" ]; then
+  rm -f "$cache"/*.wasm
+  packaging/tools/node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers \
+    "$raw/pkg/console_bg.wasm" -o "$cache/$key.tmp"
+  mv "$cache/$key.tmp" "$cache/$key.wasm"
+fi
+cp "$cache/$key.wasm" "$raw/pkg/console_bg.wasm"
+echo "wasm-opt: $before -> $(stat -c %s "$raw/pkg/console_bg.wasm") bytes"
+
+# 3. Content-hashed names. The wasm-bindgen bundle (console.js imports its wasm and snippets
+#    by relative name) moves as one directory named by the hash of all its files; the
+#    stylesheet and ECharts each get their own hash, so an unchanged ECharts stays cached
+#    across releases.
+hash_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
+mkdir -p "$site/pkg"
+bundle_files=$(cd "$raw/pkg" && { echo console.js; echo console_bg.wasm; find snippets -type f 2>/dev/null; } | LC_ALL=C sort)
+bundle_hash=$(cd "$raw/pkg" && hash_of $bundle_files)
+mkdir -p "$site/pkg/$bundle_hash"
+(cd "$raw/pkg" && tar cf - $bundle_files) | (cd "$site/pkg/$bundle_hash" && tar xf -)
+one() { # logical-name file stem ext
+  local h; h=$(hash_of "$raw/pkg/$2")
+  cp "$raw/pkg/$2" "$site/pkg/$3.$h.$4"
+  printf '%s\t/pkg/%s\n' "$1" "$3.$h.$4" >> "$site/assets.txt"
+}
+printf 'bundle\t/pkg/%s\n' "$bundle_hash" > "$site/assets.txt"
+one css console.css console css
+one echarts echarts.min.js echarts.min js
+one echarts-ru echarts-lang-ru.js echarts-lang-ru js
+
+# 4. Precompressed copies.
+find "$site/pkg" -type f ! -name '*.br' ! -name '*.gz' -print0 | while IFS= read -r -d '' f; do
+  brotli -q 11 -f -o "$f.br" "$f"
+  gzip -9 -n -c "$f" > "$f.gz"
+done
+
+# 5. The binary, with the bundle compiled in.
+ROOFLINE_EMBED_SITE="$root/$site" cargo build -p server --bin roofline --profile dist
+
+# 6. The tarball.
+stage="$work/$name"
+rm -rf "$stage"
+mkdir -p "$stage" "$out"
+install -m 0755 target/dist/roofline "$stage/roofline"
+install -m 0644 packaging/roofline.toml.example packaging/roofline.service packaging/INSTALL.md LICENSE "$stage/"
+tar -C "$work" --owner=0 --group=0 --numeric-owner -czf "$out/$name.tar.gz" "$name"
+(cd "$out" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
+echo "dist: $out/$name.tar.gz ($(du -h "$out/$name.tar.gz" | cut -f1)); binary $(du -h "$stage/roofline" | cut -f1)"
+echo "bundle (compressed, as sent to a browser that takes brotli):"
+for f in "$site"/pkg/*/console_bg.wasm "$site"/pkg/*/console.js "$site"/pkg/console.*.css "$site"/pkg/echarts.min.*.js; do
+  printf '  %-60s %8d bytes, br %8d\n' "${f#"$site"/}" "$(stat -c %s "$f")" "$(stat -c %s "$f.br")"
+done
