@@ -82,6 +82,19 @@ async fn a_console_serves_https_and_fleet_members_trust_it_through_ca_file() {
     .await
     .expect("the console answers over HTTPS with the configured certificate");
 
+    // Clients that open a connection and never start the handshake hold nothing up: each
+    // handshake waits in its own task (10 s deadline), others are served meanwhile.
+    let mut stalled = Vec::new();
+    for _ in 0..50 {
+        stalled.push(tokio::net::TcpStream::connect(("127.0.0.1", port_a)).await.unwrap());
+    }
+    let served = tokio::time::timeout(Duration::from_secs(5), https.get(format!("{base}/healthz")).send())
+        .await
+        .expect("served while 50 handshakes stall")
+        .unwrap();
+    assert!(served.status().is_success());
+    drop(stalled);
+
     // Plain HTTP to the same port gets no answer, and a client that does not trust the CA
     // is refused in the handshake.
     assert!(client()
