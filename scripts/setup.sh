@@ -2,7 +2,7 @@
 # Installs what building and testing the console needs, and only what is missing:
 #   the wasm32 target, wasm-bindgen-cli (same version as the crate), what scripts/dist.sh
 #   needs for a release (Debian's brotli; binaryen's wasm-opt from npm), and with --browser
-#   Debian's Chromium and systemd-analyze plus the Playwright test runner (npm; no browser
+#   Debian's Chromium, systemd-analyze, Prometheus and Alertmanager plus the Playwright test runner (npm; no browser
 #   download).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +35,10 @@ if [ "${1:-}" = "--browser" ]; then
   if ! command -v chromium >/dev/null 2>&1; then
     echo "setup: installing Debian's chromium"
     apt_install chromium
+  fi
+  if ! command -v prometheus >/dev/null 2>&1 || ! command -v prometheus-alertmanager >/dev/null 2>&1; then
+    echo "setup: installing Debian's prometheus and prometheus-alertmanager (the alerting pack's test)"
+    apt_install --no-install-recommends prometheus prometheus-alertmanager
   fi
   if ! command -v systemd-analyze >/dev/null 2>&1; then
     echo "setup: installing Debian's systemd (systemd-analyze checks the release's unit)"

@@ -29,6 +29,13 @@ python3 scripts/check-layout.py --self-test
 python3 scripts/check-layout.py
 checks=1
 
+step "the Prometheus and Alertmanager pack: configuration and rules as the real tools read them"
+promtool check config packaging/prometheus/prometheus.yml
+promtool check rules packaging/prometheus/roofline-alerts.yml
+amtool check-config packaging/prometheus/alertmanager.yml
+python3 -c "import json,sys; json.load(open('packaging/grafana/roofline-dashboard.json'))"
+checks=$((checks + 1))
+
 step "benchmarks, short mode (each still runs and produces its figures; the figures are not judged)"
 cargo test -q -p server --bench parser -- --short
 cargo test -q -p server --bench fleet_scale -- --short

@@ -150,6 +150,10 @@ pub struct AuthConfig {
     /// (`http_config.authorization.credentials`). Without it the webhook is refused.
     #[serde(default)]
     pub alertmanager_token: Option<String>,
+    /// Bearer token Prometheus sends to `/api/prometheus/sd` (HTTP service discovery,
+    /// `http_sd_configs[].authorization.credentials`). Without it the endpoint is off.
+    #[serde(default)]
+    pub prometheus_sd_token: Option<String>,
     /// Reverse proxies (TLS terminators) in front of the console. Their `X-Forwarded-For`
     /// names the client; without this, every client behind a proxy shares its address in the
     /// sign-in rate limit.
@@ -164,6 +168,10 @@ impl std::fmt::Debug for AuthConfig {
             .field(
                 "alertmanager_token",
                 &self.alertmanager_token.as_ref().map(|_| "<hidden>"),
+            )
+            .field(
+                "prometheus_sd_token",
+                &self.prometheus_sd_token.as_ref().map(|_| "<hidden>"),
             )
             .field("trusted_proxies", &self.trusted_proxies)
             .finish()
@@ -478,6 +486,7 @@ mod tests {
         full.auth = AuthConfig {
             secure_cookies: Some(true),
             alertmanager_token: Some("t".into()),
+            prometheus_sd_token: Some("p".into()),
             trusted_proxies: vec!["127.0.0.1".parse().unwrap()],
         };
         full.launch.allow_env = vec!["X".into()];

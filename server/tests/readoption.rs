@@ -48,7 +48,13 @@ async fn engines_survive_a_kill_of_the_consoles_process_group() {
     let console_port = free_port();
     let start = || {
         std::process::Command::new(BIN)
-            .args(["--data", env.data().to_str().unwrap(), "console", "--addr", &format!("127.0.0.1:{console_port}")])
+            .args([
+                "--data",
+                env.data().to_str().unwrap(),
+                "console",
+                "--addr",
+                &format!("127.0.0.1:{console_port}"),
+            ])
             .process_group(0)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -72,7 +78,10 @@ async fn engines_survive_a_kill_of_the_consoles_process_group() {
         let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
         console.wait().unwrap();
     }
-    assert!(pid_alive(pid), "the engine outlives a kill of the console's process group");
+    assert!(
+        pid_alive(pid),
+        "the engine outlives a kill of the console's process group"
+    );
 
     let mut again = start();
     let adopted = eventually(Duration::from_secs(30), async || {

@@ -3,9 +3,10 @@
 //!
 //! Pages need a session (else a redirect to `/login`); server functions need what
 //! `app::domain::auth::SERVER_FNS` says and, for every call, the session's CSRF token in the
-//! `x-csrf-token` header; other `/api/` routes need a session. Public: `/login`, `/setup`, the
-//! static bundle, `/metrics`, `/api/engines` (what other consoles in the fleet read), and the
-//! Alertmanager webhook, which checks its own bearer token.
+//! `x-csrf-token` header; other `/api/` routes need a session. Public: `/login` (the page and
+//! its form), `/lang`, `/setup`, the static bundle, `/metrics`, `/healthz`, `/readyz`,
+//! `/api/engines` (what other consoles in the fleet read), and the Alertmanager webhook and
+//! Prometheus service discovery, which check their own bearer tokens.
 
 use crate::auth::ratelimit::{Key, LoginLimiter};
 use crate::auth::{Accounts, AuthError};
@@ -64,6 +65,7 @@ fn need(path: &str) -> Need {
         "/metrics",
         "/api/engines",
         "/api/alerts/alertmanager",
+        "/api/prometheus/sd",
         "/healthz",
         "/readyz",
     ];

@@ -19,7 +19,8 @@ pub async fn engines_json(State(s): State<WebState>) -> Response {
 
 /// `GET /metrics`: the console's own metrics in Prometheus text format.
 pub async fn console_metrics(State(s): State<WebState>) -> Response {
-    let body = s.metrics.render(&s.fleet.borrow());
+    let gpu = s.gpu.borrow().clone();
+    let body = s.metrics.render(&s.fleet.borrow(), &gpu);
     (
         [(
             axum::http::header::CONTENT_TYPE,

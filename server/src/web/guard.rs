@@ -30,6 +30,45 @@ pub fn is_cross_origin_write(
 }
 
 /// Refuses cross-origin writes with 403 before any handler runs.
+/// Whether the request carries `Authorization: Bearer TOKEN` (machine endpoints: the
+/// Alertmanager webhook, Prometheus service discovery). Comparing digests keeps the time
+/// independent of where the two differ.
+pub fn bearer_matches(headers: &axum::http::HeaderMap, token: &str) -> bool {
+    use sha2::Digest;
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| sha2::Sha256::digest(t.as_bytes()) == sha2::Sha256::digest(token.as_bytes()))
+}
+
+/// The check of a machine endpoint: the refusal to send, if any — off (403, naming the key to
+/// set) without a configured token, 401 unless the request carries it.
+pub fn machine_token(
+    configured: Option<&str>,
+    headers: &axum::http::HeaderMap,
+    what: &str,
+    key: &str,
+) -> Option<Response> {
+    let Some(token) = configured else {
+        return Some(
+            (
+                StatusCode::FORBIDDEN,
+                format!("{what} is off: set [auth] {key} in roofline.toml"),
+            )
+                .into_response(),
+        );
+    };
+    if !bearer_matches(headers, token) {
+        return Some((
+            StatusCode::UNAUTHORIZED,
+            format!("{what}: bearer token missing or wrong"),
+        )
+            .into_response());
+    }
+    None
+}
+
 pub async fn refuse_cross_origin_writes(req: Request, next: Next) -> Response {
     let h = req.headers();
     let get = |name: header::HeaderName| h.get(name).and_then(|v| v.to_str().ok());

@@ -16,24 +16,14 @@ pub async fn alertmanager(
     headers: axum::http::HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let Some(token) = s.control.data.config.auth.alertmanager_token.as_deref() else {
-        return (
-            StatusCode::FORBIDDEN,
-            "the Alertmanager webhook is off: set [auth] alertmanager_token in roofline.toml",
-        )
-            .into_response();
-    };
-    let sent = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let matches = sent.is_some_and(|t| {
-        use sha2::Digest;
-        // Comparing digests keeps the comparison's time independent of where they differ.
-        sha2::Sha256::digest(t.as_bytes()) == sha2::Sha256::digest(token.as_bytes())
-    });
-    if !matches {
-        return (StatusCode::UNAUTHORIZED, "alertmanager: bearer token missing or wrong").into_response();
+    let auth = &s.control.data.config.auth;
+    if let Some(refused) = super::guard::machine_token(
+        auth.alertmanager_token.as_deref(),
+        &headers,
+        "the Alertmanager webhook",
+        "alertmanager_token",
+    ) {
+        return refused;
     }
     let payload: serde_json::Value = match serde_json::from_slice(&body) {
         Ok(v) => v,

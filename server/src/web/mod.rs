@@ -6,6 +6,7 @@ mod auth;
 mod events;
 mod guard;
 mod incidents;
+mod prometheus;
 mod service;
 mod tls_listener;
 
@@ -117,6 +118,7 @@ pub fn router(
         .route("/api/engines", get(events::engines_json))
         .route("/metrics", get(events::console_metrics))
         .route("/api/alerts/alertmanager", axum::routing::post(incidents::alertmanager))
+        .route("/api/prometheus/sd", get(prometheus::service_discovery))
         .route("/api/incidents/{id}/postmortem.md", get(incidents::postmortem_markdown))
         .route("/api/journal.json", get(incidents::journal_export))
         .route("/favicon.svg", get(favicon))
