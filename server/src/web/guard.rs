@@ -60,11 +60,13 @@ pub fn machine_token(
         );
     };
     if !bearer_matches(headers, token) {
-        return Some((
-            StatusCode::UNAUTHORIZED,
-            format!("{what}: bearer token missing or wrong"),
-        )
-            .into_response());
+        return Some(
+            (
+                StatusCode::UNAUTHORIZED,
+                format!("{what}: bearer token missing or wrong"),
+            )
+                .into_response(),
+        );
     }
     None
 }
