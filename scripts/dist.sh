@@ -2,7 +2,8 @@
 # Builds the release an operator copies to an air-gapped host:
 #   dist/roofline-<version>-linux-x86_64.tar.gz
 # holding one binary that embeds the whole browser bundle (it runs from anywhere, no site
-# directory), roofline.toml.example, the systemd unit, INSTALL.md and LICENSE.
+# directory), roofline.toml.example, the systemd unit, INSTALL.md, LICENSE, and the
+# Prometheus/Alertmanager/Grafana pack (prometheus/, grafana/).
 #
 # The bundle: the wasm-release build through wasm-opt -Oz (binaryen from npm; the name section
 # and producers stripped), the stylesheet and ECharts; content-hashed names; each file stored
@@ -83,6 +84,10 @@ rm -rf "$stage"
 mkdir -p "$stage" "$out"
 install -m 0755 target/dist/roofline "$stage/roofline"
 install -m 0644 packaging/roofline.toml.example packaging/roofline.service packaging/INSTALL.md LICENSE "$stage/"
+# The monitoring pack: scrape and routing configuration, alert rules, the Grafana dashboard.
+install -d "$stage/prometheus" "$stage/grafana"
+install -m 0644 packaging/prometheus/*.yml "$stage/prometheus/"
+install -m 0644 packaging/grafana/*.json "$stage/grafana/"
 tar -C "$work" --owner=0 --group=0 --numeric-owner -czf "$out/$name.tar.gz" "$name"
 (cd "$out" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
 echo "dist: $out/$name.tar.gz ($(du -h "$out/$name.tar.gz" | cut -f1)); binary $(du -h "$stage/roofline" | cut -f1)"

@@ -33,12 +33,15 @@ echo "== checksum and contents"
 mkdir -p "$tmp/unpacked" "$tmp/cwd"
 tar -xzf "$tarball" -C "$tmp/unpacked"
 dir="$(echo "$tmp"/unpacked/roofline-*)"
-for f in roofline roofline.toml.example roofline.service INSTALL.md LICENSE; do
+for f in roofline roofline.toml.example roofline.service INSTALL.md LICENSE \
+  prometheus/prometheus.yml prometheus/roofline-alerts.yml prometheus/alertmanager.yml grafana/roofline-dashboard.json; do
   [ -f "$dir/$f" ] || { echo "the tarball has no $f"; exit 1; }
 done
 bin="$dir/roofline"
 [ -x "$bin" ] || { echo "roofline is not executable"; exit 1; }
 if file "$bin" 2>/dev/null | grep -q "not stripped"; then echo "the binary is not stripped"; exit 1; fi
+
+promtool check rules "$dir/prometheus/roofline-alerts.yml" >/dev/null
 
 echo "== systemd-analyze verify"
 # The unit names /opt/roofline/roofline; verify the same unit pointing at the unpacked binary.
