@@ -29,14 +29,21 @@ fn file_error(path: &Path, detail: impl std::fmt::Display) -> TlsError {
 const PEM_CAP: u64 = 1 << 20;
 
 fn read_pem(path: &Path) -> Result<Vec<u8>, TlsError> {
-    let meta = std::fs::metadata(path).map_err(|e| file_error(path, e))?;
-    if meta.len() > PEM_CAP {
+    use std::io::Read;
+    // Read through a cap rather than trusting a size read beforehand: the file may grow
+    // between the two.
+    let file = std::fs::File::open(path).map_err(|e| file_error(path, e))?;
+    let mut pem = Vec::new();
+    file.take(PEM_CAP + 1)
+        .read_to_end(&mut pem)
+        .map_err(|e| file_error(path, e))?;
+    if pem.len() as u64 > PEM_CAP {
         return Err(file_error(
             path,
-            format!("{} bytes is too large for a PEM file", meta.len()),
+            format!("more than {PEM_CAP} bytes is too large for a PEM file"),
         ));
     }
-    std::fs::read(path).map_err(|e| file_error(path, e))
+    Ok(pem)
 }
 
 /// Every certificate in a PEM file; none is an error.

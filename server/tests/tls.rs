@@ -160,47 +160,30 @@ async fn a_console_serves_https_and_fleet_members_trust_it_through_ca_file() {
     assert!(note.contains("certificate") || note.contains("UnknownIssuer"), "{note}");
 }
 
+/// What the binary says on standard error when `args` fails with `tls` appended to a fresh
+/// host configuration; panics if it succeeds.
+fn refused(tls: &str, args: &[&str]) -> (Option<i32>, String) {
+    let env = Env::with_extra_config("");
+    env.append_config(tls);
+    let out = env.run(args);
+    assert!(!out.status.success(), "{tls} was accepted");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 #[test]
 fn a_listener_needs_both_cert_and_key_and_readable_files() {
-    let env = Env::with_extra_config("");
-    env.append_config("\n[tls]\ncert = \"/nonexistent/console.pem\"\n");
-    let out = std::process::Command::new(BIN)
-        .args([
-            "--data",
-            env.data().to_str().unwrap(),
-            "console",
-            "--addr",
-            &format!("127.0.0.1:{}", free_port()),
-        ])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let addr = format!("127.0.0.1:{}", free_port());
+    let console = ["console", "--addr", addr.as_str()];
+    let (_, err) = refused("\n[tls]\ncert = \"/nonexistent/console.pem\"\n", &console);
     assert!(err.contains("[tls] needs both `cert` and `key`"), "{err}");
 
-    let env = Env::with_extra_config("");
-    env.append_config("\n[tls]\ncert = \"/nonexistent/console.pem\"\nkey = \"/nonexistent/console.key\"\n");
-    let out = std::process::Command::new(BIN)
-        .args([
-            "--data",
-            env.data().to_str().unwrap(),
-            "console",
-            "--addr",
-            &format!("127.0.0.1:{}", free_port()),
-        ])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (_, err) = refused(
+        "\n[tls]\ncert = \"/nonexistent/console.pem\"\nkey = \"/nonexistent/console.key\"\n",
+        &console,
+    );
     assert!(err.contains("/nonexistent/console.pem"), "{err}");
 
-    let env = Env::with_extra_config("");
-    env.append_config("\n[tls]\nca_file = \"/nonexistent/ca.pem\"\n");
-    let out = std::process::Command::new(BIN)
-        .args(["--data", env.data().to_str().unwrap(), "status"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, err) = refused("\n[tls]\nca_file = \"/nonexistent/ca.pem\"\n", &["status"]);
+    assert_eq!(code, Some(2));
     assert!(err.contains("ca_file") && err.contains("/nonexistent/ca.pem"), "{err}");
 }

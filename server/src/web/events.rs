@@ -19,8 +19,7 @@ pub async fn engines_json(State(s): State<WebState>) -> Response {
 
 /// `GET /metrics`: the console's own metrics in Prometheus text format.
 pub async fn console_metrics(State(s): State<WebState>) -> Response {
-    let gpu = s.gpu.borrow().clone();
-    let body = s.metrics.render(&s.fleet.borrow(), &gpu);
+    let body = s.metrics.render(&s.fleet.borrow(), &s.gpu.borrow());
     (
         [(
             axum::http::header::CONTENT_TYPE,

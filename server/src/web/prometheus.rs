@@ -21,13 +21,16 @@ fn host_name() -> String {
 /// The host part of the `Host` header Prometheus sent (how it reaches this machine).
 fn requested_host(headers: &HeaderMap) -> Option<String> {
     let host = headers.get(header::HOST)?.to_str().ok()?;
-    let name = match host.strip_prefix('[') {
-        Some(v6) => format!("[{}]", v6.split(']').next()?),
-        None => host.rsplit_once(':').map_or(host, |(h, _)| h).to_string(),
+    // `[v6]:port` keeps its brackets (the target is `[v6]:port` again); any other name is
+    // letters, digits, dots, dashes and underscores, without its port.
+    let (name, allowed) = match host.strip_prefix('[') {
+        Some(v6) => (format!("[{}]", v6.split(']').next()?), ".:"),
+        None => (host.split(':').next()?.to_string(), ".-_"),
     };
-    let ok = !name.is_empty()
+    let inner = name.trim_start_matches('[').trim_end_matches(']');
+    let ok = !inner.is_empty()
         && name.len() <= 253
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || ".-_:[]".contains(c));
+        && inner.chars().all(|c| c.is_ascii_alphanumeric() || allowed.contains(c));
     ok.then_some(name)
 }
 
