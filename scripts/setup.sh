@@ -2,7 +2,7 @@
 # Installs what building and testing the console needs, and only what is missing:
 #   the wasm32 target, wasm-bindgen-cli (same version as the crate), what scripts/dist.sh
 #   needs for a release (Debian's brotli; binaryen's wasm-opt from npm), and with --browser
-#   Debian's Chromium, systemd-analyze, Prometheus and Alertmanager plus the Playwright test runner (npm; no browser
+#   Debian's Chromium, systemd-analyze, podman and runc, Prometheus and Alertmanager plus the Playwright test runner (npm; no browser
 #   download).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +39,10 @@ if [ "${1:-}" = "--browser" ]; then
   if ! command -v prometheus >/dev/null 2>&1 || ! command -v prometheus-alertmanager >/dev/null 2>&1; then
     echo "setup: installing Debian's prometheus and prometheus-alertmanager (the alerting pack's test)"
     apt_install --no-install-recommends prometheus prometheus-alertmanager
+  fi
+  if ! command -v podman >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1; then
+    echo "setup: installing Debian's podman and runc (the container engine tests start real containers)"
+    apt_install podman runc
   fi
   if ! command -v systemd-analyze >/dev/null 2>&1; then
     echo "setup: installing Debian's systemd (systemd-analyze checks the release's unit)"

@@ -32,6 +32,83 @@ pub struct EngineInstall {
     /// (`["--trust-remote-code"]`). A profile can never allow them itself.
     #[serde(default)]
     pub allow_flags: Vec<String>,
+    /// Run the engine in a container through this CLI (`"podman"` or `"docker"`). `command` is
+    /// then the container CLI with its own global arguments (`["podman", "--runtime", "runc"]`;
+    /// default: the runtime's name), and `image` is what runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<ContainerRuntime>,
+    /// The image, pinned by digest (`vllm/vllm-openai@sha256:…`): a tag can move under a
+    /// profile that a review approved, a digest cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// GPUs the container gets: `"all"`, `"none"` or device indexes (`"0,1"`); as CDI devices
+    /// (`nvidia.com/gpu=…`) under podman, `--gpus` under docker. Default: all, none for the
+    /// simulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<String>,
+    /// `"host"` (default: the engine binds the profile's address on the host) or `"ports"`
+    /// (the container's own network, the profile's port published on its address).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<ContainerNetwork>,
+    /// What starts the engine inside the image (program and fixed arguments). Default:
+    /// `vllm`, `python3 -m sglang.launch_server`, or `roofline sim KIND` for the simulator.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entrypoint: Vec<String>,
+    /// More options for the container CLI's `run` (`["--shm-size", "16g"]`): the host's
+    /// choice, placed before the image, never a profile's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub run_args: Vec<String>,
+}
+
+impl EngineInstall {
+    /// What starts the engine inside a container installation's image: `entrypoint`, else the
+    /// engines' usual programs (the simulator is the `roofline` binary in the image).
+    pub fn image_entrypoint(&self) -> Vec<String> {
+        if !self.entrypoint.is_empty() {
+            return self.entrypoint.clone();
+        }
+        if self.simulator {
+            return vec!["roofline".into(), "sim".into(), self.simulator_spec()];
+        }
+        match self.kind {
+            EngineKind::Vllm => vec!["vllm".into()],
+            EngineKind::Sglang => vec!["python3".into(), "-m".into(), "sglang.launch_server".into()],
+        }
+    }
+
+    /// The simulator's `sim` argument: the kind, with the release it plays when configured.
+    fn simulator_spec(&self) -> String {
+        match &self.simulator_version {
+            Some(v) => format!("{}@{v}", self.kind.as_str()),
+            None => self.kind.as_str().to_string(),
+        }
+    }
+}
+
+/// The container CLI an installation runs its engine through.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ContainerRuntime {
+    Podman,
+    Docker,
+}
+
+impl ContainerRuntime {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Podman => "podman",
+            Self::Docker => "docker",
+        }
+    }
+}
+
+/// How a container reaches the network.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ContainerNetwork {
+    #[default]
+    Host,
+    Ports,
 }
 
 /// The host configuration file.
@@ -244,9 +321,12 @@ impl HostConfig {
             if !app::domain::profile::valid_name(name) {
                 bail!("{CONFIG_FILE}: engine installation name `{name}` must match [a-z0-9_-]");
             }
-            if !install.simulator && install.command.is_empty() {
-                bail!("{CONFIG_FILE}: [engines.{name}] needs `command` (or `simulator = true`)");
+            if !install.simulator && install.command.is_empty() && install.runtime.is_none() {
+                bail!(
+                    "{CONFIG_FILE}: [engines.{name}] needs `command` (or `simulator = true`, or a container `runtime`)"
+                );
             }
+            check_container(name, install)?;
             if let Some(v) = &install.simulator_version {
                 if !install.simulator {
                     bail!("{CONFIG_FILE}: [engines.{name}] simulator_version is only for `simulator = true`");
@@ -285,6 +365,79 @@ impl HostConfig {
             }
         }
         Ok(cfg)
+    }
+}
+
+/// The container keys of an installation: all or none of them, and an image pinned by digest.
+fn check_container(name: &str, install: &EngineInstall) -> anyhow::Result<()> {
+    let at = format!("{CONFIG_FILE}: [engines.{name}]");
+    let Some(_) = install.runtime else {
+        let stray = [
+            ("image", install.image.is_some()),
+            ("gpus", install.gpus.is_some()),
+            ("network", install.network.is_some()),
+            ("entrypoint", !install.entrypoint.is_empty()),
+            ("run_args", !install.run_args.is_empty()),
+        ];
+        if let Some((key, _)) = stray.iter().find(|(_, set)| *set) {
+            bail!("{at} {key} is only for a container installation (`runtime = \"podman\"` or `\"docker\"`)");
+        }
+        return Ok(());
+    };
+    let image = install
+        .image
+        .as_deref()
+        .ok_or_else(|| anyhow::anyhow!("{at} needs `image` (NAME@sha256:DIGEST) with `runtime`"))?;
+    check_image(image).map_err(|e| anyhow::anyhow!("{at} image `{image}`: {e}"))?;
+    if let Some(g) = &install.gpus {
+        parse_gpus(g).map_err(|e| anyhow::anyhow!("{at} gpus = \"{g}\": {e}"))?;
+    }
+    if install.command.first().is_some_and(|c| c.starts_with('-')) {
+        bail!("{at} command must start with the container CLI, not an option");
+    }
+    Ok(())
+}
+
+/// Whether an image reference is pinned by digest: `NAME@sha256:<64 hex>`, the name in the
+/// registries' grammar (lowercase path components, an optional registry host and port). A
+/// tag alone (`:latest`) is refused: it can point at other bytes tomorrow.
+pub fn check_image(image: &str) -> Result<(), String> {
+    let Some((name, digest)) = image.split_once('@') else {
+        return Err("docker image by digest, not by the latest tag: give NAME@sha256:DIGEST".into());
+    };
+    let hex = digest
+        .strip_prefix("sha256:")
+        .ok_or_else(|| format!("digest `{digest}` is not sha256:…"))?;
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return Err(format!("digest `{digest}` is not sha256: and 64 lowercase hex digits"));
+    }
+    // The name may keep a tag beside the digest (`repo:1.0@sha256:…`): the digest decides.
+    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-/:".contains(c);
+    if name.is_empty() || name.starts_with(['-', '/', '.', ':']) || name.len() > 255 || !name.chars().all(ok) {
+        return Err(format!(
+            "`{name}` is not an image name (lowercase letters, digits, `._-/:`; not starting with `-`)"
+        ));
+    }
+    Ok(())
+}
+
+/// Which GPUs a container gets: `None` for none, `Some([])` for all, else the device indexes.
+pub fn parse_gpus(text: &str) -> Result<Option<Vec<u32>>, String> {
+    match text.trim() {
+        "none" => Ok(None),
+        "all" => Ok(Some(Vec::new())),
+        list => list
+            .split(',')
+            .map(|d| {
+                d.trim().parse::<u32>().map_err(|_| {
+                    format!(
+                        "`{}` is not a device index (give \"all\", \"none\" or \"0,1\")",
+                        d.trim()
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
     }
 }
 
@@ -393,16 +546,16 @@ impl DataDir {
     }
 
     pub fn command_for(&self, install: &EngineInstall) -> anyhow::Result<Vec<String>> {
+        if install.runtime.is_some() {
+            // The command inside the image; the container CLI wraps it (`control::container`).
+            return Ok(install.image_entrypoint());
+        }
         if install.simulator {
             let exe = std::env::current_exe().context("locating the roofline binary for the simulator")?;
             // After an upgrade in place Linux reports the running image as "PATH (deleted)";
             // the new binary at PATH is the one to launch.
             let exe = exe.to_string_lossy().trim_end_matches(" (deleted)").to_string();
-            let spec = match &install.simulator_version {
-                Some(v) => format!("{}@{v}", install.kind.as_str()),
-                None => install.kind.as_str().to_string(),
-            };
-            Ok(vec![exe, "sim".into(), spec])
+            Ok(vec![exe, "sim".into(), install.simulator_spec()])
         } else {
             Ok(install.command.clone())
         }
@@ -474,6 +627,12 @@ mod tests {
                 simulator: true,
                 simulator_version: Some("0.34.0+synthetic".into()),
                 allow_flags: vec!["--trust-remote-code".into()],
+                runtime: Some(ContainerRuntime::Podman),
+                image: Some(format!("localhost/sim@sha256:{}", "0".repeat(64))),
+                gpus: Some("all".into()),
+                network: Some(ContainerNetwork::Host),
+                entrypoint: vec!["vllm".into()],
+                run_args: vec!["--shm-size".into(), "16g".into()],
             },
         );
         full.autostart = vec!["p".into()];

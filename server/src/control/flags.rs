@@ -67,6 +67,8 @@ const MAX_OUTPUT: u64 = 4 << 20;
 pub(super) enum Target {
     Cpu,
     Host,
+    /// The container CLI itself (inspect, stop, …): nothing added to its environment.
+    Cli,
 }
 
 /// The last `keep` bytes of a stream read to its end (a child's stderr: only its end explains).
@@ -98,8 +100,10 @@ pub(super) async fn run(argv: &[String], target: Target) -> Result<String, Strin
             std::env::var("VLLM_TARGET_DEVICE").unwrap_or_else(|_| "cpu".into()),
         );
     }
-    cmd.envs(app::domain::profile::AIR_GAP_ENV.iter().copied())
-        .stdin(std::process::Stdio::null())
+    if target != Target::Cli {
+        cmd.envs(app::domain::profile::AIR_GAP_ENV.iter().copied());
+    }
+    cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
@@ -138,6 +142,31 @@ pub(super) async fn run(argv: &[String], target: Target) -> Result<String, Strin
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// Runs a command of an installation: directly, or for a container installation inside its
+/// image (`run --rm`, no network, the target's environment passed in; GPUs for the host
+/// report only). A run that fails or times out has its container removed by name, since
+/// killing the CLI client does not stop a container.
+pub(super) async fn run_in(install: &EngineInstall, argv: &[String], target: Target) -> Result<String, String> {
+    let Some(c) = super::container::Container::of(install) else {
+        return run(argv, target).await;
+    };
+    let mut env: Vec<(String, String)> = app::domain::profile::AIR_GAP_ENV
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    if target == Target::Cpu {
+        env.push(("VLLM_TARGET_DEVICE".into(), "cpu".into()));
+    }
+    let label = format!("roofline-oneshot-{:016x}", rand::random::<u64>());
+    let wrapped = c.oneshot_argv(argv, &env, target == Target::Host, &label);
+    let out = run(&wrapped, Target::Cli).await;
+    if out.is_err() {
+        let rm = super::container::cli_argv(&c.cli(), &["rm", "--force", &label]);
+        let _ = run(&rm, Target::Cli).await;
+    }
+    out
+}
+
 impl EngineControl {
     /// The version an installation reports (`--version` after its command).
     async fn installed_version(&self, install: &EngineInstall) -> Result<String, FlagsError> {
@@ -155,10 +184,12 @@ impl EngineControl {
                 "import sglang; print(sglang.__version__)".into(),
             ];
         }
-        let out = run(&argv, Target::Cpu).await.map_err(|detail| FlagsError::Help {
-            command: argv.join(" "),
-            detail,
-        })?;
+        let out = run_in(install, &argv, Target::Cpu)
+            .await
+            .map_err(|detail| FlagsError::Help {
+                command: argv.join(" "),
+                detail,
+            })?;
         Ok(out.lines().last().unwrap_or("unknown").trim().to_string())
     }
 
@@ -188,10 +219,12 @@ impl EngineControl {
             detail: e.to_string(),
         })?;
         argv.extend(help_args(install.kind).iter().map(|s| s.to_string()));
-        let help = run(&argv, Target::Cpu).await.map_err(|detail| FlagsError::Help {
-            command: argv.join(" "),
-            detail,
-        })?;
+        let help = run_in(install, &argv, Target::Cpu)
+            .await
+            .map_err(|detail| FlagsError::Help {
+                command: argv.join(" "),
+                detail,
+            })?;
         let flags = parse_help(&help);
         if flags.flags.is_empty() {
             return Err(FlagsError::Help {

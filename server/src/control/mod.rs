@@ -6,6 +6,7 @@
 //! previous run), `failure.json` (the last failed start), `ready` (health seen once), `lock`.
 
 pub mod actions;
+pub mod container;
 pub mod flags;
 pub mod logs;
 pub mod pins;
@@ -40,6 +41,9 @@ pub struct EngineRecord {
     pub host: String,
     pub port: u16,
     pub started_at: u64,
+    /// Set when the engine runs in a container (`pid` is then its init process on the host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<container::ContainerRecord>,
 }
 
 /// Errors of engine control, each naming what the operator must look at.
@@ -82,6 +86,9 @@ pub enum ControlError {
         timeout_s: u64,
         last_lines: Vec<String>,
     },
+    /// The container CLI refused or failed a step (its own message follows).
+    #[error("profile {profile}: container: {reason}")]
+    Container { profile: String, reason: String },
     #[error("starting {program}: {source}")]
     Spawn { program: String, source: std::io::Error },
     #[error("state directory: {0}")]
@@ -129,7 +136,10 @@ pub struct Resolved {
     pub profile: Profile,
     pub kind: EngineKind,
     pub simulated: bool,
+    /// The engine's own command line (inside the image, for a container installation).
     pub argv: Vec<String>,
+    /// What the console executes: `argv` itself, or the container CLI's `run` around it.
+    pub launch: Vec<String>,
 }
 
 impl Resolved {
@@ -290,17 +300,50 @@ impl EngineControl {
                 engine: profile.engine.clone(),
                 config: crate::config::CONFIG_FILE,
             })?;
-        let command = self.data.command_for(install).map_err(|e| ControlError::Spawn {
-            program: "roofline".into(),
-            source: std::io::Error::other(e.to_string()),
-        })?;
-        let argv = render_argv(install.kind, &command, &profile);
+        let (argv, launch) = self.launch_argv(&profile.engine, install, &profile)?;
         Ok(Resolved {
             profile,
             kind: install.kind,
             simulated: install.simulator,
             argv,
+            launch,
         })
+    }
+
+    /// The engine's command line and what the console executes for it: the same argv for a
+    /// process, the container CLI's `run` around it for a container installation (whose
+    /// engine binds every address inside its own network when the port is published).
+    pub fn launch_argv(
+        &self,
+        install_name: &str,
+        install: &crate::config::EngineInstall,
+        profile: &Profile,
+    ) -> Result<(Vec<String>, Vec<String>), ControlError> {
+        let command = self.data.command_for(install).map_err(|e| ControlError::Spawn {
+            program: "roofline".into(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        let Some(c) = container::Container::of(install) else {
+            let argv = render_argv(install.kind, &command, profile);
+            return Ok((argv.clone(), argv));
+        };
+        let argv = if c.publishes_ports() {
+            let inside = Profile {
+                host: "0.0.0.0".into(),
+                ..profile.clone()
+            };
+            render_argv(install.kind, &command, &inside)
+        } else {
+            render_argv(install.kind, &command, profile)
+        };
+        let port = profile.port.unwrap_or(install.kind.default_port());
+        let launch = c
+            .run_argv(profile, install_name, &argv, &self.data.models_root(), port)
+            .map_err(|reason| ControlError::Container {
+                profile: profile.name.clone(),
+                reason,
+            })?;
+        Ok((argv, launch))
     }
 
     /// The record of a running engine, verified to be the same process we launched; a stale
@@ -457,7 +500,7 @@ impl EngineControl {
         mut progress: impl FnMut(&Progress) + Send,
     ) -> Result<ServeOutcome, ControlError> {
         let Resolved {
-            profile, kind, argv, ..
+            profile, kind, launch, ..
         } = self.resolve_as(name, candidate).await?;
         // Checked at every start, not only on import: a profile stored before the policy (or
         // under a laxer host configuration) does not run either.
@@ -469,6 +512,11 @@ impl EngineControl {
             });
         }
         let lock = self.lock(name)?;
+        let install = self.data.engine(&profile.engine).cloned();
+        if let Some(c) = install.as_ref().and_then(container::Container::of) {
+            // A container of ours that runs without a record (its state dir was lost): adopted.
+            self.adopt_container(name, &c.cli()).await;
+        }
         if let Some(Running::Alive(record)) = self.running(name) {
             drop(lock);
             self.wait_ready(name, &record, &mut progress).await?;
@@ -531,7 +579,11 @@ impl EngineControl {
                 );
             }
         }
-        let record = match spawn(&argv, &profile, log, dir.join("exit")) {
+        let started = match install.as_ref().and_then(container::Container::of) {
+            Some(c) => self.start_container(name, &c, &launch, log).await,
+            None => spawn(&launch, &profile, log, dir.join("exit")),
+        };
+        let record = match started {
             Ok(r) => r,
             Err(e) => {
                 // The UI shows why the engine is not running, not just that it is not.
@@ -647,11 +699,23 @@ impl EngineControl {
             if !procfs::alive(record.pid) {
                 // Give the reaper a moment to record the exit status.
                 tokio::time::sleep(Duration::from_millis(100)).await;
+                if let Some(c) = &record.container {
+                    // The container's last lines come through its follower.
+                    self.drain_follower(c).await;
+                }
                 keep(&timeline, "failed").await;
                 let _ = std::fs::remove_file(&state_path);
                 let last_lines = logs::tail(&log_path, FAILURE_LINES).unwrap_or_default();
                 let failure = classify(last_lines.iter().map(String::as_str));
-                let exit = std::fs::read_to_string(self.dir(name).join("exit")).unwrap_or_else(|_| "unknown".into());
+                let exit = match &record.container {
+                    Some(c) => {
+                        let exit = self.container_exit(name, c).await;
+                        // Its log and exit code are kept here: the container is not needed.
+                        self.remove_container(name, c).await;
+                        exit
+                    }
+                    None => std::fs::read_to_string(self.dir(name).join("exit")).unwrap_or_else(|_| "unknown".into()),
+                };
                 let report = FailureReport {
                     failure: failure.clone(),
                     last_lines: last_lines.clone(),
@@ -714,11 +778,29 @@ impl EngineControl {
     async fn stop_inner(&self, name: &str) -> Result<StopOutcome, ControlError> {
         let record = match self.running(name) {
             Some(Running::Alive(r)) => r,
-            Some(Running::Gone(_)) | None => {
+            Some(Running::Gone(r)) => {
+                if let Some(c) = &r.container {
+                    // The exited container still holds its name until removed (its pid may
+                    // belong to another process by now: nothing is signalled).
+                    let _ = self.container_exit(name, c).await;
+                    self.remove_container(name, c).await;
+                }
+                self.clear(name);
+                return Ok(StopOutcome::NotRunning);
+            }
+            None => {
                 self.clear(name);
                 return Ok(StopOutcome::NotRunning);
             }
         };
+        if let Some(c) = &record.container {
+            let killed = self.stop_container(name, &record, c).await;
+            self.clear(name);
+            return Ok(StopOutcome::Stopped {
+                pid: record.pid,
+                killed,
+            });
+        }
         // The whole process group: a TP engine's workers hold GPU memory (and may hold the
         // port) after the leader exits, and a worker stuck in a CUDA call ignores SIGTERM.
         let group = Pid::from_raw(record.pid);
@@ -800,6 +882,8 @@ impl EngineControl {
         }
         match self.running(name) {
             Some(Running::Alive(record)) => {
+                // A container's log reaches engine.log through its follower: kept running.
+                self.ensure_follower(name, &record);
                 status.pid = Some(record.pid);
                 status.port = record.port;
                 status.uptime_s = procfs::process_uptime_s(record.start_ticks);
@@ -828,10 +912,14 @@ impl EngineControl {
                 status.state = EngineState::Dead;
                 let last = logs::tail(&self.log_path(name), FAILURE_LINES).unwrap_or_default();
                 status.failure = classify(last.iter().map(String::as_str));
-                status.note = Some(format!(
-                    "process {} is gone; it was not stopped by Roofline",
-                    record.pid
-                ));
+                status.note = Some(match &record.container {
+                    Some(c) => format!(
+                        "container {} exited ({}); it was not stopped by Roofline",
+                        container::name(name),
+                        self.container_exit(name, c).await
+                    ),
+                    None => format!("process {} is gone; it was not stopped by Roofline", record.pid),
+                });
             }
             None => {
                 if let Ok(text) = std::fs::read_to_string(self.failure_path(name)) {
@@ -907,6 +995,7 @@ fn spawn(
         host: String::new(),
         port: 0,
         started_at: now_unix(),
+        container: None,
     })
 }
 

@@ -41,7 +41,7 @@ impl EngineControl {
             detail: e.to_string(),
         })?;
         let argv = report_argv(install.kind, install.simulator, command);
-        let text = super::flags::run(&argv, super::flags::Target::Host)
+        let text = super::flags::run_in(install, &argv, super::flags::Target::Host)
             .await
             .map_err(|detail| FlagsError::Help {
                 command: argv.join(" "),
@@ -106,10 +106,10 @@ impl EngineControl {
         let facts = self.env_facts(&install).await?;
         Ok(KnownGood {
             profile: profile.to_string(),
+            image_digest: self.running_image_digest(profile),
             install,
             at_ms: crate::clock::now_ms(),
             facts,
-            image_digest: None,
             bench,
         })
     }
@@ -151,6 +151,17 @@ impl EngineControl {
         Ok(inserted)
     }
 
+    /// The digest of the image the profile's running container was started from (as the
+    /// runtime resolved it), `None` for a process engine.
+    pub fn running_image_digest(&self, profile: &str) -> Option<String> {
+        let Some(super::Running::Alive(record)) = self.running(profile) else {
+            return None;
+        };
+        let c = record.container?;
+        c.image_digest
+            .or_else(|| super::container::pinned_digest(&c.image).map(str::to_string))
+    }
+
     /// The newest set `profile` started well on.
     pub async fn known_good(&self, profile: &str) -> anyhow::Result<Option<KnownGood>> {
         type Row = (String, String, i64, String, Option<String>, Option<String>);
@@ -182,10 +193,17 @@ impl EngineControl {
                 return None;
             }
         };
+        // The image the installation names now (what the next start would run).
+        let current_image = self
+            .data
+            .engine(&pinned.install)
+            .and_then(|i| i.image.as_deref())
+            .and_then(super::container::pinned_digest)
+            .map(str::to_string);
         Some(PinComparison {
             pinned,
             current,
-            current_image: None,
+            current_image,
         })
     }
 }

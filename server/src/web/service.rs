@@ -235,11 +235,12 @@ impl ConsoleService for ConsoleServiceImpl {
                     },
                 });
             }
+            // What the console executes: for a container installation, the CLI's `run`.
             let argv = match install {
-                Some(i) => {
-                    let command = self.control.data.command_for(i).map_err(internal)?;
-                    render_argv(i.kind, &command, &p)
-                }
+                Some(i) => match self.control.launch_argv(&p.engine, i, &p) {
+                    Ok((_, launch)) => launch,
+                    Err(_) => render_argv(i.kind, &self.control.data.command_for(i).map_err(internal)?, &p),
+                },
                 None => Vec::new(),
             };
             let untranslated = match (kind, &p.speculative_config) {
