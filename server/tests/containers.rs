@@ -197,6 +197,19 @@ async fn a_containerised_engine_is_served_adopted_logged_checked_and_stopped() {
     assert_eq!(again["pid"].as_i64(), Some(pid));
     assert_eq!(containers_of("boxed").len(), 1);
 
+    // The follower that copies the container's output into engine.log is killed: the next
+    // status starts another one, from the log's last write on.
+    let record = || -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(env.data().join("state/boxed/engine.json")).unwrap()).unwrap()
+    };
+    let follower = record()["container"]["follower_pid"].as_i64().unwrap();
+    assert!(follower > 1 && pid_alive(follower), "{}", record());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(follower as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    eventually(Duration::from_secs(5), async || (!pid_alive(follower)).then_some(())).await;
+    assert_eq!(env.status("boxed")["state"], "healthy");
+    let next = record()["container"]["follower_pid"].as_i64().unwrap();
+    assert!(next != follower && pid_alive(next), "a new follower: {}", record());
+
     // The known-good set of the start pins the image digest.
     let known: Vec<_> = journal(&env, "boxed")
         .into_iter()
