@@ -204,7 +204,11 @@ async fn a_containerised_engine_is_served_adopted_logged_checked_and_stopped() {
     };
     let follower = record()["container"]["follower_pid"].as_i64().unwrap();
     assert!(follower > 1 && pid_alive(follower), "{}", record());
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(follower as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(follower as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
     eventually(Duration::from_secs(5), async || (!pid_alive(follower)).then_some(())).await;
     assert_eq!(env.status("boxed")["state"], "healthy");
     let next = record()["container"]["follower_pid"].as_i64().unwrap();
