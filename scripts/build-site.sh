@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the browser half of the console into target/site: the app crate for wasm32 with the
-# `hydrate` feature, wasm-bindgen's JS glue, the stylesheet, and ECharts (from npm). Plain cargo + wasm-bindgen
-# (no cargo-leptos: it costs ~25 minutes to install on the CI machine).
+# `hydrate` feature, split at its lazily loaded pages (wasm-split-cli: the fleet's part,
+# `console_bg.wasm`, plus one `split_*.wasm` per page and `chunk_*.wasm` for code pages share,
+# loaded through `__wasm_split.js`), wasm-bindgen's JS glue, the stylesheet, and ECharts (from
+# npm). Plain cargo + wasm-split-cli + wasm-bindgen, the steps cargo-leptos runs (not
+# cargo-leptos itself: it costs ~25 minutes to install on the CI machine).
 #   PROFILE=release scripts/build-site.sh   for the size-optimised bundle (wasm-release profile)
 #   SITE=DIR scripts/build-site.sh          to write it elsewhere (scripts/dist.sh does)
 set -euo pipefail
@@ -15,9 +18,17 @@ else
   cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate
   wasm="target/wasm32-unknown-unknown/debug/app.wasm"
 fi
-rm -rf "$site/pkg/snippets"
+rm -rf "$site/pkg/snippets" "$site/pkg"/__wasm_split*.js "$site/pkg"/split_*.wasm "$site/pkg"/chunk_*.wasm
 mkdir -p "$site/pkg"
-wasm-bindgen --target web --no-typescript --out-dir "$site/pkg" --out-name console "$wasm"
+# The split needs the relocations the link kept (.cargo/config.toml: --emit-relocs); the
+# parts import the main module's memory and table through `__wasm_split.js`, which imports
+# `./console.js`, so all of them sit side by side in pkg/.
+split="$(mktemp -d)"
+trap 'rm -rf "$split"' EXIT
+wasm-split-cli "$wasm" "$split" --out-name console
+mv "$split"/split_*.wasm "$split"/__wasm_split.js "$site/pkg/"
+if compgen -G "$split/chunk_*.wasm" >/dev/null; then mv "$split"/chunk_*.wasm "$site/pkg/"; fi
+wasm-bindgen --target web --no-typescript --keep-lld-exports --out-dir "$site/pkg" --out-name console "$split/console.wasm"
 cp style/main.css "$site/pkg/console.css"
 # ECharts from npm (pinned in app/assets/package-lock.json), served by the console itself.
 if [ ! -f app/assets/node_modules/echarts/dist/echarts.min.js ]; then

@@ -11,6 +11,7 @@ pub mod charts;
 pub mod components;
 pub mod domain;
 pub mod i18n;
+mod lazy_pages;
 pub mod pages;
 mod shell;
 
@@ -21,5 +22,13 @@ pub use shell::{shell, App, AssetUrls, STATIC_PAGES};
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(App);
+    // Asynchronous hydration (what `leptos::mount::hydrate_lazy` does): a lazily loaded page's
+    // part is fetched before the page hydrates. Only then is the page live, so only then does
+    // `<body>` get the mark that tests and scripts wait for.
+    _ = any_spawner::Executor::init_wasm_bindgen();
+    leptos::task::spawn_local(async {
+        let Some(body) = leptos::prelude::document().body() else { return };
+        leptos::mount::hydrate_from_async(body.clone(), App).await.forget();
+        let _ = body.set_attribute("data-hydrated", "true");
+    });
 }

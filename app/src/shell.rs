@@ -1,25 +1,17 @@
 //! The HTML document and the router: the frame every page renders in.
 
 use crate::components::{provide_i18n, LangSwitch};
+use crate::lazy_pages::*;
 use crate::pages::{
-    accounts::{AccountPage, AccountsPage, LoginPage, SetupPage, UserMenu},
-    bench::{BenchComparePage, BenchListPage},
-    changes::{ChangeListPage, ChangePage},
-    engine::EnginePage,
+    accounts::{LoginPage, SetupPage, UserMenu},
     fleet::FleetPage,
-    incidents::{IncidentListPage, IncidentPage},
-    journal::JournalPage,
-    models::ModelsPage,
     not_found::NotFound,
-    profile_edit::ProfileEditPage,
-    profiles::{ProfileListPage, ProfilePage},
-    vram::VramPage,
 };
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Title};
 use leptos_router::{
     components::{Route, Router, Routes, A},
-    path,
+    path, Lazy,
 };
 
 /// Where the browser finds the bundle. A release embeds it under content-hashed names (cached
@@ -87,13 +79,8 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     let i18n = provide_i18n();
     crate::components::provide_role();
-    // Effects run only in the browser, after hydration: tests and scripts wait for this mark.
-    Effect::new(move |_| {
-        #[cfg(feature = "hydrate")]
-        if let Some(body) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.body()) {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
+    // `<body data-hydrated>`, what tests and scripts wait for, is set by `crate::hydrate` once
+    // the page (a lazily loaded one included) is live.
     view! {
         <Title text=move || i18n.t("app-title")/>
         <Router>
@@ -115,23 +102,23 @@ pub fn App() -> impl IntoView {
             <main>
                 <Routes fallback=|| view! { <NotFound/> }>
                     <Route path=path!("/") view=FleetPage/>
-                    <Route path=path!("/engines/:profile") view=EnginePage/>
-                    <Route path=path!("/profiles") view=ProfileListPage/>
-                    <Route path=path!("/profiles/:name") view=ProfilePage/>
-                    <Route path=path!("/profiles/:name/edit") view=ProfileEditPage/>
-                    <Route path=path!("/bench") view=BenchListPage/>
-                    <Route path=path!("/bench/compare") view=BenchComparePage/>
-                    <Route path=path!("/incidents") view=IncidentListPage/>
-                    <Route path=path!("/vram") view=VramPage/>
-                    <Route path=path!("/models") view=ModelsPage/>
-                    <Route path=path!("/journal") view=JournalPage/>
-                    <Route path=path!("/incidents/:id") view=IncidentPage/>
-                    <Route path=path!("/changes") view=ChangeListPage/>
-                    <Route path=path!("/changes/:id") view=ChangePage/>
+                    <Route path=path!("/engines/:profile") view={Lazy::<EngineRoute>::new()}/>
+                    <Route path=path!("/profiles") view={Lazy::<ProfileListRoute>::new()}/>
+                    <Route path=path!("/profiles/:name") view={Lazy::<ProfileRoute>::new()}/>
+                    <Route path=path!("/profiles/:name/edit") view={Lazy::<ProfileEditRoute>::new()}/>
+                    <Route path=path!("/bench") view={Lazy::<BenchListRoute>::new()}/>
+                    <Route path=path!("/bench/compare") view={Lazy::<BenchCompareRoute>::new()}/>
+                    <Route path=path!("/incidents") view={Lazy::<IncidentListRoute>::new()}/>
+                    <Route path=path!("/vram") view={Lazy::<VramRoute>::new()}/>
+                    <Route path=path!("/models") view={Lazy::<ModelsRoute>::new()}/>
+                    <Route path=path!("/journal") view={Lazy::<JournalRoute>::new()}/>
+                    <Route path=path!("/incidents/:id") view={Lazy::<IncidentRoute>::new()}/>
+                    <Route path=path!("/changes") view={Lazy::<ChangeListRoute>::new()}/>
+                    <Route path=path!("/changes/:id") view={Lazy::<ChangeRoute>::new()}/>
                     <Route path=path!("/login") view=LoginPage/>
                     <Route path=path!("/setup") view=SetupPage/>
-                    <Route path=path!("/account") view=AccountPage/>
-                    <Route path=path!("/admin/accounts") view=AccountsPage/>
+                    <Route path=path!("/account") view={Lazy::<AccountRoute>::new()}/>
+                    <Route path=path!("/admin/accounts") view={Lazy::<AccountsRoute>::new()}/>
                 </Routes>
             </main>
         </Router>
