@@ -4,7 +4,9 @@
 1. nothing outside `cli/` imports `crate::cli`, nothing outside `web/` imports `crate::web`
    (the edges); the binary's `main.rs` is the one place that calls into `cli`;
 2. no import circle among the top-level modules of `server/src` (a reference `crate::X` from a
-   file of module Y is an edge Y -> X; `super::` inside a top-level module stays inside it).
+   file of module Y is an edge Y -> X; `super::` inside a top-level module stays inside it);
+3. unsafe code stays denied (the workspace lint): the one file that may allow it is
+   `app/src/lazy_pages.rs`, for what leptos' `#[lazy_route]` expands to.
 
 Exit 1 with every violation listed. `--self-test` runs the check on small trees that break each
 rule and on one that keeps them, so the check itself is known to fail when it should.
@@ -75,6 +77,26 @@ def violations(src):
     return found
 
 
+UNSAFE_ALLOWED = {os.path.join("app", "src", "lazy_pages.rs")}
+ALLOW_UNSAFE = re.compile(r"allow\([^)]*\bunsafe_code\b")
+
+
+def unsafe_allowances(root):
+    """Files under `root`'s crates that allow unsafe code, other than the one that may."""
+    found = []
+    for crate in ("app", "server"):
+        for dirpath, _, files in os.walk(os.path.join(root, crate)):
+            for f in files:
+                path = os.path.join(dirpath, f)
+                if not f.endswith(".rs") or os.path.relpath(path, root) in UNSAFE_ALLOWED:
+                    continue
+                with open(path, encoding="utf-8") as fh:
+                    for n, line in enumerate(fh, 1):
+                        if not COMMENT.match(line) and ALLOW_UNSAFE.search(line):
+                            found.append(f"{path}:{n}: allows unsafe code (only app/src/lazy_pages.rs may)")
+    return found
+
+
 def self_test():
     cases = {
         "edge imported": {"control/mod.rs": "use crate::cli::x;\n", "cli/mod.rs": "use crate::control::y;\n"},
@@ -93,6 +115,18 @@ def self_test():
             v = violations(d)
             if (name == "clean") == bool(v):
                 failures.append(f"self-test {name}: {v or 'no violation found'}")
+    with tempfile.TemporaryDirectory() as d:
+        for rel, text in {"app/src/lazy_pages.rs": "#![allow(unsafe_code)]\n",
+                          "server/src/x.rs": "// #[allow(unsafe_code)] in a comment\n"}.items():
+            os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+            with open(os.path.join(d, rel), "w") as fh:
+                fh.write(text)
+        if unsafe_allowances(d):
+            failures.append(f"self-test unsafe clean: {unsafe_allowances(d)}")
+        with open(os.path.join(d, "server/src/y.rs"), "w") as fh:
+            fh.write("#[allow(dead_code, unsafe_code)]\nfn f() {}\n")
+        if not unsafe_allowances(d):
+            failures.append("self-test unsafe allowed elsewhere: no violation found")
     return failures
 
 
@@ -107,7 +141,7 @@ def main():
     if "--graph" in sys.argv:
         for mod, targets in sorted(graph(os.path.normpath(src)).items()):
             print(f"{mod} -> {', '.join(sorted(targets))}")
-    found = violations(os.path.normpath(src))
+    found = violations(os.path.normpath(src)) + unsafe_allowances(os.path.normpath(os.path.join(src, "..", "..")))
     for v in found:
         print(v)
     mods = graph(os.path.normpath(src))

@@ -34,28 +34,45 @@ PROFILE=release SITE="$raw" scripts/build-site.sh
 if [ ! -x packaging/tools/node_modules/.bin/wasm-opt ]; then
   npm ci --prefix packaging/tools --no-audit --no-fund
 fi
-# wasm-opt takes two minutes under node; its output is kept by the input's hash, so a rebuild
-# with an unchanged bundle reuses it.
-before=$(stat -c %s "$raw/pkg/console_bg.wasm")
+# wasm-opt takes minutes under node; each part's output is kept by its input's hash, so a
+# rebuild reuses every part that did not change. The parts (the fleet's, one per page, the
+# shared chunks) are optimised one by one, on every core.
+binaryen="$(sed -n 's/.*"binaryen": "\(.*\)".*/\1/p' packaging/tools/package.json)"
 cache="target/dist-work/wasm-opt-cache"
-key="$(sha256sum "$raw/pkg/console_bg.wasm" | cut -c1-32)-$(sed -n 's/.*"binaryen": "\(.*\)".*/\1/p' packaging/tools/package.json)"
 mkdir -p "$cache"
-if [ ! -f "$cache/$key.wasm" ]; then
-  rm -f "$cache"/*.wasm
-  packaging/tools/node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers \
-    "$raw/pkg/console_bg.wasm" -o "$cache/$key.tmp"
-  mv "$cache/$key.tmp" "$cache/$key.wasm"
-fi
-cp "$cache/$key.wasm" "$raw/pkg/console_bg.wasm"
-echo "wasm-opt: $before -> $(stat -c %s "$raw/pkg/console_bg.wasm") bytes"
+parts=$(cd "$raw/pkg" && ls console_bg.wasm split_*.wasm chunk_*.wasm 2>/dev/null)
+before=$(cd "$raw/pkg" && cat $parts | wc -c)
+optimise() { # part
+  local key; key="$(sha256sum "$raw/pkg/$1" | cut -c1-32)-$binaryen"
+  if [ ! -f "$cache/$key.wasm" ]; then
+    # The split parts carry no target_features section: the features rustc's wasm32 target
+    # emits are named.
+    packaging/tools/node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers \
+      --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
+      --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue \
+      "$raw/pkg/$1" -o "$cache/$key.tmp" 2>"$cache/$key.log" \
+      || { cat "$cache/$key.log" >&2; echo "wasm-opt failed on $1" >&2; exit 1; }
+    # Its warnings are about the name subsections wasm-split keeps (stripped anyway).
+    rm -f "$cache/$key.log"
+    mv "$cache/$key.tmp" "$cache/$key.wasm"
+  fi
+  cp "$cache/$key.wasm" "$raw/pkg/$1"
+  touch "$cache/$key.wasm"
+}
+export -f optimise
+export raw cache binaryen
+printf '%s\n' $parts | xargs -P "$(nproc)" -I{} bash -c 'optimise "$1"' _ {}
+# Outputs no part of this bundle used are old: keep the cache to this bundle's size.
+find "$cache" -name '*.wasm' -mmin +1440 -delete
+echo "wasm-opt: $(echo "$parts" | wc -l) parts, $before -> $(cd "$raw/pkg" && cat $parts | wc -c) bytes"
 
 # 3. Content-hashed names. The wasm-bindgen bundle (console.js imports its wasm and snippets
-#    by relative name) moves as one directory named by the hash of all its files; the
+#    by relative name, __wasm_split.js the parts and console.js) moves as one directory named by the hash of all its files; the
 #    stylesheet and ECharts each get their own hash, so an unchanged ECharts stays cached
 #    across releases.
 hash_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
 mkdir -p "$site/pkg"
-bundle_files=$(cd "$raw/pkg" && { echo console.js; echo console_bg.wasm; find snippets -type f 2>/dev/null; } | LC_ALL=C sort)
+bundle_files=$(cd "$raw/pkg" && { echo console.js; echo __wasm_split.js; echo "$parts"; find snippets -type f 2>/dev/null; } | LC_ALL=C sort)
 bundle_hash=$(cd "$raw/pkg" && hash_of $bundle_files)
 mkdir -p "$site/pkg/$bundle_hash"
 (cd "$raw/pkg" && tar cf - $bundle_files) | (cd "$site/pkg/$bundle_hash" && tar xf -)

@@ -27,7 +27,9 @@ pub fn hydrate() {
     // `<body>` get the mark that tests and scripts wait for.
     _ = any_spawner::Executor::init_wasm_bindgen();
     leptos::task::spawn_local(async {
-        let Some(body) = leptos::prelude::document().body() else { return };
+        let Some(body) = leptos::prelude::document().body() else {
+            return;
+        };
         leptos::mount::hydrate_from_async(body.clone(), App).await.forget();
         let _ = body.set_attribute("data-hydrated", "true");
     });
