@@ -82,6 +82,21 @@ async fn a_console_serves_https_and_fleet_members_trust_it_through_ca_file() {
     .await
     .expect("the console answers over HTTPS with the configured certificate");
 
+    // HTTP/2 through ALPN, so a page's many wasm parts share one connection; HTTP/1.1 still
+    // answered for clients that offer only it.
+    let page = https.get(format!("{base}/login")).send().await.unwrap();
+    assert_eq!(page.version(), reqwest::Version::HTTP_2);
+    assert!(page.status().is_success());
+    let http1 = reqwest::Client::builder()
+        .no_proxy()
+        .http1_only()
+        .tls_certs_only([reqwest::Certificate::from_pem(&std::fs::read(&pki.ca).unwrap()).unwrap()])
+        .build()
+        .unwrap();
+    let page = http1.get(format!("{base}/login")).send().await.unwrap();
+    assert_eq!(page.version(), reqwest::Version::HTTP_11);
+    assert!(page.status().is_success());
+
     // Clients that open a connection and never start the handshake hold nothing up: each
     // handshake waits in its own task (10 s deadline), others are served meanwhile.
     let mut stalled = Vec::new();

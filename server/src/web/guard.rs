@@ -1,7 +1,7 @@
 //! Request guards for a console without accounts: writes must come from our own origin.
 
 use axum::extract::Request;
-use axum::http::{header, Method, StatusCode};
+use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -29,11 +29,19 @@ pub fn is_cross_origin_write(
     }
 }
 
-/// Refuses cross-origin writes with 403 before any handler runs.
+/// The host (and port) the client addressed: the `Host` header in HTTP/1.1, the
+/// `:authority` pseudo-header in HTTP/2, which hyper puts in the URI rather than the headers.
+pub fn requested_authority<'a>(headers: &'a HeaderMap, uri: &'a Uri) -> Option<&'a str> {
+    match headers.get(header::HOST) {
+        Some(host) => host.to_str().ok(),
+        None => uri.authority().map(|a| a.as_str()),
+    }
+}
+
 /// Whether the request carries `Authorization: Bearer TOKEN` (machine endpoints: the
 /// Alertmanager webhook, Prometheus service discovery). Comparing digests keeps the time
 /// independent of where the two differ.
-pub fn bearer_matches(headers: &axum::http::HeaderMap, token: &str) -> bool {
+pub fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
     use sha2::Digest;
     headers
         .get(header::AUTHORIZATION)
@@ -44,12 +52,7 @@ pub fn bearer_matches(headers: &axum::http::HeaderMap, token: &str) -> bool {
 
 /// The check of a machine endpoint: the refusal to send, if any — off (403, naming the key to
 /// set) without a configured token, 401 unless the request carries it.
-pub fn machine_token(
-    configured: Option<&str>,
-    headers: &axum::http::HeaderMap,
-    what: &str,
-    key: &str,
-) -> Option<Response> {
+pub fn machine_token(configured: Option<&str>, headers: &HeaderMap, what: &str, key: &str) -> Option<Response> {
     let Some(token) = configured else {
         return Some(
             (
@@ -71,13 +74,14 @@ pub fn machine_token(
     None
 }
 
+/// Refuses cross-origin writes with 403 before any handler runs.
 pub async fn refuse_cross_origin_writes(req: Request, next: Next) -> Response {
     let h = req.headers();
     let get = |name: header::HeaderName| h.get(name).and_then(|v| v.to_str().ok());
     if is_cross_origin_write(
         req.method(),
         get(header::ORIGIN),
-        get(header::HOST),
+        requested_authority(h, req.uri()),
         h.get("sec-fetch-site").and_then(|v| v.to_str().ok()),
     ) {
         return (StatusCode::FORBIDDEN, "cross-origin writes are refused").into_response();
@@ -118,5 +122,15 @@ mod tests {
             Some("cross-site")
         ));
         assert!(is_cross_origin_write(&post, Some("null"), Some("127.0.0.1:3000"), None));
+    }
+
+    #[test]
+    fn the_authority_comes_from_host_or_from_the_http2_uri() {
+        let mut headers = HeaderMap::new();
+        let h2: Uri = "https://console.example:8443/login".parse().unwrap();
+        assert_eq!(requested_authority(&headers, &h2), Some("console.example:8443"));
+        assert_eq!(requested_authority(&headers, &"/login".parse().unwrap()), None);
+        headers.insert(header::HOST, "127.0.0.1:3000".parse().unwrap());
+        assert_eq!(requested_authority(&headers, &h2), Some("127.0.0.1:3000"));
     }
 }

@@ -6,7 +6,7 @@
 use super::WebState;
 use app::domain::engine::{EngineState, EngineStatus};
 use axum::extract::State;
-use axum::http::{header, HeaderMap};
+use axum::http::{HeaderMap, Uri};
 use axum::response::{IntoResponse, Json, Response};
 
 /// The host name in the `host` label: the kernel's, else `localhost`.
@@ -19,8 +19,8 @@ fn host_name() -> String {
 }
 
 /// The host part of the `Host` header Prometheus sent (how it reaches this machine).
-fn requested_host(headers: &HeaderMap) -> Option<String> {
-    let host = headers.get(header::HOST)?.to_str().ok()?;
+fn requested_host(headers: &HeaderMap, uri: &Uri) -> Option<String> {
+    let host = super::guard::requested_authority(headers, uri)?;
     // `[v6]:port` keeps its brackets (the target is `[v6]:port` again); any other name is
     // letters, digits, dots, dashes and underscores, without its port.
     let (name, allowed) = match host.strip_prefix('[') {
@@ -66,7 +66,7 @@ pub fn target_groups(fleet: &[EngineStatus], via: Option<&str>, host: &str) -> s
     serde_json::Value::Array(groups)
 }
 
-pub async fn service_discovery(State(s): State<WebState>, headers: HeaderMap) -> Response {
+pub async fn service_discovery(State(s): State<WebState>, headers: HeaderMap, uri: Uri) -> Response {
     let auth = &s.control.data.config.auth;
     if let Some(refused) = super::guard::machine_token(
         auth.prometheus_sd_token.as_deref(),
@@ -77,7 +77,12 @@ pub async fn service_discovery(State(s): State<WebState>, headers: HeaderMap) ->
         return refused;
     }
     let fleet = s.fleet.borrow().clone();
-    Json(target_groups(&fleet, requested_host(&headers).as_deref(), &host_name())).into_response()
+    Json(target_groups(
+        &fleet,
+        requested_host(&headers, &uri).as_deref(),
+        &host_name(),
+    ))
+    .into_response()
 }
 
 #[cfg(test)]
@@ -119,8 +124,8 @@ mod tests {
     fn the_host_header_is_taken_only_when_it_is_a_host() {
         let h = |v: &str| {
             let mut m = HeaderMap::new();
-            m.insert(header::HOST, v.parse().unwrap());
-            requested_host(&m)
+            m.insert(axum::http::header::HOST, v.parse().unwrap());
+            requested_host(&m, &Uri::from_static("/api/prometheus/sd"))
         };
         assert_eq!(h("gpu-a:3000").as_deref(), Some("gpu-a"));
         assert_eq!(h("[::1]:3000").as_deref(), Some("[::1]"));
