@@ -46,6 +46,34 @@ fn recorded_readings_mark_our_engine_and_a_foreign_process() {
     );
 }
 
+/// A reading the release binary took through NVML on a real H200 (testdata/gpu/README.md) reads
+/// back the same: the busy GPU's power cap, the foreign PyTorch process, the memory in GiB.
+#[test]
+fn a_real_h200_reading_replays_as_it_was_taken() {
+    let env = Env::new();
+    let replay = |name: &str| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../testdata/gpu")
+            .join(name);
+        std::process::Command::new(BIN)
+            .args(["--data", env.data().to_str().unwrap(), "gpu"])
+            .env("ROOFLINE_GPU_RECORDING", &path)
+            .output()
+            .unwrap()
+    };
+    let idle = replay("h200-idle.json");
+    assert_eq!(idle.status.code(), Some(0), "{:?}", str(&idle));
+    let (text, _) = str(&idle);
+    assert!(text.contains("driver 580.159.04, CUDA 13.0"), "{text}");
+    assert!(text.contains("NVIDIA H200: memory 0.0/140.4 GiB, util 0%"), "{text}");
+    let busy = replay("h200-busy.json");
+    assert_eq!(busy.status.code(), Some(1), "a foreign process is a finding");
+    let (text, _) = str(&busy);
+    assert!(text.contains("memory 21.0/140.4 GiB, util 100%"), "{text}");
+    assert!(text.contains("throttled: sw_power_cap"), "{text}");
+    assert!(text.contains("505") && text.contains("FOREIGN"), "{text}");
+}
+
 #[test]
 fn without_a_driver_gpu_says_so_plainly() {
     if std::path::Path::new("/dev/nvidiactl").exists() {
