@@ -53,7 +53,11 @@ test("a hang is triaged in Russian, restarted with a reason, and the postmortem 
   expect(text).toContain("Движок завис");
 });
 
-test("an incident on a healthy engine finds nothing and offers no restart", async ({ page }) => {
+test("an incident on a healthy engine finds nothing and offers no restart", async ({ page, context }) => {
+  // The incidents list, open in another tab, shows the new incident without a reload.
+  const list = await context.newPage();
+  await list.goto("/incidents");
+  await waitForHydration(list);
   const engine = new EnginePage(page, "demo-sglang");
   await engine.open();
   await page.getByTestId("open-incident").click();
@@ -61,6 +65,8 @@ test("an incident on a healthy engine finds nothing and offers no restart", asyn
   await waitForHydration(page);
   await expect(page.getByTestId("incident-diagnosis")).toHaveAttribute("data-rule", "none");
   await expect(page.getByTestId("restart-not-offered")).toBeVisible();
+  const id = page.url().split("/").pop();
+  await expect(list.locator(`[data-testid=incident-row] a[href="/incidents/${id}"]`)).toHaveCount(1, { timeout: 10_000 });
   await page.goto("/incidents");
   await expect(page.getByTestId("incident-row").first()).toContainText("demo-sglang");
 });

@@ -39,9 +39,10 @@ test("an operator proposes a change, an approver approves it, the gate runs on t
   await bob.getByTestId("change-approve").click();
   await expect(bob.getByTestId("change-state")).toHaveAttribute("data-state", "approved");
 
-  // Alice starts the gate: the candidate is served on the simulator and checked.
-  await alice.reload();
-  await waitForHydration(alice);
+  // Alice's page, open all along, shows Bob's note and approval without a reload (the record
+  // stream), then she starts the gate: the candidate is served on the simulator and checked.
+  await expect(alice.getByTestId("change-state")).toHaveAttribute("data-state", "approved", { timeout: 10_000 });
+  await expect(alice.getByTestId("change-events")).toContainText("did the TPOT drop on the bench run?");
   await alice.getByTestId("change-start-gate").click();
   await expect(alice.getByTestId("change-state")).toHaveAttribute("data-state", "active", { timeout: 180_000 });
   for (const step of ["model", "vram", "serve", "health", "metrics", "smoke", "bench"]) {

@@ -16,6 +16,7 @@ pub mod db;
 pub mod engine;
 pub mod gpu;
 pub mod journal;
+pub mod records;
 pub mod tls;
 
 // Features.

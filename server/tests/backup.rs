@@ -79,7 +79,23 @@ async fn backup_online_restore_offline_and_a_copy_before_each_migration() {
             .execute(&mut conn)
             .await
             .unwrap();
-        sqlx::query("drop table known_good").execute(&mut conn).await.unwrap();
+        // Undo what the newest migration made: its table and the triggers that write to it.
+        let triggers: Vec<String> = sqlx::query_scalar(
+            "select name from sqlite_master where type = 'trigger' and name like 'record_version_%'",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+        for t in triggers {
+            sqlx::query(&format!("drop trigger {t}"))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        }
+        sqlx::query("drop table record_version")
+            .execute(&mut conn)
+            .await
+            .unwrap();
         conn.close().await.unwrap();
     }
     let out = env.run(&["restore", old.to_str().unwrap()]);
@@ -91,7 +107,7 @@ async fn backup_online_restore_offline_and_a_copy_before_each_migration() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert!(
-        backups.iter().any(|b| b.starts_with("roofline-before-20261203000005-")),
+        backups.iter().any(|b| b.starts_with("roofline-before-20261204000001-")),
         "{backups:?}"
     );
 }

@@ -115,3 +115,62 @@ async fn alerts_open_and_join_incidents_and_actions_follow_the_runbook() {
         .unwrap();
     assert_eq!(evil.status(), 403);
 }
+
+/// The live pages' stream (`/api/events/records`): versions on connect, then a new event when
+/// an incident is recorded, here by another process (`roofline triage` from the CLI), which the
+/// database's triggers catch as they catch the console's own writes.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_record_stream_moves_when_another_process_records_an_incident() {
+    use futures::StreamExt;
+    let (env, _port) = Env::serving_vllm("eng", "");
+    env.add_user("vera", "viewer");
+    let console_port = free_port();
+    let _console = Console::start(&env, console_port);
+    let base = format!("http://127.0.0.1:{console_port}");
+    eventually(Duration::from_secs(30), async || console_engines(console_port).await).await;
+    let vera = Session::login(&base, "vera").await;
+    let anonymous = client().get(format!("{base}/api/events/records")).send().await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+
+    let streaming = reqwest::Client::builder().no_proxy().build().unwrap();
+    let r = streaming
+        .get(format!("{base}/api/events/records"))
+        .header("cookie", &vera.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let mut body = r.bytes_stream();
+    let mut buf = String::new();
+    let mut next_event = async || -> serde_json::Value {
+        loop {
+            if let Some(end) = buf.find("\n\n") {
+                let event: String = buf.drain(..end + 2).collect();
+                if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")) {
+                    return serde_json::from_str(data).unwrap();
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(20), body.next())
+                .await
+                .expect("an event within 20 s")
+                .expect("the stream stays open")
+                .unwrap();
+            buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    };
+    let first = next_event().await;
+    assert_eq!(first["incidents"], 0, "{first}");
+
+    let out = env.run(&["triage", "--profile", "eng", "--window", "2", "--json"]);
+    assert!(out.status.success() || out.status.code() == Some(1), "{:?}", str(&out));
+    let moved = next_event().await;
+    assert!(moved["incidents"].as_i64().unwrap() > 0, "{moved}");
+    assert_eq!(moved["changes"], first["changes"], "{moved}");
+    let list = vera.call("list_incidents", "").await;
+    assert!(list.1.contains("\"eng\""), "{list:?}");
+}

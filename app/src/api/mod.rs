@@ -32,6 +32,19 @@ pub const FLEET_STREAM: &str = "/api/events/fleet";
 /// The route of an engine's event stream, as the server registers it.
 pub const ENGINE_STREAM_ROUTE: &str = "/api/events/engines/{profile}";
 
+/// The stream of record versions (incidents, changes): the live list and detail pages refetch
+/// when the version of what they show moves.
+pub const RECORDS_STREAM: &str = "/api/events/records";
+
+/// How many writes each kind of record has seen (the database's `record_version`, bumped by
+/// triggers): a page compares versions, never contents, so the stream carries no data a
+/// server function's access rules would have to check again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordVersions {
+    pub incidents: i64,
+    pub changes: i64,
+}
+
 /// The event stream of one engine's page.
 pub fn engine_stream(profile: &str) -> String {
     ENGINE_STREAM_ROUTE.replace("{profile}", profile)

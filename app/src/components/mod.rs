@@ -13,5 +13,5 @@ pub use echart::EChart;
 pub use i18n_ctx::{initial_lang as i18n_ctx_initial, provide_i18n, use_i18n, I18n};
 pub use lang_switch::LangSwitch;
 pub use role_ctx::{can, initial_role, provide_role};
-pub use sse::use_event_stream;
+pub use sse::{use_event_stream, use_record_changes};
 pub use state_badge::{PhaseSteps, SimulatedBadge, StateBadge};

@@ -50,3 +50,25 @@ where
         let _ = (url, on_event);
     }
 }
+
+/// Calls `on_change` each time the version that `pick` takes from the record stream
+/// ([`crate::api::RECORDS_STREAM`]) moves, and once when the stream opens, which catches up on
+/// a write between the page's render and its subscription. The pages that show incidents and
+/// changes refetch through their server functions here instead of polling.
+pub fn use_record_changes<F>(pick: fn(&crate::api::RecordVersions) -> i64, on_change: F)
+where
+    F: Fn() + Clone + Send + Sync + 'static,
+{
+    use leptos::prelude::*;
+    let last: StoredValue<Option<i64>> = StoredValue::new(None);
+    use_event_stream(
+        || crate::api::RECORDS_STREAM.to_string(),
+        move |v: crate::api::RecordVersions| {
+            let now = pick(&v);
+            if last.get_value() != Some(now) {
+                last.set_value(Some(now));
+                on_change();
+            }
+        },
+    );
+}

@@ -48,6 +48,7 @@ pub fn ChangeListPage() -> impl IntoView {
 pub fn ChangeList(profile: Option<String>) -> impl IntoView {
     let i18n = use_i18n();
     let rows = Resource::new(move || profile.clone(), list_changes);
+    crate::components::use_record_changes(|v| v.changes, move || rows.refetch());
     view! {
             {crate::pages::loaded_rows(rows, "changes-empty", move |list| view! {
                         <table class="grid" data-testid="changes-table">
@@ -86,7 +87,8 @@ pub fn ChangePage() -> impl IntoView {
     }
 }
 
-/// The change, refreshed every two seconds while its gate runs (and after each step taken).
+/// The change, kept current over the record stream: its gate's steps as they run, a review or a
+/// comment by someone else, each step taken here.
 #[component]
 fn LiveChange(change: ChangeView) -> impl IntoView {
     let state = RwSignal::new(change);
@@ -103,17 +105,7 @@ fn LiveChange(change: ChangeView) -> impl IntoView {
             });
         }
     };
-    #[cfg(feature = "hydrate")]
-    if let Ok(handle) = set_interval_with_handle(
-        move || {
-            if state.with_untracked(|c| c.summary.state == ChangeState::Gating) {
-                refresh();
-            }
-        },
-        std::time::Duration::from_secs(2),
-    ) {
-        on_cleanup(move || handle.clear());
-    }
+    crate::components::use_record_changes(|v| v.changes, refresh);
     let refetch = Callback::new(move |_| refresh());
     view! { {move || view! { <ChangeBody c=state.get() refetch/> }} }
 }

@@ -62,6 +62,7 @@ pub fn OpenIncidentButton(profile: String) -> impl IntoView {
 pub fn IncidentListPage() -> impl IntoView {
     let i18n = use_i18n();
     let list = Resource::new(|| (), |_| list_incidents());
+    crate::components::use_record_changes(|v| v.incidents, move || list.refetch());
     view! {
         <section class="incidents">
             <div class="page-head"><h1>{move || i18n.t("incidents-title")}</h1></div>
@@ -109,8 +110,9 @@ pub fn IncidentPage() -> impl IntoView {
     }
 }
 
-/// Keeps the incident current (actions run in the background; their outcome and re-check land
-/// on the timeline) without re-creating the postmortem form the operator is typing into.
+/// Keeps the incident current over the record stream (actions run in the background; their
+/// outcome and re-check land on the timeline, another operator adds a note) without
+/// re-creating the postmortem form the operator is typing into.
 #[component]
 fn LiveIncident(inc: Incident) -> impl IntoView {
     let state = RwSignal::new(inc.clone());
@@ -126,8 +128,7 @@ fn LiveIncident(inc: Incident) -> impl IntoView {
             }
         });
     };
-    #[cfg(feature = "hydrate")]
-    set_interval(refresh, std::time::Duration::from_secs(2));
+    crate::components::use_record_changes(|v| v.incidents, refresh);
     let refetch = Callback::new(move |_| refresh());
     view! {
         {move || view! { <Wizard inc=state.get() refetch/> }}

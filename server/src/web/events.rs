@@ -92,6 +92,36 @@ pub async fn fleet(State(s): State<WebState>) -> Sse<impl Stream<Item = Result<E
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
+/// `GET /api/events/records`: the record versions (incidents, changes), on connect and on
+/// change; the live pages refetch what they show when its version moves.
+pub async fn records(State(s): State<WebState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let mut rx = s.records.subscribe();
+    let pool = s.control.store.pool();
+    let client = s.metrics.sse_client();
+    let stream = async_stream(move |tx| async move {
+        let _client = client;
+        // The first event is read now, not from the watch: the reader may not have run yet.
+        let mut current = crate::records::read(&pool).await.unwrap_or_default();
+        loop {
+            let data = serde_json::to_string(&current).unwrap_or_default();
+            if tx.send(Event::default().data(data)).await.is_err() {
+                return;
+            }
+            loop {
+                if rx.changed().await.is_err() {
+                    return;
+                }
+                let next = *rx.borrow_and_update();
+                if next != current {
+                    current = next;
+                    break;
+                }
+            }
+        }
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
 /// `GET /api/events/engines/{profile}`: the engine's status and its log as it grows.
 pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> Response {
     if !app::domain::profile::valid_name(&profile) {

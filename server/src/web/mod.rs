@@ -35,6 +35,7 @@ pub struct WebState {
     pub runs: RunRegistry,
     pub metrics: Arc<crate::monitor::console_metrics::ConsoleMetrics>,
     pub incidents: crate::incidents::Incidents,
+    pub records: crate::records::Records,
 }
 
 impl axum::extract::FromRef<WebState> for LeptosOptions {
@@ -101,6 +102,7 @@ pub fn router(
         auth.clone(),
         changes,
     )));
+    let control_pool = control.store.pool();
     let state = WebState {
         leptos: leptos.clone(),
         control,
@@ -110,11 +112,13 @@ pub fn router(
         runs,
         metrics,
         incidents,
+        records: crate::records::Records::start(control_pool),
     };
     let routes = generate_route_list(app::App);
     Router::new()
         .route(app::api::FLEET_STREAM, get(events::fleet))
         .route(app::api::ENGINE_STREAM_ROUTE, get(events::engine))
+        .route(app::api::RECORDS_STREAM, get(events::records))
         .route("/api/engines", get(events::engines_json))
         .route("/metrics", get(events::console_metrics))
         .route("/api/alerts/alertmanager", axum::routing::post(incidents::alertmanager))
