@@ -10,7 +10,8 @@ export default defineConfig({
   expect: { timeout: 30_000 },
   workers: 1,
   retries: 0,
-  reporter: [["list"]],
+  // The HTML report keeps the screenshots specs attach (end2end/playwright-report, not opened).
+  reporter: [["list"], ["html", { outputFolder: "playwright-report", open: "never" }]],
   use: {
     baseURL: process.env.ROOFLINE_URL ?? "http://127.0.0.1:3000",
     trace: "off",

@@ -32,6 +32,31 @@ test("an operator proposes a change, an approver approves it, the gate runs on t
   await waitForHydration(bob);
   await expect(bob.getByTestId("change-author")).toHaveText("alice");
   await expect(bob.getByTestId("change-diff")).toContainText("-MAX_RUNNING_REQUESTS=64");
+  // What changed, key by key; the command line before and after; the calculator's verdict
+  // for both; the full content hash that an approval approves.
+  const key = bob.locator("[data-testid=change-key][data-key=MAX_RUNNING_REQUESTS]");
+  await expect(key.locator("[data-side=before]")).toHaveText("64");
+  await expect(key.locator("[data-side=after]")).toHaveText("48");
+  await expect(bob.getByTestId("change-key")).toHaveCount(1);
+  await expect(bob.getByTestId("change-argv-before").getByTestId("argv-removed")).toHaveText(["--max-num-seqs 64"]);
+  await expect(bob.getByTestId("change-argv-after").getByTestId("argv-added")).toHaveText(["--max-num-seqs 48"]);
+  await expect(bob.getByTestId("change-argv-after")).toContainText("--served-model-name");
+  const verdicts = bob.getByTestId("change-verdicts");
+  await expect(verdicts.locator("td[data-side=before][data-verdict]")).toHaveCount(1);
+  await expect(verdicts.locator("td[data-side=after][data-verdict]")).toHaveCount(1);
+  await expect(verdicts).toContainText("KV cache for");
+  await expect(bob.getByTestId("change-hash")).toHaveText(/^[0-9a-f]{64}$/);
+  await test.info().attach("review (en)", { body: await bob.screenshot({ fullPage: true }), contentType: "image/png" });
+  // The same review in Russian.
+  await bob.context().addCookies([{ name: "lang", value: "ru", url: new URL(url).origin }]);
+  await bob.reload();
+  await waitForHydration(bob);
+  await expect(bob.getByTestId("change-keys")).toContainText("До (активный)");
+  await expect(verdicts).toContainText("KV-кэш на");
+  await test.info().attach("review (ru)", { body: await bob.screenshot({ fullPage: true }), contentType: "image/png" });
+  await bob.context().addCookies([{ name: "lang", value: "en", url: new URL(url).origin }]);
+  await bob.reload();
+  await waitForHydration(bob);
   await bob.getByTestId("change-note").fill("did the TPOT drop on the bench run?");
   await bob.getByTestId("change-note-submit").click();
   await expect(bob.getByTestId("change-events")).toContainText("did the TPOT drop on the bench run?");

@@ -574,6 +574,23 @@ change-edit = Изменить
 change-withdraw = Отозвать
 change-start-gate = Запустить гейт
 change-content-hash = Содержимое (SHA-256); одобрение относится ровно к нему
+change-lines = Строки как написаны
+change-key = Ключ
+change-before = До (активный)
+change-after = После (это изменение)
+change-key-unset = не задан
+change-argv = Командная строка
+change-argv-same = Командная строка не меняется (изменение касается только того, что хранит консоль, а не флагов движка).
+change-verdicts = Калькулятор VRAM
+change-verdict-detail = KV-кэш на { $tokens ->
+    [one] { $tokens } токен
+    [few] { $tokens } токена
+   *[many] { $tokens } токенов
+    }; одновременно запросов по { $ctx ->
+    [one] { $ctx } токену
+    [few] { $ctx } токена
+   *[many] { $ctx } токенов
+    }: { $concurrency }; бюджет KV на GPU: { $budget } ГиБ.
 change-comment = Комментарий
 change-approve = Одобрить
 change-request-changes = Запросить доработку

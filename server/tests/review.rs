@@ -87,6 +87,22 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
     assert!(c["events"].to_string().contains("what about long prompts?"), "{c}");
     assert_eq!(c["allowed"], serde_json::json!(["approve", "request-changes"]));
     assert!(c["diff"].to_string().contains("+CONTEXT_LENGTH=4096"), "{c}");
+    // Key by key, and the command line the console would run before and after.
+    assert_eq!(
+        c["keys"],
+        serde_json::json!([{"key": "CONTEXT_LENGTH", "before": "8192", "after": "4096"}])
+    );
+    let argv = |side: &str| {
+        c[side]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(argv("argv_before").contains("--max-model-len 8192"), "{c}");
+    assert!(argv("argv_after").contains("--max-model-len 4096"), "{c}");
     let (status, body) = review(&bob, id, true, "looks right").await;
     assert_eq!(status, 200, "{body}");
 

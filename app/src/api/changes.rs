@@ -39,6 +39,13 @@ pub struct ChangeView {
     pub env: String,
     /// `-old` / `+new` lines, base to candidate.
     pub diff: Vec<String>,
+    /// The keys the change touches with their values before and after (`None` when either
+    /// text does not parse: then only the line diff says what changed).
+    pub keys: Option<Vec<crate::domain::envfile::KeyChange>>,
+    /// What the console executes for the active profile and for the candidate (empty when a
+    /// text does not parse or names no installation of this host).
+    pub argv_before: Vec<String>,
+    pub argv_after: Vec<String>,
     /// The active profile has moved on since the change was written.
     pub stale: bool,
     pub events: Vec<ChangeEvent>,

@@ -347,3 +347,65 @@ pub fn env_diff(old: &str, new: &str) -> Vec<String> {
     );
     out
 }
+
+/// One key a profile change touched: its value before and after (`None`: not set).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KeyChange {
+    pub key: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// The keys whose values differ between two env files, in the order the old file has them,
+/// then the keys only the new one sets: what a reviewer reads as `TENSOR_PARALLEL 1 → 2`.
+/// Quoting and comments do not count (the values are compared as parsed); `None` when either
+/// file does not parse (the line diff still shows what was written).
+pub fn key_changes(old: &str, new: &str) -> Option<Vec<KeyChange>> {
+    let (old, new) = (parse(old).ok()?, parse(new).ok()?);
+    let value = |list: &[Assignment], key: &str| list.iter().find(|a| a.key == key).map(|a| a.value.clone());
+    let mut keys: Vec<&str> = old.iter().map(|a| a.key.as_str()).collect();
+    keys.extend(
+        new.iter()
+            .map(|a| a.key.as_str())
+            .filter(|k| !old.iter().any(|a| a.key == *k)),
+    );
+    Some(
+        keys.into_iter()
+            .filter_map(|key| {
+                let (before, after) = (value(&old, key), value(&new, key));
+                (before != after).then(|| KeyChange {
+                    key: key.to_string(),
+                    before,
+                    after,
+                })
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod key_change_tests {
+    use super::*;
+
+    #[test]
+    fn changed_added_and_removed_keys_in_reading_order() {
+        let old = "ENGINE=vllm\nTENSOR_PARALLEL=1\n# memory\nMEM_FRACTION=0.9\nEXTRA_ARGS=--x\n";
+        let new = "ENGINE=vllm\nTENSOR_PARALLEL=2\nMEM_FRACTION='0.9'\nCONTEXT_LENGTH=32768\n";
+        let changes = key_changes(old, new).unwrap();
+        let row = |k: &str, b: Option<&str>, a: Option<&str>| KeyChange {
+            key: k.into(),
+            before: b.map(Into::into),
+            after: a.map(Into::into),
+        };
+        assert_eq!(
+            changes,
+            vec![
+                row("TENSOR_PARALLEL", Some("1"), Some("2")),
+                row("EXTRA_ARGS", Some("--x"), None),
+                row("CONTEXT_LENGTH", None, Some("32768")),
+            ]
+        );
+        assert_eq!(key_changes(old, old), Some(vec![]));
+        assert_eq!(key_changes(old, "NOT AN ASSIGNMENT"), None);
+    }
+}

@@ -325,6 +325,22 @@ pub fn flags_in(argv: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// An argv cut where each flag starts (`--max-num-seqs 48`), each piece displayed as
+/// [`display_argv`] would: the units a reviewer compares between two command lines. Words
+/// before the first flag (the program and positionals) are one piece.
+pub fn argv_groups(argv: &[String]) -> Vec<String> {
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    for word in argv {
+        if groups.is_empty() || (word.starts_with("--") && word.len() > 2) {
+            groups.push(Vec::new());
+        }
+        if let Some(g) = groups.last_mut() {
+            g.push(word.clone());
+        }
+    }
+    groups.iter().map(|g| display_argv(g)).collect()
+}
+
 /// Renders an argv for display, quoting words a reader would otherwise misread.
 pub fn display_argv(argv: &[String]) -> String {
     super::envfile::join_words(argv)
@@ -339,6 +355,33 @@ mod tests {
             "ENGINE={engine}\nMODEL=/models/qwen3-8b\nSERVED_MODEL_NAME=qwen3-8b\nTENSOR_PARALLEL=2\nCONTEXT_LENGTH=32768\nMEM_FRACTION=0.9\nTOOL_CALL_PARSER=hermes\nREASONING_PARSER=qwen3\nQUANTIZATION=fp8\nKV_CACHE_DTYPE=fp8\nMAX_RUNNING_REQUESTS=128\nMAX_BATCHED_TOKENS=8192\nSPECULATIVE_CONFIG='{{\"method\":\"eagle3\",\"model\":\"/models/eagle\",\"num_speculative_tokens\":3}}'\nHOST=0.0.0.0\nEXTRA_ARGS=--trust-remote-code\n"
         );
         Profile::from_env("qwen3", &text).unwrap().0
+    }
+
+    #[test]
+    fn argv_groups_cut_at_flags() {
+        let argv: Vec<String> = [
+            "vllm",
+            "serve",
+            "/models/a b",
+            "--max-num-seqs",
+            "48",
+            "--enforce-eager",
+            "--x",
+            "1",
+            "2",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            argv_groups(&argv),
+            [
+                "vllm serve \"/models/a b\"",
+                "--max-num-seqs 48",
+                "--enforce-eager",
+                "--x 1 2"
+            ]
+        );
+        assert!(argv_groups(&[]).is_empty());
     }
 
     #[test]

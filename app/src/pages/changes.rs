@@ -3,8 +3,8 @@
 //! another installation, the gate's steps and checks as they run, and rollback.
 
 use crate::api::{
-    get_change, list_changes, upgrade_check, ChangeView, CommentChange, ReviewChange, RollbackChange, StartChangeGate,
-    WithdrawChange,
+    get_change, list_changes, predict_profile_vram, upgrade_check, ChangeView, CommentChange, ReviewChange,
+    RollbackChange, StartChangeGate, WithdrawChange,
 };
 use crate::components::use_i18n;
 use crate::domain::review::{ChangeAction, ChangeState};
@@ -87,6 +87,121 @@ pub fn ChangePage() -> impl IntoView {
     }
 }
 
+/// The keys the change touches: `KEY before → after`, an unset side said as such.
+#[component]
+fn KeyChanges(keys: Vec<crate::domain::envfile::KeyChange>) -> impl IntoView {
+    let i18n = use_i18n();
+    let unset = move || view! { <em class="muted">{move || i18n.t("change-key-unset")}</em> };
+    view! {
+        <table class="grid key-changes" data-testid="change-keys">
+            <thead><tr>
+                <th scope="col">{move || i18n.t("change-key")}</th>
+                <th scope="col">{move || i18n.t("change-before")}</th>
+                <th scope="col" aria-hidden="true"></th>
+                <th scope="col">{move || i18n.t("change-after")}</th>
+            </tr></thead>
+            <tbody>
+                {keys.into_iter().map(|k| view! {
+                    <tr data-testid="change-key" data-key=k.key.clone()>
+                        <th scope="row" class="mono">{k.key.clone()}</th>
+                        <td class="mono" data-side="before">{match k.before { Some(v) => view! { <span>{v}</span> }.into_any(), None => unset().into_any() }}</td>
+                        <td aria-hidden="true">"→"</td>
+                        <td class="mono" data-side="after">{match k.after { Some(v) => view! { <span>{v}</span> }.into_any(), None => unset().into_any() }}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// The command line before and after, cut at each flag: flags the candidate drops are struck
+/// through in the first, flags it adds or changes marked in the second.
+#[component]
+fn ArgvChange(before: Vec<String>, after: Vec<String>) -> impl IntoView {
+    let i18n = use_i18n();
+    let (before, after) = (
+        crate::domain::flagmap::argv_groups(&before),
+        crate::domain::flagmap::argv_groups(&after),
+    );
+    if before.is_empty() && after.is_empty() {
+        return None;
+    }
+    let same = before == after;
+    let line = |groups: &[String], other: &[String], changed: &'static str| {
+        groups
+            .iter()
+            .map(|g| {
+                let text = format!("{g} ");
+                if other.contains(g) {
+                    view! { <span>{text}</span> }.into_any()
+                } else if changed == "removed" {
+                    view! { <del data-testid="argv-removed">{text}</del> }.into_any()
+                } else {
+                    view! { <ins data-testid="argv-added">{text}</ins> }.into_any()
+                }
+            })
+            .collect_view()
+    };
+    let (b, a) = (line(&before, &after, "removed"), line(&after, &before, "added"));
+    Some(view! {
+        <section class="argv-change" data-testid="change-argv" data-same=same.to_string()>
+            <h2>{move || i18n.t("change-argv")}</h2>
+            {same.then(|| view! { <p class="muted">{move || i18n.t("change-argv-same")}</p> })}
+            <p class="small muted">{move || i18n.t("change-before")}</p>
+            <pre class="argv" data-testid="change-argv-before">{b}</pre>
+            <p class="small muted">{move || i18n.t("change-after")}</p>
+            <pre class="argv" data-testid="change-argv-after">{a}</pre>
+        </section>
+    })
+}
+
+type Prediction = Resource<Result<crate::api::VramPrediction, crate::api::ApiError>>;
+
+/// The calculator's verdict for the active profile and for the candidate, side by side.
+#[component]
+fn VerdictChange(before: Prediction, after: Prediction) -> impl IntoView {
+    let i18n = use_i18n();
+    let cell = move |r: Option<Result<crate::api::VramPrediction, crate::api::ApiError>>, side: &'static str| match r {
+        None => view! { <td>{move || i18n.t("loading")}</td> }.into_any(),
+        Some(Err(e)) => view! { <td data-side=side><ErrorNote error=e/></td> }.into_any(),
+        Some(Ok(p)) => {
+            let r = p.report;
+            let id = r.verdict.id();
+            let ctx = p.ctx;
+            view! {
+                <td data-side=side data-verdict=id>
+                    <strong class=if r.verdict.id() == "fits" { "ok" } else { "error" }>{move || i18n.t(&format!("vram-verdict-{id}"))}</strong>
+                    <br/>
+                    {move || i18n.ta("change-verdict-detail", &[
+                        ("tokens", r.kv_tokens.into()),
+                        ("concurrency", format!("{:.2}", r.max_concurrency).into()),
+                        ("ctx", ctx.into()),
+                        ("budget", format!("{:.2}", r.kv_budget_gib).into()),
+                    ])}
+                </td>
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <section class="verdict-change">
+            <h2>{move || i18n.t("change-verdicts")}</h2>
+            <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
+                <table class="grid" data-testid="change-verdicts">
+                    <thead><tr>
+                        <th scope="col">{move || i18n.t("change-before")}</th>
+                        <th scope="col">{move || i18n.t("change-after")}</th>
+                    </tr></thead>
+                    <tbody><tr>
+                        {move || cell(before.get(), "before")}
+                        {move || cell(after.get(), "after")}
+                    </tr></tbody>
+                </table>
+            </Transition>
+        </section>
+    }
+}
+
 /// The change, kept current over the record stream: its gate's steps as they run, a review or a
 /// comment by someone else, each step taken here.
 #[component]
@@ -107,11 +222,17 @@ fn LiveChange(change: ChangeView) -> impl IntoView {
     };
     crate::components::use_record_changes(|v| v.changes, refresh);
     let refetch = Callback::new(move |_| refresh());
-    view! { {move || view! { <ChangeBody c=state.get() refetch/> }} }
+    // The calculator's verdicts follow the texts only: a review or a gate step does not ask
+    // again.
+    let before = Memo::new(move |_| state.with(|c| (c.summary.profile.clone(), c.base_env.clone())));
+    let after = Memo::new(move |_| state.with(|c| (c.summary.profile.clone(), c.env.clone())));
+    let before = Resource::new(move || before.get(), |(p, t)| predict_profile_vram(p, Some(t)));
+    let after = Resource::new(move || after.get(), |(p, t)| predict_profile_vram(p, Some(t)));
+    view! { {move || view! { <ChangeBody c=state.get() refetch verdicts=(before, after)/> }} }
 }
 
 #[component]
-fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
+fn ChangeBody(c: ChangeView, refetch: Callback<()>, verdicts: (Prediction, Prediction)) -> impl IntoView {
     let i18n = use_i18n();
     let id = c.summary.id;
     let profile = c.summary.profile.clone();
@@ -201,11 +322,17 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>) -> impl IntoView {
             </p>
             {c.stale.then(|| view! { <p class="warning" role="alert" data-testid="change-stale">{move || i18n.t("change-stale")}</p> })}
             <h2>{move || i18n.t("editor-diff")}</h2>
-            <pre class="envfile" data-testid="change-diff">{c.diff.join("\n")}</pre>
+            {c.keys.clone().map(|keys| view! { <KeyChanges keys/> })}
+            <details class="line-diff" open=c.keys.is_none()>
+                <summary>{move || i18n.t("change-lines")}</summary>
+                <pre class="envfile" data-testid="change-diff">{c.diff.join("\n")}</pre>
+            </details>
+            <ArgvChange before=c.argv_before.clone() after=c.argv_after.clone()/>
+            <VerdictChange before=verdicts.0 after=verdicts.1/>
             {upgrade_panel}
-            <p class="muted small">
+            <p class="small" data-testid="change-hash-line">
                 {move || i18n.t("change-content-hash")} ": "
-                <code data-testid="change-hash" title=c.content_hash.clone()>{hash_short}</code>
+                <code class="hash" data-testid="change-hash" data-short=hash_short>{c.content_hash.clone()}</code>
             </p>
 
             <div class="actions" data-testid="change-actions">

@@ -12,7 +12,7 @@ use crate::api_error::internal;
 use crate::control::EngineControl;
 use app::api::service::BoxFut;
 use app::api::{ApiError, Caller, ChangeService, ChangeView};
-use app::domain::envfile::env_diff;
+use app::domain::envfile::{env_diff, key_changes};
 use app::domain::profile::Profile;
 use app::domain::review::{self, ChangeAction, ChangeState, Facts};
 use store::{ChangeRow, ChangeStore};
@@ -67,6 +67,22 @@ pub fn parse_profile(name: &str, env_text: &str) -> Result<Profile, ApiError> {
 }
 
 impl Changes {
+    /// What the console would execute for `env_text` as profile `name` (the container CLI's
+    /// `run` for a container installation); empty when it does not parse or names no
+    /// installation of this host: the review then shows the texts alone.
+    fn launch_argv(&self, name: &str, env_text: &str) -> Vec<String> {
+        let Ok(p) = parse_profile(name, env_text) else {
+            return Vec::new();
+        };
+        let Some(install) = self.control.data.engine(&p.engine) else {
+            return Vec::new();
+        };
+        self.control
+            .launch_argv(&p.engine, install, &p)
+            .map(|(_, launch)| launch)
+            .unwrap_or_default()
+    }
+
     pub fn new(control: EngineControl) -> Self {
         let store = ChangeStore::new(control.store.pool());
         Self { control, store }
@@ -185,6 +201,9 @@ impl ChangeService for Changes {
             Ok(ChangeView {
                 summary: row.summary(),
                 diff: env_diff(&row.base_env, &row.env),
+                keys: key_changes(&row.base_env, &row.env),
+                argv_before: self.launch_argv(&row.profile, &row.base_env),
+                argv_after: self.launch_argv(&row.profile, &row.env),
                 stale: facts.stale && row.state.open(),
                 allowed: review::allowed(&facts),
                 events: self.store.events(id).await.map_err(store_error)?,
