@@ -122,7 +122,25 @@ pub fn has_source(kind: ChartKind, points: &[Point]) -> bool {
 }
 
 /// The ECharts option for a chart; `label` translates a series key. Missing values are gaps.
-pub fn option(kind: ChartKind, points: &[Point], label: impl Fn(&str) -> String) -> Chart {
+/// The time axis spans the points held (not ECharts' rounded guess, which drew two days for a
+/// quarter of an hour) and drops labels that would overlap; it draws in the browser's zone, as
+/// the tables' `<time>` do.
+pub fn option(kind: ChartKind, points: &[Point], label: impl Fn(&str) -> String) -> serde_json::Value {
+    let chart = chart(kind, points, label);
+    let mut json = serde_json::to_value(&chart).unwrap_or_default();
+    if let Some(x) = json.get_mut("xAxis").and_then(|x| x.as_object_mut()) {
+        x.insert("axisLabel".into(), serde_json::json!({ "hideOverlap": true }));
+        if let (Some(first), Some(last)) = (points.first(), points.last()) {
+            if last.t_ms > first.t_ms {
+                x.insert("min".into(), first.t_ms.into());
+                x.insert("max".into(), last.t_ms.into());
+            }
+        }
+    }
+    json
+}
+
+fn chart(kind: ChartKind, points: &[Point], label: impl Fn(&str) -> String) -> Chart {
     let mut y = Axis::new().type_(AxisType::Value).scale(!kind.percent());
     if kind.percent() {
         y = y.min(0).max(100);
@@ -191,13 +209,18 @@ mod tests {
     #[test]
     fn options_carry_time_value_pairs_with_gaps() {
         let pts = vec![point(1_000, Some(3.0)), point(2_000, None)];
-        let json = serde_json::to_value(option(ChartKind::Queue, &pts, |k| format!("<{k}>"))).unwrap();
+        let json = option(ChartKind::Queue, &pts, |k| format!("<{k}>"));
         let series = json["series"].as_array().unwrap();
         assert_eq!(series.len(), 2);
         assert_eq!(series[1]["name"], "<waiting>");
         assert_eq!(series[1]["data"][0], serde_json::json!([1000, 3.0]));
         assert_eq!(series[1]["data"][1], serde_json::json!([2000, null]));
         assert_eq!(json["xAxis"]["type"], "time");
+        assert_eq!(
+            (json["xAxis"]["min"].clone(), json["xAxis"]["max"].clone()),
+            (1000.into(), 2000.into())
+        );
+        assert_eq!(json["xAxis"]["axisLabel"]["hideOverlap"], true);
     }
 
     #[test]

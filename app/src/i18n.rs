@@ -190,8 +190,80 @@ pub fn duration(lang: Lang, secs: u64) -> String {
     }
 }
 
+/// A number with `decimals` digits after the language's decimal separator (`13.90`, `13,90`).
+/// Not grouped: the console's figures are read against the engines' logs, which do not group.
+pub fn number(lang: Lang, v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return "—".into();
+    }
+    let text = format!("{v:.decimals$}");
+    match lang {
+        Lang::En => text,
+        Lang::Ru => text.replace('.', ","),
+    }
+}
+
+/// A value with its unit in the language (`unit-ms`, `unit-gib`, …: "12 ms", "12 мс").
+pub fn with_unit(lang: Lang, unit: &str, v: f64, decimals: usize) -> String {
+    tr_args(lang, unit, &[("value", number(lang, v, decimals).into())])
+}
+
+/// Unix ms from the UTC times the console stores and sends (`2026-12-04T18:28:16Z`, with or
+/// without fractional seconds, `T` or a space); `None` for anything else.
+pub fn parse_utc(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let s = s.strip_suffix('Z').or_else(|| s.strip_suffix(" UTC")).unwrap_or(s);
+    let (date, time) = s.split_once(['T', ' '])?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, mo, day) = (d.next()??, d.next()??, d.next()??);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let mut t = hms.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (h, mi) = (t.next()??, t.next()??);
+    let sec = t.next().flatten().unwrap_or(0);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) || h > 23 || mi > 59 || sec > 60 || !(0..=9999).contains(&y)
+    {
+        return None;
+    }
+    let ms_frac = if frac.is_empty() {
+        0
+    } else {
+        let digits: String = frac.chars().take(3).collect();
+        if !digits.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        format!("{digits:0<3}").parse::<i64>().ok()?
+    };
+    // Days since 1970-01-01 from a civil date (Howard Hinnant's algorithm).
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + h * 3600 + mi * 60 + sec) * 1000) + ms_frac)
+}
+
+/// `2026-12-04T18:28:16Z` from Unix ms: the `datetime` of a `<time>`.
+pub fn iso_utc(ms: i64) -> String {
+    let (date, hm) = civil(ms);
+    format!("{date}T{hm}:{:02}Z", ms.div_euclid(1000).rem_euclid(60))
+}
+
 /// `2026-12-03 12:00 UTC` from Unix ms (no time crate in the browser build).
 pub fn time_utc(ms: i64) -> String {
+    let (date, hm) = civil(ms);
+    format!("{date} {hm} UTC")
+}
+
+/// `2026-12-03 12:00:07 UTC` from Unix ms.
+pub fn time_utc_secs(ms: i64) -> String {
+    let (date, hm) = civil(ms);
+    format!("{date} {hm}:{:02} UTC", ms.div_euclid(1000).rem_euclid(60))
+}
+
+/// The UTC date (`2026-12-03`) and hour and minute (`12:00`) of Unix ms.
+fn civil(ms: i64) -> (String, String) {
     let secs = ms.div_euclid(1000);
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
@@ -205,13 +277,51 @@ pub fn time_utc(ms: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let mo = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(mo <= 2);
-    format!("{y:04}-{mo:02}-{d:02} {:02}:{:02} UTC", rem / 3600, (rem % 3600) / 60)
+    (
+        format!("{y:04}-{mo:02}-{d:02}"),
+        format!("{:02}:{:02}", rem / 3600, (rem % 3600) / 60),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+
+    #[test]
+    fn stored_times_parse_to_the_instant_they_name() {
+        let ms = parse_utc("2026-12-04T18:28:16Z").unwrap();
+        assert_eq!(iso_utc(ms), "2026-12-04T18:28:16Z");
+        assert_eq!(time_utc_secs(ms), "2026-12-04 18:28:16 UTC");
+        assert_eq!(parse_utc("2026-12-04 18:28:16"), Some(ms));
+        assert_eq!(parse_utc("2026-12-04T18:28:16.250Z"), Some(ms + 250));
+        assert_eq!(parse_utc("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            parse_utc("2024-02-29T00:00:00Z").map(iso_utc).as_deref(),
+            Some("2024-02-29T00:00:00Z")
+        );
+        for bad in [
+            "",
+            "yesterday",
+            "2026-13-01T00:00:00Z",
+            "2026-12-04",
+            "2026-12-04T25:00:00Z",
+            "2026-12-04T18:28:16.x5Z",
+        ] {
+            assert_eq!(parse_utc(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn numbers_and_units_follow_the_language() {
+        assert_eq!(number(Lang::En, 13.904, 2), "13.90");
+        assert_eq!(number(Lang::Ru, 13.904, 2), "13,90");
+        assert_eq!(number(Lang::Ru, f64::NAN, 1), "—");
+        assert_eq!(with_unit(Lang::En, "value-ms", 212.4, 0), "212 ms");
+        assert_eq!(with_unit(Lang::Ru, "value-ms", 212.4, 0), "212 мс");
+        assert_eq!(with_unit(Lang::Ru, "value-gib", 55.61, 2), "55,61 ГиБ");
+        assert_eq!(with_unit(Lang::Ru, "value-s", 1.5, 1), "1,5 с");
+    }
 
     #[test]
     fn both_locales_parse_and_have_the_same_keys() {
@@ -398,6 +508,15 @@ mod tests {
         for k in [
             "unit-ms",
             "unit-tok-s",
+            "value-ms",
+            "value-s",
+            "value-gib",
+            "value-gib-of",
+            "value-w",
+            "value-w-of",
+            "value-mhz",
+            "value-c",
+            "time-utc-title",
             "change-check-client-ok",
             "change-check-client-overloaded",
             "change-check-client-limit",

@@ -138,6 +138,16 @@ error-generic = { $detail }
 duration-hm = { $h } h { $m } min
 duration-ms = { $m } min { $s } s
 duration-s = { $s } s
+# Units after a number ($value is already formatted for the language).
+value-ms = { $value } ms
+value-s = { $value } s
+value-gib = { $value } GiB
+value-gib-of = { $used } / { $total } GiB
+value-w = { $value } W
+value-w-of = { $used } W / { $total } W
+value-mhz = { $value } MHz
+value-c = { $value } °C
+time-utc-title = UTC: { $utc }
 
 ## Navigation (gate steps)
 nav-bench = Benchmarks

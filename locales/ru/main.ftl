@@ -140,6 +140,16 @@ error-generic = { $detail }
 duration-hm = { $h } ч { $m } мин
 duration-ms = { $m } мин { $s } с
 duration-s = { $s } с
+# Единицы после числа ($value уже записано по правилам языка).
+value-ms = { $value } мс
+value-s = { $value } с
+value-gib = { $value } ГиБ
+value-gib-of = { $used } / { $total } ГиБ
+value-w = { $value } Вт
+value-w-of = { $used } Вт / { $total } Вт
+value-mhz = { $value } МГц
+value-c = { $value } °C
+time-utc-title = UTC: { $utc }
 
 ## Navigation (gate steps)
 nav-bench = Бенчмарки

@@ -26,15 +26,39 @@ function rlEcharts() {
   window.__rlEcharts.catch(() => { window.__rlEcharts = null; });
   return window.__rlEcharts;
 }
+// ECharts' dark theme while the system asks for a dark scheme (the stylesheet follows the same
+// query); a chart is made again when the scheme changes under it.
+const rlDarkQuery = window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : null;
+function rlTheme() { return rlDarkQuery && rlDarkQuery.matches ? 'dark' : null; }
+if (rlDarkQuery && rlDarkQuery.addEventListener) {
+  rlDarkQuery.addEventListener('change', () => {
+    document.querySelectorAll('[data-theme]').forEach((el) => {
+      if (el._rlDrawn && el.isConnected) rlDraw(el, el._rlDrawn, el._rlLocale);
+    });
+  });
+}
 function rlDraw(el, json, locale) {
+  const theme = rlTheme();
   let chart = echarts.getInstanceByDom(el);
+  if (chart && el._rlTheme !== theme) {
+    if (el._rlResize) { el._rlResize.disconnect(); el._rlResize = null; }
+    chart.dispose();
+    chart = null;
+  }
   if (!chart) {
-    chart = echarts.init(el, null, { renderer: 'canvas', locale: locale });
+    chart = echarts.init(el, theme, { renderer: 'canvas', locale: locale });
+    el._rlTheme = theme;
+    el.dataset.theme = theme || 'light';
     const ro = new ResizeObserver(() => chart.resize());
     ro.observe(el);
     el._rlResize = ro;
   }
-  chart.setOption(JSON.parse(json), { notMerge: true, lazyUpdate: true });
+  el._rlDrawn = json;
+  el._rlLocale = locale;
+  const option = JSON.parse(json);
+  // The theme's own dark blue would box each chart in; the page's panel shows through instead.
+  if (theme && option.backgroundColor === undefined) option.backgroundColor = 'transparent';
+  chart.setOption(option, { notMerge: true, lazyUpdate: true });
 }
 export function rl_chart_set(el, json, locale) {
   el._rlWanted = json;

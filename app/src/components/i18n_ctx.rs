@@ -19,6 +19,37 @@ impl I18n {
     pub fn ta(&self, key: &str, args: &[(&str, Arg)]) -> String {
         tr_args(self.lang.get(), key, args)
     }
+
+    /// A number with the language's decimal separator.
+    pub fn num(&self, v: f64, decimals: usize) -> String {
+        crate::i18n::number(self.lang.get(), v, decimals)
+    }
+
+    /// A value with its unit (`unit-ms`, `unit-gib`, …) in the current language.
+    pub fn unit(&self, unit: &str, v: f64, decimals: usize) -> String {
+        crate::i18n::with_unit(self.lang.get(), unit, v, decimals)
+    }
+
+    /// Milliseconds, whole: "212 ms", "212 мс".
+    pub fn ms(&self, v: f64) -> String {
+        self.unit("value-ms", v, 0)
+    }
+
+    /// GiB with `decimals` digits: "55.61 GiB", "55,61 ГиБ".
+    pub fn gib(&self, v: f64, decimals: usize) -> String {
+        self.unit("value-gib", v, decimals)
+    }
+
+    /// Used of total GiB: "21.0 / 140 GiB".
+    pub fn gib_of(&self, used: f64, total: f64, used_decimals: usize, total_decimals: usize) -> String {
+        self.ta(
+            "value-gib-of",
+            &[
+                ("used", self.num(used, used_decimals).into()),
+                ("total", self.num(total, total_decimals).into()),
+            ],
+        )
+    }
 }
 
 /// The language the page was rendered in. The server negotiates it from the request (cookie,

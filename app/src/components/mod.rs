@@ -7,6 +7,7 @@ mod lang_switch;
 mod role_ctx;
 mod sse;
 mod state_badge;
+mod time;
 
 pub use confirm::ConfirmDialog;
 pub use echart::EChart;
@@ -15,3 +16,4 @@ pub use lang_switch::LangSwitch;
 pub use role_ctx::{can, initial_role, provide_role};
 pub use sse::{use_event_stream, use_record_changes};
 pub use state_badge::{PhaseSteps, SimulatedBadge, StateBadge};
+pub use time::{Time, TimeMs};

@@ -217,14 +217,18 @@ pub fn entry_text(lang: Lang, e: &Entry) -> String {
 pub fn window_summary(lang: Lang, points: &[Point]) -> String {
     let last = |f: fn(&Point) -> Option<f64>| points.iter().rev().find_map(f);
     let fmt = |v: Option<f64>, unit: &str| v.map(|v| format!("{v:.0}{unit}")).unwrap_or_else(|| "—".into());
+    let ms = |v: Option<f64>| {
+        v.map(|v| crate::i18n::with_unit(lang, "value-ms", v, 0))
+            .unwrap_or_else(|| "—".into())
+    };
     tr_args(
         lang,
         "postmortem-window",
         &[
             ("waiting", fmt(last(|p| p.live.waiting), "").into()),
             ("kv", fmt(last(|p| p.live.kv_usage.map(|k| k * 100.0)), "%").into()),
-            ("ttft", fmt(last(|p| p.live.ttft_p95_ms), " ms").into()),
-            ("tpot", fmt(last(|p| p.live.itl_p95_ms), " ms").into()),
+            ("ttft", ms(last(|p| p.live.ttft_p95_ms)).into()),
+            ("tpot", ms(last(|p| p.live.itl_p95_ms)).into()),
             (
                 "preemptions",
                 fmt(last(|p| p.live.rates.preemptions_per_s), "/s").into(),

@@ -350,10 +350,14 @@ pub fn judge_bench(s: &super::bench::BenchSummary, t: &GateThresholds) -> Vec<Ga
 
 /// A check's measured value and its limit in the UI's words (`unit-*` message keys hold the
 /// units; the client check is worded whole).
-pub fn check_texts(c: &GateCheck, tr: impl Fn(&str) -> String) -> (String, String) {
+pub fn check_texts(
+    c: &GateCheck,
+    tr: impl Fn(&str) -> String,
+    number: impl Fn(f64, usize) -> String,
+) -> (String, String) {
     let num = |v: f64| match c.unit.as_str() {
-        "count" => format!("{v:.0}"),
-        "ms" | "tok/s" => format!("{v:.1} {}", tr(&format!("unit-{}", c.unit.replace('/', "-")))),
+        "count" => number(v, 0),
+        "ms" | "tok/s" => format!("{} {}", number(v, 1), tr(&format!("unit-{}", c.unit.replace('/', "-")))),
         _ => String::new(),
     };
     if c.unit == "flag" {
@@ -533,12 +537,14 @@ mod tests {
         };
         let checks = judge_bench(&s, &GateThresholds::default());
         let tr = |k: &str| format!("<{k}>");
+        let en = |v: f64, d: usize| crate::i18n::number(crate::i18n::Lang::En, v, d);
+        let ru = |v: f64, d: usize| crate::i18n::number(crate::i18n::Lang::Ru, v, d);
         assert_eq!(
-            check_texts(&checks[1], tr),
+            check_texts(&checks[1], tr, en),
             ("0.0 <unit-ms>".into(), "≤ 5000.0 <unit-ms>".into())
         );
-        assert_eq!(check_texts(&checks[3], tr).1, "≥ 1.0 <unit-tok-s>");
-        assert_eq!(check_texts(&checks[4], tr).0, "<change-check-client-overloaded>");
+        assert_eq!(check_texts(&checks[3], tr, ru).1, "≥ 1,0 <unit-tok-s>");
+        assert_eq!(check_texts(&checks[4], tr, en).0, "<change-check-client-overloaded>");
         assert!(!checks[4].pass);
     }
 

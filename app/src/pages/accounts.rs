@@ -233,7 +233,7 @@ pub fn AccountsPage() -> impl IntoView {
                                                 }>{move || if disabled { i18n.t("accounts-enable") } else { i18n.t("accounts-disable") }}</button>
                                                 {disabled.then(|| view! { " " <span class="muted">{move || i18n.t("accounts-disabled")}</span> })}
                                             </td>
-                                            <td class="mono">{a.created_at.clone()}</td>
+                                            <td><crate::components::Time at=a.created_at.clone()/></td>
                                             <td>
                                                 <form class="inline" on:submit=move |ev| {
                                                     ev.prevent_default();

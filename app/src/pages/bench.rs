@@ -55,7 +55,7 @@ pub fn BenchListPage() -> impl IntoView {
                                             <td class="num">{format!("{:.1}", r.summary.output_throughput)}</td>
                                             <td class="num">{format!("{:.1}", r.summary.ttft_ms.p95)}</td>
                                             <td class="num">{format!("{:.1}", r.summary.tpot_ms.p95)}</td>
-                                            <td>{r.created_at.clone()}</td>
+                                            <td><crate::components::Time at=r.created_at.clone()/></td>
                                         </tr>
                                     }
                                 }).collect_view()}

@@ -68,7 +68,7 @@ pub fn ChangeList(profile: Option<String>) -> impl IntoView {
                                         <td>{c.author.clone()}</td>
                                         <td><StateTag state=c.state/></td>
                                         <td>{c.reason.clone()}</td>
-                                        <td class="mono">{c.updated_at.clone()}</td>
+                                        <td><crate::components::Time at=c.updated_at.clone()/></td>
                                     </tr>
                                 }).collect_view()}
                             </tbody>
@@ -410,8 +410,8 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>, verdicts: (Prediction, Predi
                                     view! {
                                         <tr class=if k.pass { "ok" } else { "error" } data-check=k.name.clone()>
                                             <td>{move || i18n.t(&format!("change-check-{name}"))}</td>
-                                            <td class="mono">{let k = k.clone(); move || crate::domain::review::check_texts(&k, |key| i18n.t(key)).0}</td>
-                                            <td class="mono">{let k = k.clone(); move || crate::domain::review::check_texts(&k, |key| i18n.t(key)).1}</td>
+                                            <td class="mono">{let k = k.clone(); move || crate::domain::review::check_texts(&k, |key| i18n.t(key), |v, d| i18n.num(v, d)).0}</td>
+                                            <td class="mono">{let k = k.clone(); move || crate::domain::review::check_texts(&k, |key| i18n.t(key), |v, d| i18n.num(v, d)).1}</td>
                                         </tr>
                                     }
                                 }).collect_view()}
@@ -438,7 +438,7 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>, verdicts: (Prediction, Predi
                     let kind = e.kind.clone();
                     view! {
                         <li data-testid="change-event" data-kind=e.kind.clone()>
-                            <span class="mono small">{e.at.clone()}</span>" "
+                            <small><crate::components::Time at=e.at.clone()/></small>" "
                             <strong>{e.who.clone()}</strong>" "
                             {move || i18n.t(&format!("change-event-{kind}"))}
                             {(!e.text.is_empty()).then(|| view! { <blockquote>{e.text.clone()}</blockquote> })}

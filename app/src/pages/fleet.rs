@@ -258,7 +258,7 @@ fn FleetRow(row: EngineStatus) -> impl IntoView {
                 {row.simulated.then(|| view! { <SimulatedBadge/> })}
             </td>
             <td class="mono">{address}</td>
-            {live_cells(&row)}
+            {live_cells(&row, i18n)}
             <td>{move || uptime.map(|s| duration(i18n.lang.get(), s)).unwrap_or_else(|| "—".into())}</td>
         </tr>
     }
@@ -267,7 +267,7 @@ fn FleetRow(row: EngineStatus) -> impl IntoView {
 
 /// Waiting, KV %, TTFT p95, TPOT p95 and the engine's GPUs; "—" with the reason as a tooltip
 /// when there are none.
-fn live_cells(row: &EngineStatus) -> impl IntoView {
+fn live_cells(row: &EngineStatus, i18n: crate::components::I18n) -> impl IntoView {
     let live = row.live.clone();
     let why = row
         .metrics_note
@@ -286,10 +286,10 @@ fn live_cells(row: &EngineStatus) -> impl IntoView {
     view! {
         {cell(l.and_then(|l| l.waiting).map(|v| format!("{v:.0}")), "waiting")}
         {cell(l.and_then(|l| l.kv_usage).map(|v| format!("{:.0}%", v * 100.0)), "kv")}
-        {cell(l.and_then(|l| l.ttft_p95_ms).map(|v| format!("{v:.0} ms")), "ttft-p95")}
-        {cell(l.and_then(|l| l.itl_p95_ms).map(|v| format!("{v:.0} ms")), "tpot-p95")}
-        {cell(g.map(|g| format!("{:.1} / {:.0} GiB", g.memory_used_gib, g.memory_total_gib)), "gpu-mem")}
-        {cell(g.and_then(|g| g.temperature_c).map(|t| format!("{t:.0} °C")), "gpu-temp")}
+        {cell(l.and_then(|l| l.ttft_p95_ms).map(|v| i18n.ms(v)), "ttft-p95")}
+        {cell(l.and_then(|l| l.itl_p95_ms).map(|v| i18n.ms(v)), "tpot-p95")}
+        {cell(g.map(|g| i18n.gib_of(g.memory_used_gib, g.memory_total_gib, 1, 0)), "gpu-mem")}
+        {cell(g.and_then(|g| g.temperature_c).map(|t| i18n.unit("value-c", t, 0)), "gpu-temp")}
     }
 }
 

@@ -50,18 +50,18 @@ fn GpuRow(g: GpuReading) -> impl IntoView {
     let i18n = use_i18n();
     let dash = || "—".to_string();
     let power = match (g.power_w, g.power_limit_w) {
-        (Some(w), Some(l)) => format!("{w:.0} / {l:.0} W"),
-        (Some(w), None) => format!("{w:.0} W"),
+        (Some(w), Some(l)) => i18n.ta(
+            "value-w-of",
+            &[("used", i18n.num(w, 0).into()), ("total", i18n.num(l, 0).into())],
+        ),
+        (Some(w), None) => i18n.unit("value-w", w, 0),
         _ => dash(),
     };
     let processes = g
         .processes
         .iter()
         .map(|p| {
-            let mem = p
-                .used_bytes
-                .map(|b| format!("{:.1} GiB", b as f64 / GIB))
-                .unwrap_or_else(dash);
+            let mem = p.used_bytes.map(|b| i18n.gib(b as f64 / GIB, 1)).unwrap_or_else(dash);
             let pid = p.pid;
             match p.profile.clone() {
                 Some(profile) => view! {
@@ -83,11 +83,11 @@ fn GpuRow(g: GpuReading) -> impl IntoView {
         <tr data-testid="gpu-row">
             <td class="num">{g.index}</td>
             <td>{g.name.clone()}</td>
-            <td class="num">{format!("{:.1} / {:.1} GiB", g.memory_used_bytes as f64 / GIB, g.memory_total_bytes as f64 / GIB)}</td>
+            <td class="num">{i18n.gib_of(g.memory_used_bytes as f64 / GIB, g.memory_total_bytes as f64 / GIB, 1, 1)}</td>
             <td class="num">{g.utilization_pct.map(|u| format!("{u}%")).unwrap_or_else(dash)}</td>
-            <td class="num">{g.temperature_c.map(|t| format!("{t} °C")).unwrap_or_else(dash)}</td>
+            <td class="num">{g.temperature_c.map(|t| i18n.unit("value-c", t as f64, 0)).unwrap_or_else(dash)}</td>
             <td class="num">{power}</td>
-            <td class="num">{g.sm_clock_mhz.map(|c| format!("{c} MHz")).unwrap_or_else(dash)}</td>
+            <td class="num">{g.sm_clock_mhz.map(|c| i18n.unit("value-mhz", c as f64, 0)).unwrap_or_else(dash)}</td>
             <td>{if g.throttle.is_empty() { dash() } else { g.throttle.join(", ") }}</td>
             <td><ul class="plain">{processes}</ul></td>
         </tr>

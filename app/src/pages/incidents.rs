@@ -87,7 +87,7 @@ pub fn IncidentListPage() -> impl IntoView {
                                                 Some(rule) => i18n.t(&format!("rule-{}-diagnosis", rule.id())),
                                                 None => i18n.t("incident-no-finding"),
                                             }}</td>
-                                            <td class="mono">{r.opened_at.clone()}</td>
+                                            <td><crate::components::Time at=r.opened_at.clone()/></td>
                                             <td>{r.opened_by.clone()}</td>
                                             <td>{move || i18n.t(if r.resolved { "incident-status-resolved" } else { "incident-status-open" })}</td>
                                         </tr>
@@ -159,7 +159,7 @@ fn Wizard(inc: Incident, refetch: Callback<()>) -> impl IntoView {
                 </span>
                 <a href=format!("/engines/{}", inc.profile)>{inc.profile.clone()}</a>
             </div>
-            <p class="muted">{move || i18n.t("incident-opened")} ": " {inc.opened_at.clone()} " · " {inc.opened_by.clone()}</p>
+            <p class="muted">{move || i18n.t("incident-opened")} ": " <crate::components::Time at=inc.opened_at.clone()/> " · " {inc.opened_by.clone()}</p>
             <h2>{move || i18n.t("incident-steps")}</h2>
             <ol class="steps-found" data-testid="incident-steps">
                 {inc.diagnosis.steps.iter().map(|s| {
@@ -332,7 +332,7 @@ fn Timeline(inc: Incident, refetch: Callback<()>) -> impl IntoView {
                 let entry = e.entry.clone();
                 view! {
                     <li data-testid="timeline-entry" data-kind=kind>
-                        <span class="mono">{e.at.clone()}</span> " · " <span>{e.who.clone()}</span> " · "
+                        <crate::components::Time at=e.at.clone()/> " · " <span>{e.who.clone()}</span> " · "
                         {move || entry_text(i18n.lang.get(), &entry)}
                     </li>
                 }

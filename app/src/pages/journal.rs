@@ -45,7 +45,7 @@ pub fn JournalPage() -> impl IntoView {
                                 {rows.into_iter().map(|e| view! {
                                     <tr data-testid="journal-row" data-kind=e.kind.clone()>
                                         <td class="num">{e.seq}</td>
-                                        <td class="mono">{e.at.clone()}</td>
+                                        <td><crate::components::Time at=e.at.clone()/></td>
                                         <td>{e.who.clone()}</td>
                                         <td>{e.kind.clone()}</td>
                                         <td>{e.subject.clone()}</td>

@@ -85,8 +85,8 @@ fn ModelRow(model: ModelInfo) -> impl IntoView {
         }
     };
     let weights = format!(
-        "{:.2} GiB ({})",
-        model.weights_bytes as f64 / (1u64 << 30) as f64,
+        "{} ({})",
+        use_i18n().gib(model.weights_bytes as f64 / (1u64 << 30) as f64, 2),
         model.weights_source
     );
     let shape = format!(

@@ -44,7 +44,7 @@ fn ProfileTable(rows: Vec<ProfileSummary>) -> impl IntoView {
                             <td>{format!("{} ({kind})", p.engine)} " " {p.simulated.then(|| view! { <SimulatedBadge/> })}</td>
                             <td class="mono">{p.model.clone()}</td>
                             <td class="mono">{p.port}</td>
-                            <td>{p.updated_at.clone()}</td>
+                            <td><crate::components::Time at=p.updated_at.clone()/></td>
                         </tr>
                     }
                 }).collect_view()}
@@ -84,7 +84,7 @@ fn ProfileDetail(view: ProfileView) -> impl IntoView {
             <dl class="facts">
                 <dt>{move || i18n.t("col-engine")}</dt><dd>{format!("{} ({kind})", p.engine)}</dd>
                 <dt>{move || i18n.t("col-model")}</dt><dd class="mono">{p.model.clone()}</dd>
-                <dt>{move || i18n.t("col-updated")}</dt><dd>{view.updated_at.clone()}</dd>
+                <dt>{move || i18n.t("col-updated")}</dt><dd><crate::components::Time at=view.updated_at.clone()/></dd>
             </dl>
             {(!issues.is_empty()).then(|| view! {
                 <ul class="issues" data-testid="issues">

@@ -118,12 +118,12 @@ pub fn VramPage() -> impl IntoView {
                         <div class="vram-result" data-testid="vram-result" data-verdict=verdict.id()>
                             <p class="verdict"><strong>{move || i18n.t(&format!("vram-verdict-{}", verdict.id()))}</strong></p>
                             <dl class="facts">
-                                <dt>{move || i18n.t("vram-weights-per-gpu")}</dt><dd data-testid="vram-weights-per-gpu">{format!("{:.2} GiB", r.weights_per_gpu_gib)}</dd>
+                                <dt>{move || i18n.t("vram-weights-per-gpu")}</dt><dd data-testid="vram-weights-per-gpu">{move || i18n.gib(r.weights_per_gpu_gib, 2)}</dd>
                                 <dt>{move || i18n.t("vram-kv-per-token")}</dt><dd data-testid="vram-kv-per-token">{format!("{} B", r.kv_bytes_per_token.max(r.kv_bytes_per_token_sliding))}</dd>
                                 <dt>{move || i18n.t("vram-kv-tokens")}</dt><dd data-testid="vram-kv-tokens">{r.kv_tokens.to_string()}</dd>
-                                <dt>{move || i18n.t("vram-max-concurrency")}</dt><dd data-testid="vram-max-concurrency">{format!("{:.2}x", r.max_concurrency)}</dd>
+                                <dt>{move || i18n.t("vram-max-concurrency")}</dt><dd data-testid="vram-max-concurrency">{move || format!("{}×", i18n.num(r.max_concurrency, 2))}</dd>
                                 <dt>{move || i18n.t("vram-max-ctx")}</dt><dd data-testid="vram-max-ctx">{r.max_ctx.to_string()}</dd>
-                                <dt>{move || i18n.t("vram-budget")}</dt><dd>{format!("{:.2} GiB", r.kv_budget_gib)}</dd>
+                                <dt>{move || i18n.t("vram-budget")}</dt><dd>{move || i18n.gib(r.kv_budget_gib, 2)}</dd>
                             </dl>
                             <pre class="argv" data-testid="vram-arithmetic">{r.arithmetic.join("\n")}</pre>
                         </div>
@@ -190,16 +190,27 @@ pub fn PredictionView(prediction: VramPrediction, testid: &'static str) -> impl 
     let r = prediction.report.clone();
     let verdict = r.verdict;
     let range = format!("{}…{}", r.kv_tokens_range.0, r.kv_tokens_range.1);
-    let budget = format!(
-        "{:.2} GiB ({:.2}…{:.2})",
-        r.kv_budget_gib, r.kv_budget_range_gib.0, r.kv_budget_range_gib.1
-    );
-    let gpu = format!(
-        "{} ({:.0} GiB, {})",
-        prediction.gpu_name,
+    let budget = move || {
+        format!(
+            "{} ({}…{})",
+            i18n.gib(r.kv_budget_gib, 2),
+            i18n.num(r.kv_budget_range_gib.0, 2),
+            i18n.num(r.kv_budget_range_gib.1, 2)
+        )
+    };
+    let (gpu_name, gpu_gib, gpu_source) = (
+        prediction.gpu_name.clone(),
         prediction.gpu_gib,
-        i18n.t(&format!("vram-check-source-{}", prediction.gpu_source))
+        prediction.gpu_source.clone(),
     );
+    let gpu = move || {
+        format!(
+            "{} ({}, {})",
+            gpu_name,
+            i18n.gib(gpu_gib, 0),
+            i18n.t(&format!("vram-check-source-{gpu_source}"))
+        )
+    };
     let calibrated = prediction.calibrated_from_ms.map(crate::i18n::time_utc);
     let version = prediction.engine_version.clone();
     let ctx = prediction.ctx;
@@ -212,10 +223,10 @@ pub fn PredictionView(prediction: VramPrediction, testid: &'static str) -> impl 
             <dl class="facts">
                 <dt>{move || i18n.t("vram-gpu")}</dt><dd>{gpu}</dd>
                 <dt>{move || i18n.t("vram-engine-version")}</dt><dd>{version}</dd>
-                <dt>{move || i18n.t("vram-weights-per-gpu")}</dt><dd>{format!("{:.2} GiB", r.weights_per_gpu_gib)}</dd>
+                <dt>{move || i18n.t("vram-weights-per-gpu")}</dt><dd>{move || i18n.gib(r.weights_per_gpu_gib, 2)}</dd>
                 <dt>{move || i18n.t("vram-budget")}</dt><dd>{budget}</dd>
                 <dt>{move || i18n.t("vram-kv-tokens")}</dt><dd data-testid=format!("{testid}-tokens")>{r.kv_tokens.to_string()}" ("{range}")"</dd>
-                <dt>{move || i18n.ta("vram-concurrency-at", &[("ctx", ctx.into())])}</dt><dd>{format!("{:.2}x", r.max_concurrency)}</dd>
+                <dt>{move || i18n.ta("vram-concurrency-at", &[("ctx", ctx.into())])}</dt><dd>{move || format!("{}×", i18n.num(r.max_concurrency, 2))}</dd>
                 <dt>{move || i18n.t("vram-path")}</dt><dd>{r.path.clone()}</dd>
             </dl>
             <p class="muted" data-testid=format!("{testid}-calibration")>{move || match &calibrated {

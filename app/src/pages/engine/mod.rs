@@ -185,11 +185,11 @@ fn StatusFacts(status: RwSignal<EngineStatus>) -> impl IntoView {
             <dt>{move || i18n.t("col-kv")}</dt>
             <dd data-testid="live-kv">{move || live_text(&status.read(), |l| l.kv_usage.map(|v| format!("{:.0}%", v * 100.0)))}</dd>
             <dt>{move || i18n.t("col-ttft-p95")}</dt>
-            <dd>{move || live_text(&status.read(), |l| l.ttft_p95_ms.map(|v| format!("{v:.0} ms")))}</dd>
+            <dd>{move || live_text(&status.read(), |l| l.ttft_p95_ms.map(|v| i18n.ms(v)))}</dd>
             <dt>{move || i18n.t("col-itl-p95")}</dt>
-            <dd>{move || live_text(&status.read(), |l| l.itl_p95_ms.map(|v| format!("{v:.0} ms")))}</dd>
+            <dd>{move || live_text(&status.read(), |l| l.itl_p95_ms.map(|v| i18n.ms(v)))}</dd>
             <dt>{move || i18n.t("col-probe")}</dt>
-            <dd data-testid="probe">{move || status.read().probe_ms.map(|v| format!("{v:.0} ms")).unwrap_or_else(|| "—".into())}</dd>
+            <dd data-testid="probe">{move || status.read().probe_ms.map(|v| i18n.ms(v)).unwrap_or_else(|| "—".into())}</dd>
             <dt>{move || i18n.t("col-uptime")}</dt>
             <dd>{move || status.read().uptime_s.map(|s| duration(i18n.lang.get(), s)).unwrap_or_else(|| "—".into())}</dd>
         </dl>

@@ -111,7 +111,7 @@ pub fn SmokeResult(run: SmokeRun) -> impl IntoView {
                     {move || i18n.t(if passed { "run-passed" } else { "run-failed" })}
                 </span>
             </h2>
-            <p class="muted">{format!("#{} · {} · {}", run.id, run.created_at, run.report.model)}</p>
+            <p class="muted">{format!("#{} · ", run.id)}<crate::components::Time at=run.created_at.clone()/>{format!(" · {}", run.report.model)}</p>
             <table class="grid">
                 <thead><tr>
                     <th scope="col">{move || i18n.t("smoke-case")}</th>

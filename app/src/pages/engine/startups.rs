@@ -63,7 +63,7 @@ pub fn StartupTimeline(profile: String, #[prop(into)] healthy: Signal<bool>) -> 
                                         Some(s) => view! {
                                             <td>
                                                 <span class=format!("bar {class}") style=format!("width:{:.0}%", s / scale * 100.0)></span>
-                                                {format!(" {s:.1} s")}
+                                                {format!(" {}", i18n.unit("value-s", s, 1))}
                                             </td>
                                         }.into_any(),
                                         None => view! { <td>"—"</td> }.into_any(),
