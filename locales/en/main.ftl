@@ -576,6 +576,7 @@ change-edit = Edit
 change-withdraw = Withdraw
 change-start-gate = Start the gate
 change-content-hash = Content (SHA-256); an approval approves exactly this
+change-note-label = A comment on this change
 change-lines = The lines as written
 change-key = Key
 change-before = Before (active)

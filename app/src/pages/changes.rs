@@ -429,7 +429,7 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>, verdicts: (Prediction, Predi
                     note.dispatch(CommentChange { id, text: note_text.get_untracked() });
                     note_text.set(String::new());
                 }>
-                    <input type="text" data-testid="change-note" maxlength="4000" prop:value=move || note_text.get() on:input=move |ev| note_text.set(event_target_value(&ev))/>
+                    <input type="text" data-testid="change-note" maxlength="4000" aria-label=move || i18n.t("change-note-label") prop:value=move || note_text.get() on:input=move |ev| note_text.set(event_target_value(&ev))/>
                     <button type="submit" data-testid="change-note-submit" disabled=move || note_text.with(|t| t.trim().is_empty())>{move || i18n.t("change-add-comment")}</button>
                 </form>
             })}
