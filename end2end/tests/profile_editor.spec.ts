@@ -1,8 +1,31 @@
 import { expect, test } from "@playwright/test";
 import { waitForHydration } from "./pages/console";
 
-test("the profile editor validates step by step, previews and converts argv, diffs, and saves a draft", async ({ page }) => {
+test("the profile editor validates step by step, previews and converts argv, diffs, and saves a draft", async ({ page, context, baseURL }) => {
   await page.goto("/profiles/demo-sglang/edit");
+  await waitForHydration(page);
+  // Each field carries the installed engine's own help for its flag, its default, the values
+  // the engine lists, and the runbook's advice.
+  const memHelp = page.getByTestId("help-MEM_FRACTION");
+  await expect(memHelp).toContainText("--mem-fraction-static", { timeout: 60_000 });
+  await expect(memHelp.getByTestId("field-advice")).toHaveText("0.85–0.92; above 0.95 prefill runs out of memory.");
+  await expect(page.getByTestId("help-CONTEXT_LENGTH").getByTestId("field-advice")).toContainText("take the value from the calculator");
+  await expect(page.getByTestId("field-TOOL_CALL_PARSER")).toHaveAttribute("list", "choices-TOOL_CALL_PARSER");
+  expect(await page.locator("#choices-TOOL_CALL_PARSER option").count()).toBeGreaterThan(5);
+  await expect(page.locator("#choices-TOOL_CALL_PARSER option[value=hermes]")).toHaveCount(1);
+  await expect(page.getByTestId("field-MEM_FRACTION")).toHaveAttribute("aria-describedby", "help-MEM_FRACTION issues-MEM_FRACTION");
+  // The calculator's verdict for the profile as edited, without asking.
+  await expect(page.getByTestId("editor-verdict")).toHaveAttribute("data-verdict", "fits", { timeout: 30_000 });
+  await expect(page.getByTestId("editor-verdict")).toContainText(/KV cache for \d+ tokens: [\d.]+ requests of \d+ tokens at once/);
+  await test.info().attach("editor (en)", { body: await page.screenshot({ fullPage: true }), contentType: "image/png" });
+  await context.addCookies([{ name: "lang", value: "ru", url: baseURL! }]);
+  await page.reload();
+  await waitForHydration(page);
+  await expect(page.getByTestId("help-MEM_FRACTION").getByTestId("field-advice")).toHaveText("0,85–0,92; выше 0,95 — OOM на prefill.");
+  await expect(page.getByTestId("editor-verdict")).toContainText("KV-кэш на", { timeout: 30_000 });
+  await test.info().attach("editor (ru)", { body: await page.screenshot({ fullPage: true }), contentType: "image/png" });
+  await context.addCookies([{ name: "lang", value: "en", url: baseURL! }]);
+  await page.reload();
   await waitForHydration(page);
   const argv = page.getByTestId("editor-argv");
   await expect(argv).toContainText("sim sglang --model-path");
@@ -18,21 +41,23 @@ test("the profile editor validates step by step, previews and converts argv, dif
   // An invalid memory fraction names the field and closes the later steps.
   await page.getByTestId("field-MEM_FRACTION").fill("1.5");
   await expect(page.locator("[data-step=memory] [data-testid=field-issue]")).toBeVisible();
+  await expect(page.getByTestId("field-MEM_FRACTION")).toHaveAttribute("aria-invalid", "true");
+  await expect(page.locator("#issues-MEM_FRACTION [data-testid=field-issue]")).toHaveCount(1);
   await expect(page.locator("fieldset[data-step=parsers]")).toHaveAttribute("data-open", "false");
   await page.getByTestId("field-MEM_FRACTION").fill("0.85");
   await expect(page.locator("fieldset[data-step=parsers]")).toHaveAttribute("data-open", "true");
+  await expect(page.getByTestId("field-MEM_FRACTION")).toHaveAttribute("aria-invalid", "false");
 
   // Flags are checked against the installed engine's own --help.
   await page.getByTestId("editor-check-flags").click();
   await expect(page.getByTestId("editor-flags")).toHaveAttribute("data-ok", "true", { timeout: 60_000 });
 
-  // The calculator predicts the edit as written, on this host's (simulated) GPU.
-  await page.getByTestId("editor-vram").click();
+  // The calculator predicts the edit as written, on this host's (simulated) GPU, as you type.
   await expect(page.getByTestId("editor-vram-result")).toHaveAttribute("data-verdict", "fits", { timeout: 30_000 });
   await expect(page.getByTestId("editor-vram-result-calibration")).toBeVisible();
   await page.getByTestId("field-MEM_FRACTION").fill("0.1");
-  await page.getByTestId("editor-vram").click();
-  await expect(page.getByTestId("editor-vram-result")).toHaveAttribute("data-verdict", "weights-do-not-fit", { timeout: 30_000 });
+  await expect(page.getByTestId("editor-verdict")).toHaveAttribute("data-verdict", "weights-do-not-fit", { timeout: 30_000 });
+  await expect(page.getByTestId("editor-vram-result")).toHaveAttribute("data-verdict", "weights-do-not-fit");
   await page.getByTestId("field-MEM_FRACTION").fill("0.85");
 
   // The diff against the active version; submitting for review needs a reason, a draft not.

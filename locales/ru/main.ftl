@@ -724,6 +724,29 @@ vram-arithmetic = Расчёт
 vram-profile-title = Профиль на этом хосте
 vram-profile = Профиль
 editor-vram = Прогноз памяти GPU
+editor-default = по умолчанию: { $value }
+editor-flag-deprecated = В этой версии флаг помечен устаревшим.
+editor-verdict-line = KV-кэш на { $tokens ->
+    [one] { $tokens } токен
+    [few] { $tokens } токена
+   *[many] { $tokens } токенов
+    }: одновременно запросов по { $ctx ->
+    [one] { $ctx } токену
+    [few] { $ctx } токена
+   *[many] { $ctx } токенов
+    }: { $concurrency }.
+advice-MODEL = Каталог весов в корне моделей (safetensors, config.json, файлы токенизатора).
+advice-SERVED_MODEL_NAME = Клиенты обращаются к модели по этому имени, а не по пути.
+advice-TENSOR_PARALLEL = По числу GPU в группе NVLink.
+advice-CONTEXT_LENGTH = Не ставьте максимум модели по привычке: возьмите значение из калькулятора ниже.
+advice-MEM_FRACTION = 0,85–0,92; выше 0,95 — OOM на prefill.
+advice-TOOL_CALL_PARSER = По семейству модели; после старта проверяет smoke-toolcall.
+advice-REASONING_PARSER = По семейству модели, для моделей, которые рассуждают перед ответом.
+advice-QUANTIZATION = Только после замера качества против модели без квантизации.
+advice-KV_CACHE_DTYPE = KV в fp8 вмещает примерно вдвое больше токенов; только после замера качества.
+advice-MAX_RUNNING_REQUESTS = Батчинг — после того как модель работает: меняйте с бенчем до и после.
+advice-MAX_BATCHED_TOKENS = Токенов за шаг планировщика (кусок prefill); с калькулятором, бенч до и после.
+advice-SPECULATIVE_CONFIG = В последнюю очередь, после бенча без неё.
 
 nav-models = Модели
 models-title = Каталоги моделей

@@ -100,10 +100,109 @@ pub async fn upgrade_check(
         .await
 }
 
+/// What the installed engine documents for the flag one profile key sets: its help text and
+/// default as the engine prints them, and the values it lists, if it lists them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldHelp {
+    pub key: String,
+    pub flag: String,
+    pub help: String,
+    pub default: Option<String>,
+    pub choices: Vec<String>,
+    pub deprecated: bool,
+}
+
+/// The editor's help for one installation, read from its `--help` (cached per version).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditorHelp {
+    pub install: String,
+    pub version: String,
+    pub fields: Vec<FieldHelp>,
+}
+
+impl EditorHelp {
+    /// Each profile key's flag found in the parsed help, in the flag map's order. A key whose
+    /// flag this version does not list gets no entry (the flag check names it as unknown).
+    pub fn from_flags(
+        install: &str,
+        version: &str,
+        kind: EngineKind,
+        flags: &crate::domain::help_flags::FlagSet,
+    ) -> Self {
+        let fields = crate::domain::flagmap::FLAG_MAP
+            .iter()
+            .filter_map(|row| {
+                let key = row.key?;
+                let flag = row.flag(kind)?;
+                let found = flags.find(flag)?;
+                Some(FieldHelp {
+                    key: key.to_string(),
+                    flag: flag.to_string(),
+                    help: found.help.chars().take(600).collect(),
+                    default: found.default.clone().filter(|d| d != "None"),
+                    choices: found.choices().unwrap_or_default().into_iter().take(200).collect(),
+                    deprecated: found.deprecated,
+                })
+            })
+            .collect();
+        Self {
+            install: install.to_string(),
+            version: version.to_string(),
+            fields,
+        }
+    }
+
+    pub fn field(&self, key: &str) -> Option<&FieldHelp> {
+        self.fields.iter().find(|f| f.key == key)
+    }
+}
+
+/// The editor's per-field help from an installation's own `--help` (operators and up: it may
+/// run the engine's help once per version).
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "editor_flag_help")]
+pub async fn editor_flag_help(install: String) -> Result<EditorHelp, ApiError> {
+    service::authorized("editor_flag_help")?.0.editor_help(install).await
+}
+
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "check_profile_flags")]
 pub async fn check_profile_flags(name: String, env_text: String) -> Result<FlagCheck, ApiError> {
     service::authorized("check_profile_flags")?
         .0
         .check_flags_text(name, env_text)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Against the real vLLM 0.33 and SGLang 0.5.23 help texts (testdata/help).
+    #[test]
+    fn the_editor_help_reads_each_keys_flag_from_the_engines_own_help() {
+        let vllm = crate::domain::help_flags::parse_help(include_str!(
+            "../../../testdata/help/vllm-0.33.0-serve-help-all.txt"
+        ));
+        let h = EditorHelp::from_flags("vllm-0-33", "0.33.0", EngineKind::Vllm, &vllm);
+        let mem = h.field("MEM_FRACTION").unwrap();
+        assert_eq!(mem.flag, "--gpu-memory-utilization");
+        assert!(mem.help.starts_with("The fraction of GPU memory"), "{}", mem.help);
+        assert_eq!(mem.default.as_deref(), Some("0.92"));
+        let parsers = &h.field("TOOL_CALL_PARSER").unwrap().choices;
+        assert!(
+            parsers.contains(&"hermes".to_string()) && parsers.contains(&"llama3_json".to_string()),
+            "{parsers:?}"
+        );
+        assert!(h.field("KV_CACHE_DTYPE").unwrap().choices.contains(&"fp8".to_string()));
+        assert_eq!(h.field("TENSOR_PARALLEL").unwrap().flag, "--tensor-parallel-size");
+        // vLLM takes the model positionally: no flag, no entry.
+        assert!(h.field("MODEL").is_none());
+
+        let sglang = crate::domain::help_flags::parse_help(include_str!(
+            "../../../testdata/help/sglang-0.5.23-launch-server-help.txt"
+        ));
+        let h = EditorHelp::from_flags("sglang-0-5", "0.5.23", EngineKind::Sglang, &sglang);
+        assert_eq!(h.field("MEM_FRACTION").unwrap().flag, "--mem-fraction-static");
+        assert_eq!(h.field("MODEL").unwrap().flag, "--model-path");
+        assert!(!h.field("TOOL_CALL_PARSER").unwrap().choices.is_empty());
+    }
 }

@@ -43,6 +43,8 @@ pub trait ConsoleService: Send + Sync + 'static {
     fn incident_resolve(&self, who: String, id: i64) -> BoxFut<'_, Result<(), ApiError>>;
     fn incident_postmortem(&self, who: String, id: i64, postmortem: Postmortem) -> BoxFut<'_, Result<(), ApiError>>;
     fn profile_editor(&self, name: String, change: Option<i64>) -> BoxFut<'_, Result<EditorData, ApiError>>;
+    /// What an installation's own `--help` says about each profile key's flag.
+    fn editor_help(&self, install: String) -> BoxFut<'_, Result<EditorHelp, ApiError>>;
     /// Checks an edited (unsaved) profile's flags against its installed engine.
     fn check_flags_text(&self, name: String, env_text: String) -> BoxFut<'_, Result<FlagCheck, ApiError>>;
     /// The upgrade preflight of an edited profile against the stored one's installation.

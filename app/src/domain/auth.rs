@@ -100,6 +100,7 @@ pub const SERVER_FNS: &[(&str, Access)] = &[
     ("save_postmortem", Access::Role(Role::Operator)),
     // Runs the installed engine's --help: a process start, so not for viewers.
     ("check_profile_flags", Access::Role(Role::Operator)),
+    ("editor_flag_help", Access::Role(Role::Operator)),
     ("upgrade_check", Access::Role(Role::Operator)),
     ("propose_change", Access::Role(Role::Operator)),
     ("withdraw_change", Access::Role(Role::Operator)),

@@ -8,7 +8,8 @@
 //! goes through review and the gate on its own page, `/changes/ID`).
 
 use crate::api::{
-    check_profile_flags, get_profile_editor, predict_profile_vram, upgrade_check, EditorData, ProposeChange,
+    check_profile_flags, editor_flag_help, get_profile_editor, predict_profile_vram, upgrade_check, EditorData,
+    EditorHelp, ProposeChange,
 };
 use crate::components::use_i18n;
 use crate::domain::envfile::{env_diff, parse, quote};
@@ -150,6 +151,45 @@ fn Editor(data: EditorData) -> impl IntoView {
             }
         }
     });
+    // Each field's help from the chosen installation's own --help (again when it changes),
+    // asked by the browser once hydrated: an action, not a resource, because forty fields
+    // reading one resource during a multi-threaded server render deadlocked leptos'
+    // reactive graph (an effect and the resource's suspense locking in opposite orders).
+    let help = Action::new(|install: &String| editor_flag_help(install.clone()));
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        help.dispatch(engine_now.get());
+    });
+    let help_of = move |key: &str| -> Option<crate::api::FieldHelp> {
+        help.value()
+            .get()
+            .and_then(|r| r.ok())
+            .and_then(|h: EditorHelp| h.field(key).cloned())
+    };
+    // The calculator's verdict for the values being edited, asked 400 ms after the last
+    // keystroke of a profile that validates.
+    #[cfg(feature = "hydrate")]
+    {
+        let generation = StoredValue::new(0u64);
+        let name = name.clone();
+        Effect::new(move |_| {
+            let t = text.get();
+            if validated.with(|r| r.is_err()) {
+                return;
+            }
+            let mine = generation.get_value() + 1;
+            generation.set_value(mine);
+            let name = name.clone();
+            set_timeout(
+                move || {
+                    if generation.get_value() == mine {
+                        predict.dispatch((name, t));
+                    }
+                },
+                std::time::Duration::from_millis(400),
+            );
+        });
+    }
     let save = ServerAction::<ProposeChange>::new();
     let navigate = leptos_router::hooks::use_navigate();
     Effect::new(move |_| {
@@ -176,17 +216,35 @@ fn Editor(data: EditorData) -> impl IntoView {
                         <legend>{move || i18n.t(&format!("editor-step-{step}"))}</legend>
                         {keys.iter().map(|key| {
                             let signal = values.with_value(|v| v.iter().find(|(k, _)| k == key).map(|(_, s)| *s)).expect("every step key has a field");
-                            let input = if *key == "ENGINE" {
+                            let key_slice: &'static [&'static str] = std::slice::from_ref(key);
+                            let key: &'static str = key;
+                            let (field_id, help_id, issues_id, list_id) = (format!("field-{key}"), format!("help-{key}"), format!("issues-{key}"), format!("choices-{key}"));
+                            let described = format!("{help_id} {issues_id}");
+                            let invalid = move || issues_of(key_slice).iter().any(|i| i.severity == Severity::Error).to_string();
+                            let input = if key == "ENGINE" {
                                 let names = install_names.clone();
                                 view! {
-                                    <select data-testid=format!("field-{key}") on:change=move |ev| signal.set(event_target_value(&ev))>
+                                    <select id=field_id.clone() data-testid=field_id.clone() aria-describedby=described.clone() on:change=move |ev| signal.set(event_target_value(&ev))>
                                         {names.into_iter().map(|n| { let selected = signal.get_untracked() == n; view! { <option value=n.clone() selected=selected>{n.clone()}</option> } }).collect_view()}
                                     </select>
                                 }.into_any()
                             } else {
-                                view! { <input type="text" data-testid=format!("field-{key}") prop:value=move || signal.get() on:input=move |ev| signal.set(event_target_value(&ev))/> }.into_any()
+                                view! { <input type="text" id=field_id.clone() data-testid=field_id.clone() list=list_id.clone() aria-invalid=invalid aria-describedby=described.clone() prop:value=move || signal.get() on:input=move |ev| signal.set(event_target_value(&ev))/> }.into_any()
                             };
-                            let issues = move || issues_of(std::slice::from_ref(key)).into_iter().map(|issue| {
+                            let choices = move || help_of(key).map(|f| f.choices.into_iter().map(|c| view! { <option value=c/> }).collect_view());
+                            let field_help = move || help_of(key).map(|f| {
+                                let default = f.default.clone().map(|d| view! { " " <span class="muted" data-testid="field-default">{move || i18n.ta("editor-default", &[("value", d.clone().into())])}</span> });
+                                view! {
+                                    <span data-testid="field-flag-help"><code>{f.flag.clone()}</code>" "{f.help.clone()}</span>
+                                    {default}
+                                    {f.deprecated.then(|| view! { " " <span class="warning">{move || i18n.t("editor-flag-deprecated")}</span> })}
+                                }
+                            });
+                            let advice_key = format!("advice-{key}");
+                            let advice = crate::i18n::has(crate::i18n::Lang::En, &advice_key).then(|| view! {
+                                <span class="advice" data-testid="field-advice">{move || i18n.t(&advice_key)}</span>
+                            });
+                            let issues = move || issues_of(key_slice).into_iter().map(|issue| {
                                 let class = if issue.severity == Severity::Error { "error" } else { "warning" };
                                 let code = issue.kind.code();
                                 let args = issue.kind.args();
@@ -197,11 +255,13 @@ fn Editor(data: EditorData) -> impl IntoView {
                                 view! { <p class=class data-testid="field-issue">{text}</p> }
                             }).collect_view();
                             view! {
-                                <label class="editor-field">
-                                    <code>{*key}</code>
+                                <div class="editor-field">
+                                    <label for=field_id><code>{key}</code></label>
                                     {input}
-                                    {issues}
-                                </label>
+                                    <datalist id=list_id>{choices}</datalist>
+                                    <p class="field-help small" id=help_id data-testid=format!("help-{key}")>{field_help}" "{advice}</p>
+                                    <div id=issues_id>{issues}</div>
+                                </div>
                             }
                         }).collect_view()}
                     </fieldset>
@@ -231,7 +291,17 @@ fn Editor(data: EditorData) -> impl IntoView {
                 {move || i18n.t("editor-vram")}
             </button>
             {move || predict.value().get().map(|r| match r {
-                Ok(p) => view! { <crate::pages::vram::PredictionView prediction=p testid="editor-vram-result"/> }.into_any(),
+                Ok(p) => {
+                    let id = p.report.verdict.id();
+                    let (tokens, concurrency, ctx) = (p.report.kv_tokens, p.report.max_concurrency, p.ctx);
+                    view! {
+                        <p class="editor-verdict" data-testid="editor-verdict" data-verdict=id aria-live="polite">
+                            <strong>{move || i18n.t(&format!("vram-verdict-{id}"))}</strong>" "
+                            {move || i18n.ta("editor-verdict-line", &[("tokens", tokens.into()), ("concurrency", i18n.num(concurrency, 1).into()), ("ctx", ctx.into())])}
+                        </p>
+                        <crate::pages::vram::PredictionView prediction=p testid="editor-vram-result"/>
+                    }.into_any()
+                }
                 Err(e) => view! { <ErrorNote error=e/> }.into_any(),
             })}
             {move || moved.get().then(|| {

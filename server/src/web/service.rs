@@ -638,6 +638,27 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
+    fn editor_help(&self, install: String) -> BoxFut<'_, Result<app::api::EditorHelp, ApiError>> {
+        Box::pin(async move {
+            let Some(i) = self.control.data.engine(&install) else {
+                return Err(ApiError::Invalid(format!(
+                    "ENGINE: no installation named {install:?} in this host's configuration"
+                )));
+            };
+            let installed = self
+                .control
+                .installed_flags(&install, i)
+                .await
+                .map_err(|e| ApiError::Invalid(e.to_string()))?;
+            Ok(app::api::EditorHelp::from_flags(
+                &install,
+                &installed.version,
+                i.kind,
+                &installed.flags,
+            ))
+        })
+    }
+
     fn check_flags_text(&self, name: String, env_text: String) -> BoxFut<'_, Result<app::api::FlagCheck, ApiError>> {
         Box::pin(async move {
             let p = edited_profile(&name, &env_text)?;
