@@ -155,7 +155,9 @@ fn ArgvChange(before: Vec<String>, after: Vec<String>) -> impl IntoView {
     })
 }
 
-type Prediction = Resource<Result<crate::api::VramPrediction, crate::api::ApiError>>;
+/// A prediction the browser asks for once hydrated (an action, not a resource: resources read
+/// from several places deadlocked leptos' multi-threaded server render, see the editor).
+type Prediction = Action<(String, String), Result<crate::api::VramPrediction, crate::api::ApiError>>;
 
 /// The calculator's verdict for the active profile and for the candidate, side by side.
 #[component]
@@ -193,8 +195,8 @@ fn VerdictChange(before: Prediction, after: Prediction) -> impl IntoView {
                         <th scope="col">{move || i18n.t("change-after")}</th>
                     </tr></thead>
                     <tbody><tr>
-                        {move || cell(before.get(), "before")}
-                        {move || cell(after.get(), "after")}
+                        {move || cell(before.value().get(), "before")}
+                        {move || cell(after.value().get(), "after")}
                     </tr></tbody>
                 </table>
             </Transition>
@@ -226,8 +228,20 @@ fn LiveChange(change: ChangeView) -> impl IntoView {
     // again.
     let before = Memo::new(move |_| state.with(|c| (c.summary.profile.clone(), c.base_env.clone())));
     let after = Memo::new(move |_| state.with(|c| (c.summary.profile.clone(), c.env.clone())));
-    let before = Resource::new(move || before.get(), |(p, t)| predict_profile_vram(p, Some(t)));
-    let after = Resource::new(move || after.get(), |(p, t)| predict_profile_vram(p, Some(t)));
+    let predict = |(p, t): &(String, String)| predict_profile_vram(p.clone(), Some(t.clone()));
+    let (before_texts, after_texts) = (before, after);
+    let (before, after): (Prediction, Prediction) = (Action::new(predict), Action::new(predict));
+    #[cfg(feature = "hydrate")]
+    {
+        Effect::new(move |_| {
+            before.dispatch(before_texts.get());
+        });
+        Effect::new(move |_| {
+            after.dispatch(after_texts.get());
+        });
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (before_texts, after_texts);
     view! { {move || view! { <ChangeBody c=state.get() refetch verdicts=(before, after)/> }} }
 }
 
