@@ -69,4 +69,14 @@ test("an incident on a healthy engine finds nothing and offers no restart", asyn
   await expect(list.locator(`[data-testid=incident-row] a[href="/incidents/${id}"]`)).toHaveCount(1, { timeout: 10_000 });
   await page.goto("/incidents");
   await expect(page.getByTestId("incident-row").first()).toContainText("demo-sglang");
+  // The engine's page links its open incident at the top, and drops the link once resolved.
+  await page.goto("/engines/demo-sglang");
+  await waitForHydration(page);
+  await expect(page.getByTestId("current-incident").locator("a")).toHaveAttribute("href", `/incidents/${id}`);
+  await expect(page.getByTestId("current-incident")).toContainText(`#${id}`);
+  const wizard = await context.newPage();
+  await wizard.goto(`/incidents/${id}`);
+  await waitForHydration(wizard);
+  await wizard.getByTestId("incident-resolve").click();
+  await expect(page.getByTestId("current-incident")).toHaveCount(0, { timeout: 10_000 });
 });

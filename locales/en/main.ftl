@@ -576,6 +576,7 @@ change-edit = Edit
 change-withdraw = Withdraw
 change-start-gate = Start the gate
 change-content-hash = Content (SHA-256); an approval approves exactly this
+engine-current-incident = Incident #{ $id } is open for this engine: triage, actions and the postmortem
 change-note-label = A comment on this change
 change-lines = The lines as written
 change-key = Key

@@ -584,6 +584,7 @@ change-edit = Изменить
 change-withdraw = Отозвать
 change-start-gate = Запустить гейт
 change-content-hash = Содержимое (SHA-256); одобрение относится ровно к нему
+engine-current-incident = По этому движку открыт инцидент №{ $id }: разбор, действия и постмортем
 change-note-label = Комментарий к изменению
 change-lines = Строки как написаны
 change-key = Ключ

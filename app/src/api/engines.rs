@@ -54,6 +54,10 @@ pub struct EngineEvent {
     /// The GPUs, when they changed since the previous event.
     #[serde(default)]
     pub gpu: Option<crate::domain::gpu::GpuState>,
+    /// The engine's open incident (the newest), linked at the top of its page; every event
+    /// carries it, the stream sends one when it opens or is resolved.
+    #[serde(default)]
+    pub incident: Option<i64>,
 }
 
 /// Every engine the console knows, with its state.

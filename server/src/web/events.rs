@@ -132,9 +132,15 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
     let mut gpu = s.gpu.clone();
     let history = s.history.clone();
     let runs = s.runs.clone();
+    let incidents = s.incidents.store.clone();
+    let mut records = s.records.subscribe();
     let client = s.metrics.sse_client();
     let stream = async_stream(move |tx| async move {
         let _client = client;
+        // The open incident, read again whenever an incident record changes.
+        let mut incident = incidents.open_for(&profile).await.ok().flatten();
+        let mut last_incident = None;
+        let mut incidents_moved = false;
         // Start at the end: the page rendered the tail already (and fetched its chart range).
         let mut offset = std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0);
         let mut last_status = None;
@@ -160,15 +166,23 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
                 .has_changed()
                 .unwrap_or(false)
                 .then(|| gpu.borrow_and_update().clone());
+            // `changed()` below marks the version seen, so the wake-up is remembered here.
+            if incidents_moved || records.has_changed().unwrap_or(false) {
+                incidents_moved = false;
+                records.borrow_and_update();
+                incident = incidents.open_for(&profile).await.ok().flatten();
+            }
             if !lines.is_empty()
                 || reset
                 || !points.is_empty()
                 || gpu_now.is_some()
                 || last_status.as_ref() != Some(&status)
                 || last_run != run
+                || last_incident != incident
             {
                 last_status = Some(status.clone());
                 last_run = run.clone();
+                last_incident = incident;
                 let ev = EngineEvent {
                     status,
                     lines,
@@ -176,6 +190,7 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
                     run,
                     points,
                     gpu: gpu_now,
+                    incident,
                 };
                 let data = serde_json::to_string(&ev).unwrap_or_default();
                 if tx.send(Event::default().data(data)).await.is_err() {
@@ -184,6 +199,12 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
             }
             tokio::select! {
                 _ = fleet.changed() => {}
+                changed = records.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    incidents_moved = true;
+                }
                 _ = tokio::time::sleep(Duration::from_millis(500)) => {}
             }
         }

@@ -41,6 +41,7 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     let run = RwSignal::new(detail.run.clone());
     let gpu = RwSignal::new(detail.gpu.clone());
     let points: RwSignal<Vec<Point>> = RwSignal::new(Vec::new());
+    let incident: RwSignal<Option<i64>> = RwSignal::new(None);
     let range = RwSignal::new(Range::Last15m);
     // The last smoke result, fetched again whenever a run started here finishes.
     let smoke_profile = profile.clone();
@@ -54,6 +55,9 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
         move |ev: EngineEvent| {
             status.set(ev.status);
             run.set(ev.run);
+            if incident.get_untracked() != ev.incident {
+                incident.set(ev.incident);
+            }
             if let Some(g) = ev.gpu {
                 gpu.set(g);
             }
@@ -122,6 +126,11 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
                 <StateBadge state/>
                 {detail.status.simulated.then(|| view! { <SimulatedBadge/> })}
             </div>
+            {move || incident.get().map(|id| view! {
+                <p class="incident-banner" role="status" data-testid="current-incident">
+                    <a href=format!("/incidents/{id}")>{move || i18n.ta("engine-current-incident", &[("id", id.into())])}</a>
+                </p>
+            })}
             <StatusFacts status/>
             <div class="actions" role="toolbar" aria-label=move || i18n.t("actions-label")>
                 {button(EngineAction::Serve, |s| !s.is_running())}
