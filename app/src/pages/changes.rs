@@ -127,14 +127,15 @@ fn ArgvChange(before: Vec<String>, after: Vec<String>) -> impl IntoView {
         return None;
     }
     let same = before == after;
-    let line = |groups: &[String], other: &[String], changed: &'static str| {
+    // `removed`: the line before (groups the other lacks are struck), else the line after.
+    let line = |groups: &[String], other: &[String], removed: bool| {
         groups
             .iter()
             .map(|g| {
                 let text = format!("{g} ");
                 if other.contains(g) {
                     view! { <span>{text}</span> }.into_any()
-                } else if changed == "removed" {
+                } else if removed {
                     view! { <del data-testid="argv-removed">{text}</del> }.into_any()
                 } else {
                     view! { <ins data-testid="argv-added">{text}</ins> }.into_any()
@@ -142,7 +143,7 @@ fn ArgvChange(before: Vec<String>, after: Vec<String>) -> impl IntoView {
             })
             .collect_view()
     };
-    let (b, a) = (line(&before, &after, "removed"), line(&after, &before, "added"));
+    let (b, a) = (line(&before, &after, true), line(&after, &before, false));
     Some(view! {
         <section class="argv-change" data-testid="change-argv" data-same=same.to_string()>
             <h2>{move || i18n.t("change-argv")}</h2>
@@ -188,18 +189,16 @@ fn VerdictChange(before: Prediction, after: Prediction) -> impl IntoView {
     view! {
         <section class="verdict-change">
             <h2>{move || i18n.t("change-verdicts")}</h2>
-            <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-                <table class="grid" data-testid="change-verdicts">
-                    <thead><tr>
-                        <th scope="col">{move || i18n.t("change-before")}</th>
-                        <th scope="col">{move || i18n.t("change-after")}</th>
-                    </tr></thead>
-                    <tbody><tr>
-                        {move || cell(before.value().get(), "before")}
-                        {move || cell(after.value().get(), "after")}
-                    </tr></tbody>
-                </table>
-            </Transition>
+            <table class="grid" data-testid="change-verdicts">
+                <thead><tr>
+                    <th scope="col">{move || i18n.t("change-before")}</th>
+                    <th scope="col">{move || i18n.t("change-after")}</th>
+                </tr></thead>
+                <tbody><tr>
+                    {move || cell(before.value().get(), "before")}
+                    {move || cell(after.value().get(), "after")}
+                </tr></tbody>
+            </table>
         </section>
     }
 }

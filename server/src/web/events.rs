@@ -140,7 +140,9 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
         // The open incident, read again whenever an incident record changes.
         let mut incident = incidents.open_for(&profile).await.ok().flatten();
         let mut last_incident = None;
-        let mut incidents_moved = false;
+        // Only the incidents' version matters here: a change's write must not cost each open
+        // engine page a query.
+        let mut incidents_seen = records.borrow_and_update().incidents;
         // Start at the end: the page rendered the tail already (and fetched its chart range).
         let mut offset = std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0);
         let mut last_status = None;
@@ -166,10 +168,9 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
                 .has_changed()
                 .unwrap_or(false)
                 .then(|| gpu.borrow_and_update().clone());
-            // `changed()` below marks the version seen, so the wake-up is remembered here.
-            if incidents_moved || records.has_changed().unwrap_or(false) {
-                incidents_moved = false;
-                records.borrow_and_update();
+            let incidents_now = records.borrow_and_update().incidents;
+            if incidents_now != incidents_seen {
+                incidents_seen = incidents_now;
                 incident = incidents.open_for(&profile).await.ok().flatten();
             }
             if !lines.is_empty()
@@ -203,7 +204,6 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
                     if changed.is_err() {
                         return;
                     }
-                    incidents_moved = true;
                 }
                 _ = tokio::time::sleep(Duration::from_millis(500)) => {}
             }
