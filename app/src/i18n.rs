@@ -486,6 +486,9 @@ mod tests {
         for v in crate::domain::vram::Verdict::ALL {
             keys.push(format!("vram-verdict-{}", v.id()));
         }
+        for p in crate::domain::vram_picture::Part::ALL {
+            keys.push(format!("vram-part-{}", p.id()));
+        }
         for range in crate::domain::series::Range::ALL {
             keys.push(format!("range-{}", range.id()));
         }

@@ -805,3 +805,46 @@ pin-field-torch = torch
 pin-field-cuda = CUDA (torch's build)
 pin-field-driver = NVIDIA driver
 pin-field-image = Image digest
+value-kilo-tokens = { $value }k
+value-mega-tokens = { $value }M
+vram-gpu-pick = GPU
+vram-gpu-custom = Typed in (below)
+vram-gpu-host = This host (NVML)
+vram-gpu-host-option = GPU { $index }: { $name }, { $gib } GiB usable
+vram-gpu-host-total = NVML total { $gib } GiB, less what the driver reserves for itself
+vram-gpu-host-none = This host: { $reason }
+vram-gpu-common = Common devices (the size CUDA reports)
+vram-bars-title = { $n ->
+    [one] Memory of the GPU ({ $gpu })
+   *[other] Memory of each of the { $n } GPUs ({ $gpu } each)
+    }
+vram-bar-gpu = GPU { $n }
+vram-bar-more = { $n ->
+    [one] and { $n } more GPU like these
+   *[other] and { $n } more GPUs like these
+    }
+vram-part-weights = Weights
+vram-part-activation = Activation peak
+vram-part-non-torch = CUDA context, NCCL, graphs
+vram-part-kv = KV cache
+vram-part-reserve = Left outside by the utilisation
+vram-part-overflow = Over the engine's share
+vram-curve-title = Requests at once against context length
+vram-curve-none = No request fits at any context: the weights leave no KV cache.
+vram-curve-chosen = context { $ctx }: { $n } requests at once
+vram-curve-one = one request
+vram-curve-x = Context length, tokens
+vram-curve-y = Requests at once
+vram-curve-table = The points as a table
+fleet-filter-state = Show engines in state
+fleet-filter-all = All { $count }
+fleet-search = Search profile, host, model
+fleet-group-by-host = Group by host
+fleet-shown = showing { $shown } of { $count }
+fleet-host-counts = { $count ->
+    [one] { $count } engine
+   *[other] { $count } engines
+    }, { $healthy } healthy{ $trouble ->
+    [0] {""}
+   *[other] , { $trouble } need attention
+    }

@@ -841,3 +841,49 @@ pin-field-torch = torch
 pin-field-cuda = CUDA (сборка torch)
 pin-field-driver = Драйвер NVIDIA
 pin-field-image = Дайджест образа
+value-kilo-tokens = { $value }К
+value-mega-tokens = { $value }М
+vram-gpu-pick = GPU
+vram-gpu-custom = Вручную (ниже)
+vram-gpu-host = Этот хост (NVML)
+vram-gpu-host-option = GPU { $index }: { $name }, доступно { $gib } ГиБ
+vram-gpu-host-total = Всего по NVML { $gib } ГиБ, за вычетом резерва драйвера
+vram-gpu-host-none = Этот хост: { $reason }
+vram-gpu-common = Распространённые устройства (объём, который сообщает CUDA)
+vram-bars-title = { $n ->
+    [one] Память GPU ({ $gpu })
+    [few] Память каждого из { $n } GPU (по { $gpu })
+   *[many] Память каждого из { $n } GPU (по { $gpu })
+    }
+vram-bar-gpu = GPU { $n }
+vram-bar-more = { $n ->
+    [one] и ещё { $n } такой же GPU
+    [few] и ещё { $n } таких же GPU
+   *[many] и ещё { $n } таких же GPU
+    }
+vram-part-weights = Веса
+vram-part-activation = Пик активаций
+vram-part-non-torch = Контекст CUDA, NCCL, графы
+vram-part-kv = KV-кэш
+vram-part-reserve = Оставлено за пределами утилизацией
+vram-part-overflow = Сверх доли движка
+vram-curve-title = Одновременные запросы в зависимости от длины контекста
+vram-curve-none = Ни один запрос не помещается ни при каком контексте: после весов KV-кэша не остаётся.
+vram-curve-chosen = контекст { $ctx }: одновременных запросов — { $n }
+vram-curve-one = один запрос
+vram-curve-x = Длина контекста, токенов
+vram-curve-y = Запросов одновременно
+vram-curve-table = Точки таблицей
+fleet-filter-state = Показать движки в состоянии
+fleet-filter-all = Все { $count }
+fleet-search = Поиск по профилю, хосту, модели
+fleet-group-by-host = Группировать по хостам
+fleet-shown = показано { $shown } из { $count }
+fleet-host-counts = { $count ->
+    [one] { $count } движок
+    [few] { $count } движка
+   *[many] { $count } движков
+    }, здоровы: { $healthy }{ $trouble ->
+    [0] {""}
+   *[other] , требуют внимания: { $trouble }
+    }

@@ -91,6 +91,7 @@ impl GpuSource for NvmlSource {
                 uuid: d.uuid().unwrap_or_default(),
                 memory_used_bytes: mem.as_ref().map(|m| m.used).unwrap_or(0),
                 memory_total_bytes: mem.as_ref().map(|m| m.total).unwrap_or(0),
+                memory_reserved_bytes: mem.as_ref().map(|m| m.reserved),
                 utilization_pct: d.utilization_rates().ok().map(|u| u.gpu),
                 temperature_c: d.temperature(TemperatureSensor::Gpu).ok(),
                 power_w: d.power_usage().ok().map(|mw| mw as f64 / 1000.0),

@@ -166,7 +166,7 @@ pub async fn profile_setup_as(
     } else {
         match crate::gpu::read().await {
             app::domain::gpu::GpuState::Available { gpus, .. } if !gpus.is_empty() => (
-                gpus[0].memory_total_bytes as f64 / (1u64 << 30) as f64,
+                app::domain::vram_picture::usable_gib(&gpus[0]),
                 "nvml",
                 gpus[0].name.clone(),
             ),
@@ -362,5 +362,7 @@ pub async fn predict(
         ctx: setup.inputs.ctx,
         calibrated_from_ms: setup.inputs.calibration.as_ref().map(|c| c.at_ms),
         report,
+        tp: setup.inputs.tp,
+        curve: app::domain::vram_picture::concurrency_curve(&setup.shape, &setup.inputs),
     })
 }

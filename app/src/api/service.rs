@@ -69,6 +69,8 @@ pub trait ConsoleService: Send + Sync + 'static {
     fn model_verify(&self, name: String) -> BoxFut<'_, Result<ModelVerifyState, ApiError>>;
     /// The models under the models root, read for the VRAM calculator.
     fn models(&self) -> BoxFut<'_, Result<Vec<ModelInfo>, ApiError>>;
+    /// This host's GPUs as the VRAM calculator takes them.
+    fn host_gpus(&self) -> BoxFut<'_, Result<Vec<super::HostGpu>, ApiError>>;
 }
 
 /// The handle server functions find in leptos context.

@@ -58,6 +58,12 @@ pub struct VramPrediction {
     /// The start the prediction was calibrated from (Unix ms), if any.
     pub calibrated_from_ms: Option<i64>,
     pub report: crate::domain::vram::Report,
+    /// GPUs the profile spans (tensor parallel).
+    #[serde(default)]
+    pub tp: u64,
+    /// Maximum concurrency against context length for the same inputs.
+    #[serde(default)]
+    pub curve: Vec<crate::domain::vram_picture::CurvePoint>,
 }
 
 /// The prediction for a profile: the stored one, or the editor's text of it when given (a
@@ -74,4 +80,20 @@ pub async fn predict_profile_vram(profile: String, env_text: Option<String>) -> 
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_models")]
 pub async fn list_models() -> Result<Vec<ModelInfo>, ApiError> {
     service::authorized("list_models")?.0.models().await
+}
+
+/// A GPU of this host as the calculator takes it: what CUDA will report as its size (NVML's
+/// total less the driver's reserve), with NVML's own total beside it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostGpu {
+    pub index: u32,
+    pub name: String,
+    pub usable_gib: f64,
+    pub total_gib: f64,
+}
+
+/// The GPUs NVML reads on this host; `Err` says why there are none ("no NVIDIA driver: …").
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_host_gpus")]
+pub async fn list_host_gpus() -> Result<Vec<HostGpu>, ApiError> {
+    service::authorized("list_host_gpus")?.0.host_gpus().await
 }

@@ -8,6 +8,7 @@ mod role_ctx;
 mod sse;
 mod state_badge;
 mod time;
+mod vram_picture;
 
 pub use confirm::ConfirmDialog;
 pub use echart::EChart;
@@ -17,3 +18,4 @@ pub use role_ctx::{can, initial_role, provide_role};
 pub use sse::{use_event_stream, use_record_changes};
 pub use state_badge::{PhaseSteps, SimulatedBadge, StateBadge};
 pub use time::{Time, TimeMs};
+pub use vram_picture::{ConcurrencyCurve, VramBars};

@@ -81,6 +81,7 @@ pub const SERVER_FNS: &[(&str, Access)] = &[
     ("list_models", Access::Role(Role::Viewer)),
     ("get_vram_check", Access::Role(Role::Viewer)),
     ("predict_profile_vram", Access::Role(Role::Viewer)),
+    ("list_host_gpus", Access::Role(Role::Viewer)),
     ("get_model_verify", Access::Role(Role::Viewer)),
     ("start_model_verify", Access::Role(Role::Operator)),
     ("get_startup_history", Access::Role(Role::Viewer)),

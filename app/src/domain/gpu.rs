@@ -21,6 +21,10 @@ pub struct GpuReading {
     pub uuid: String,
     pub memory_used_bytes: u64,
     pub memory_total_bytes: u64,
+    /// What the driver or firmware keeps of the total (NVML v2); CUDA reports the total
+    /// less this, and that is what the engines' utilisation multiplies.
+    #[serde(default)]
+    pub memory_reserved_bytes: Option<u64>,
     pub utilization_pct: Option<u32>,
     pub temperature_c: Option<u32>,
     pub power_w: Option<f64>,
@@ -240,6 +244,7 @@ mod tests {
             uuid: format!("GPU-{index}"),
             memory_used_bytes: 70 << 30,
             memory_total_bytes: 141 << 30,
+            memory_reserved_bytes: None,
             utilization_pct: Some(90),
             temperature_c: Some(61),
             power_w: Some(512.0),

@@ -13,7 +13,7 @@ pub fn FleetPage() -> impl IntoView {
     let i18n = use_i18n();
     let initial = Resource::new(|| (), |_| list_engines());
     let live: RwSignal<Option<Vec<EngineStatus>>> = RwSignal::new(None);
-    // The chosen sort outlives each update of the rows.
+    // The chosen sort, filter and grouping outlive each update of the rows.
     provide_context(RwSignal::new((SortKey::State, false)));
     use_event_stream(
         || crate::api::FLEET_STREAM.to_string(),
@@ -26,16 +26,13 @@ pub fn FleetPage() -> impl IntoView {
                 <h1>{move || i18n.t("fleet-title")}</h1>
             </div>
             <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
-                {move || {
-                    let rows = match live.get() {
-                        Some(rows) => Ok(rows),
-                        None => initial.get().unwrap_or_else(|| Ok(Vec::new())),
-                    };
-                    match rows {
-                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                        Ok(rows) => view! { <FleetTable rows/> }.into_any(),
+                {move || initial.get().map(|first| match first {
+                    Err(e) if live.with_untracked(Option::is_none) => view! { <ErrorNote error=e/> }.into_any(),
+                    first => {
+                        let rows = live.get_untracked().or_else(|| first.ok()).unwrap_or_default();
+                        view! { <FleetBody rows live/> }.into_any()
                     }
-                }}
+                })}
             </Transition>
         </section>
     }
@@ -133,12 +130,190 @@ pub fn sort_rows(rows: &mut [EngineStatus], key: SortKey, descending: bool) {
     });
 }
 
+/// Points of a row's sparklines: one per fleet update (a second), so the last minute.
+pub const TREND_POINTS: usize = 60;
+
+/// One row's live parts: its status, set only when it changed, and its recent waiting and KV
+/// figures. Each row's cells read these, so an update touches only the cells that changed
+/// instead of rebuilding a thousand rows.
+#[derive(Clone, Copy)]
+struct RowSignals {
+    status: RwSignal<EngineStatus>,
+    trend: RwSignal<std::collections::VecDeque<(Option<f64>, Option<f64>)>>,
+}
+
+/// A row's identity across updates: its host and profile (a host that did not answer has one
+/// row with no profile).
+pub fn row_key(r: &EngineStatus) -> String {
+    format!("{}\u{1f}{}", r.node, r.profile)
+}
+
+/// Whether a row matches what was typed in the search box: every word (case-insensitive) in
+/// its profile, host, model, engine, kind, address or state.
+pub fn matches(r: &EngineStatus, query: &str) -> bool {
+    let hay = format!(
+        "{} {} {} {} {} {}:{} {}",
+        r.profile,
+        if r.node.is_empty() { "local" } else { &r.node },
+        r.model_name,
+        r.engine,
+        r.kind.as_str(),
+        r.host,
+        r.port,
+        r.state.as_str()
+    )
+    .to_lowercase();
+    query
+        .split_whitespace()
+        .all(|w| hay.contains(&w.to_lowercase()))
+}
+
+/// What the table shows, in order: host headings when grouped, then rows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Host {
+        node: String,
+        shown: usize,
+        healthy: usize,
+        trouble: usize,
+        collapsed: bool,
+    },
+    Row(String),
+}
+
+impl Item {
+    fn key(&self) -> String {
+        match self {
+            // A heading's figures are part of its key: a changed count draws a new heading.
+            Item::Host {
+                node,
+                shown,
+                healthy,
+                trouble,
+                collapsed,
+            } => format!("host\u{1f}{node}\u{1f}{shown}\u{1f}{healthy}\u{1f}{trouble}\u{1f}{collapsed}"),
+            Item::Row(k) => k.clone(),
+        }
+    }
+}
+
+/// Needs an operator: dead, hung, unreachable, unhealthy.
+fn trouble(s: EngineState) -> bool {
+    severity(s) <= 3
+}
+
+/// The rows to show: filtered by search and state, sorted, and grouped by host (hosts in name
+/// order, this host first; a collapsed host keeps its heading and hides its rows).
+pub fn arrange(
+    rows: &[EngineStatus],
+    query: &str,
+    state: Option<EngineState>,
+    sort: (SortKey, bool),
+    group: bool,
+    collapsed: &std::collections::HashSet<String>,
+) -> Vec<Item> {
+    let mut shown: Vec<EngineStatus> = rows
+        .iter()
+        .filter(|r| state.is_none_or(|s| r.state == s) && matches(r, query))
+        .cloned()
+        .collect();
+    sort_rows(&mut shown, sort.0, sort.1);
+    if !group {
+        return shown.iter().map(|r| Item::Row(row_key(r))).collect();
+    }
+    // A stable sort by host keeps the chosen order inside each host.
+    shown.sort_by(|a, b| a.node.cmp(&b.node));
+    let mut out = Vec::new();
+    for chunk in shown.chunk_by(|a, b| a.node == b.node) {
+        let node = chunk[0].node.clone();
+        let folded = collapsed.contains(&node);
+        out.push(Item::Host {
+            shown: chunk.iter().filter(|r| !r.profile.is_empty()).count(),
+            healthy: chunk.iter().filter(|r| r.state == EngineState::Healthy).count(),
+            trouble: chunk.iter().filter(|r| trouble(r.state)).count(),
+            collapsed: folded,
+            node,
+        });
+        if !folded {
+            out.extend(chunk.iter().map(|r| Item::Row(row_key(r))));
+        }
+    }
+    out
+}
+
+/// Rows by state, for the header's buttons.
+pub fn state_counts(rows: &[EngineStatus]) -> Vec<(EngineState, usize)> {
+    let mut counts: Vec<(EngineState, usize)> = EngineState::ALL
+        .iter()
+        .map(|&s| (s, rows.iter().filter(|r| r.state == s).count()))
+        .filter(|(s, n)| *n > 0 || *s == EngineState::Healthy)
+        .collect();
+    counts.sort_by_key(|(s, _)| severity(*s));
+    counts
+}
+
 #[component]
-fn FleetTable(rows: Vec<EngineStatus>) -> impl IntoView {
+fn FleetBody(rows: Vec<EngineStatus>, live: RwSignal<Option<Vec<EngineStatus>>>) -> impl IntoView {
     let i18n = use_i18n();
-    let count = rows.iter().filter(|r| !r.profile.is_empty()).count();
-    let healthy = rows.iter().filter(|r| r.state == EngineState::Healthy).count();
     let sort = use_context::<RwSignal<(SortKey, bool)>>().unwrap_or_else(|| RwSignal::new((SortKey::State, false)));
+    let query = RwSignal::new(String::new());
+    let state_filter: RwSignal<Option<EngineState>> = RwSignal::new(None);
+    let group = RwSignal::new(false);
+    let collapsed: RwSignal<std::collections::HashSet<String>> = RwSignal::new(Default::default());
+    let store: StoredValue<std::collections::HashMap<String, RowSignals>> = StoredValue::new(Default::default());
+    let snapshot = RwSignal::new(Vec::<EngineStatus>::new());
+    let apply = move |rows: Vec<EngineStatus>| {
+        store.update_value(|m| {
+            let mut seen = std::collections::HashSet::with_capacity(rows.len());
+            for r in &rows {
+                let key = row_key(r);
+                let point = (
+                    r.live.as_ref().and_then(|l| l.waiting),
+                    r.live.as_ref().and_then(|l| l.kv_usage),
+                );
+                match m.get(&key) {
+                    Some(s) => {
+                        if s.status.with_untracked(|old| old != r) {
+                            s.status.set(r.clone());
+                        }
+                        s.trend.update(|t| {
+                            if t.len() == TREND_POINTS {
+                                t.pop_front();
+                            }
+                            t.push_back(point);
+                        });
+                    }
+                    None => {
+                        m.insert(
+                            key.clone(),
+                            RowSignals {
+                                status: RwSignal::new(r.clone()),
+                                trend: RwSignal::new(std::iter::once(point).collect()),
+                            },
+                        );
+                    }
+                }
+                seen.insert(key);
+            }
+            m.retain(|k, _| seen.contains(k));
+        });
+        snapshot.set(rows);
+    };
+    apply(rows);
+    Effect::new(move |_| {
+        if let Some(rows) = live.get() {
+            apply(rows);
+        }
+    });
+    let items = Memo::new(move |_| {
+        snapshot.with(|rows| {
+            query.with(|q| collapsed.with(|c| arrange(rows, q, state_filter.get(), sort.get(), group.get(), c)))
+        })
+    });
+    let counts = Memo::new(move |_| snapshot.with(|rows| state_counts(rows)));
+    let total = Memo::new(move |_| snapshot.with(|rows| rows.iter().filter(|r| !r.profile.is_empty()).count()));
+    let healthy = Memo::new(move |_| snapshot.with(|rows| rows.iter().filter(|r| r.state == EngineState::Healthy).count()));
+    let shown = Memo::new(move |_| items.with(|i| i.iter().filter(|i| matches!(i, Item::Row(_))).count()));
     let header = move |key: SortKey| {
         let label = move || i18n.t(&format!("col-{}", key.id()));
         view! {
@@ -166,20 +341,80 @@ fn FleetTable(rows: Vec<EngineStatus>) -> impl IntoView {
             </th>
         }
     };
-    let rows = StoredValue::new(rows);
-    let sorted = move || {
-        let (key, desc) = sort.get();
-        let mut rows = rows.get_value();
-        sort_rows(&mut rows, key, desc);
-        rows
+    let row_view = move |item: Item| match item {
+        Item::Host { node, shown, healthy, trouble, collapsed: folded } => {
+            let name = node.clone();
+            let toggle = move |_| {
+                let name = name.clone();
+                collapsed.update(|c| {
+                    if !c.remove(&name) {
+                        c.insert(name);
+                    }
+                })
+            };
+            let label = node.clone();
+            view! {
+                <tr class="host-group" data-testid="host-group" data-host=node.clone()>
+                    <th scope="rowgroup" colspan="12">
+                        <button type="button" class="linklike" aria-expanded=(!folded).to_string() on:click=toggle>
+                            {if folded { "▸ " } else { "▾ " }}
+                            {move || if label.is_empty() { i18n.t("host-local") } else { label.clone() }}
+                        </button>
+                        " "
+                        <span class="muted" data-testid="host-group-counts">
+                            {move || i18n.ta("fleet-host-counts", &[("count", shown.into()), ("healthy", healthy.into()), ("trouble", trouble.into())])}
+                        </span>
+                    </th>
+                </tr>
+            }
+            .into_any()
+        }
+        Item::Row(key) => match store.with_value(|m| m.get(&key).copied()) {
+            Some(s) => view! { <FleetRow signals=s/> }.into_any(),
+            None => ().into_any(),
+        },
     };
     view! {
         <p class="summary" data-testid="fleet-summary">
-            {move || i18n.ta("fleet-engine-count", &[("count", count.into())])}
+            {move || i18n.ta("fleet-engine-count", &[("count", total.get().into())])}
             " · "
-            {move || i18n.ta("fleet-healthy-count", &[("count", healthy.into())])}
+            {move || i18n.ta("fleet-healthy-count", &[("count", healthy.get().into())])}
         </p>
-        {if rows.with_value(Vec::is_empty) {
+        <div class="fleet-tools">
+            <div class="state-filter" role="group" aria-label=move || i18n.t("fleet-filter-state")>
+                <button type="button" class="chip" data-testid="state-filter" data-state="all"
+                    aria-pressed=move || state_filter.get().is_none().to_string()
+                    on:click=move |_| state_filter.set(None)>
+                    {move || i18n.ta("fleet-filter-all", &[("count", total.get().into())])}
+                </button>
+                <For each=move || counts.get() key=|c| *c let:c>
+                    {
+                        let (st, n) = c;
+                        view! {
+                            <button type="button" class=format!("chip state-{}", st.as_str()) data-testid="state-filter" data-state=st.as_str()
+                                aria-pressed=move || (state_filter.get() == Some(st)).to_string()
+                                on:click=move |_| state_filter.update(|f| *f = if *f == Some(st) { None } else { Some(st) })>
+                                {move || i18n.t(&format!("state-{}", st.as_str()))}" "<strong>{n}</strong>
+                            </button>
+                        }
+                    }
+                </For>
+            </div>
+            <label class="fleet-search">
+                <span class="sr-only">{move || i18n.t("fleet-search")}</span>
+                <input type="search" data-testid="fleet-search" placeholder=move || i18n.t("fleet-search")
+                    prop:value=move || query.get() on:input=move |ev| query.set(event_target_value(&ev))/>
+            </label>
+            <label class="fleet-group">
+                <input type="checkbox" data-testid="fleet-group" prop:checked=move || group.get()
+                    on:change=move |ev| group.set(event_target_checked(&ev))/>
+                " "{move || i18n.t("fleet-group-by-host")}
+            </label>
+            <span class="muted" data-testid="fleet-shown" aria-live="polite">
+                {move || (shown.get() != total.get()).then(|| i18n.ta("fleet-shown", &[("shown", shown.get().into()), ("count", total.get().into())]))}
+            </span>
+        </div>
+        {move || if snapshot.with(Vec::is_empty) {
             view! { <p class="muted">{move || i18n.t("fleet-empty")}</p> }.into_any()
         } else {
             view! {
@@ -201,7 +436,7 @@ fn FleetTable(rows: Vec<EngineStatus>) -> impl IntoView {
                         </tr>
                     </thead>
                     <tbody>
-                        {move || sorted().into_iter().map(|row| view! { <FleetRow row/> }).collect_view()}
+                        <For each=move || items.get() key=Item::key children=row_view/>
                     </tbody>
                 </table>
             }
@@ -210,11 +445,32 @@ fn FleetTable(rows: Vec<EngineStatus>) -> impl IntoView {
     }
 }
 
+/// A tiny line of the last minute's values, scaled to `max` (or to the largest value).
 #[component]
-fn FleetRow(row: EngineStatus) -> impl IntoView {
+fn Spark(#[prop(into)] values: Signal<Vec<Option<f64>>>, max: Option<f64>) -> impl IntoView {
+    let points = move || {
+        values.with(|v| {
+            let top = max.unwrap_or_else(|| v.iter().flatten().copied().fold(1.0, f64::max)).max(f64::MIN_POSITIVE);
+            let step = 60.0 / (TREND_POINTS - 1) as f64;
+            let offset = TREND_POINTS.saturating_sub(v.len()) as f64 * step;
+            v.iter()
+                .enumerate()
+                .filter_map(|(i, p)| p.map(|p| format!("{:.1},{:.1}", offset + i as f64 * step, 15.0 - (p / top).clamp(0.0, 1.0) * 14.0)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    };
+    view! {
+        <svg class="spark" viewBox="0 0 60 16" aria-hidden="true" data-testid="spark"><polyline points=points></polyline></svg>
+    }
+}
+
+#[component]
+fn FleetRow(signals: RowSignals) -> impl IntoView {
     let i18n = use_i18n();
-    let uptime = row.uptime_s;
-    let state = row.state;
+    let RowSignals { status, trend } = signals;
+    let row = status.get_untracked();
+    let state = Memo::new(move |_| status.with(|r| r.state));
     let node = row.node.clone();
     let host_cell = if node.is_empty() {
         view! { <td class="muted">{move || i18n.t("host-local")}</td> }.into_any()
@@ -222,15 +478,15 @@ fn FleetRow(row: EngineStatus) -> impl IntoView {
         view! { <td>{node.clone()}</td> }.into_any()
     };
     // An unreachable host has no engines to list: one row says so, with the reason.
-    if state == EngineState::Unreachable && row.profile.is_empty() {
+    if row.profile.is_empty() {
         let host = node.clone();
-        let reason = row.note.clone().unwrap_or_default();
+        let reason = Memo::new(move |_| status.with(|r| r.note.clone().unwrap_or_default()));
         return view! {
-            <tr data-testid="engine-row" data-host=node.clone() data-state="unreachable">
-                <td><StateBadge state=Signal::derive(move || state)/></td>
+            <tr data-testid="engine-row" data-host=node.clone() data-state=move || state.get().as_str()>
+                <td><StateBadge state=state/></td>
                 {host_cell}
                 <td colspan="10" class="note">
-                    {move || i18n.ta("fleet-unreachable-host", &[("host", host.clone().into()), ("reason", reason.clone().into())])}
+                    {move || i18n.ta("fleet-unreachable-host", &[("host", host.clone().into()), ("reason", reason.get().into())])}
                 </td>
             </tr>
         }
@@ -247,9 +503,42 @@ fn FleetRow(row: EngineStatus) -> impl IntoView {
     } else {
         format!("{}:{}", row.host, row.port)
     };
+    let why = Memo::new(move |_| status.with(|r| r.metrics_note.clone().or_else(|| r.note.clone()).unwrap_or_default()));
+    // One memo per cell: a cell's text is set only when its own figure moved.
+    let cell = move |text: Memo<Option<String>>, testid: &'static str, spark: Option<AnyView>| {
+        view! {
+            <td class=move || if text.with(Option::is_some) { "num" } else { "num muted" } data-testid=testid
+                title=move || if text.with(Option::is_some) { String::new() } else { why.get() }>
+                {move || text.get().unwrap_or_else(|| "—".into())}
+                {spark}
+            </td>
+        }
+    };
+    let live = move |f: fn(&crate::domain::signals::Live) -> Option<f64>| move || status.with(|r| r.live.as_ref().and_then(f));
+    let waiting = Memo::new({
+        let v = live(|l| l.waiting);
+        move |_| v().map(|v| format!("{v:.0}"))
+    });
+    let kv = Memo::new({
+        let v = live(|l| l.kv_usage);
+        move |_| v().map(|v| format!("{:.0}%", v * 100.0))
+    });
+    let ttft = Memo::new({
+        let v = live(|l| l.ttft_p95_ms);
+        move |_| v().map(|v| i18n.ms(v))
+    });
+    let tpot = Memo::new({
+        let v = live(|l| l.itl_p95_ms);
+        move |_| v().map(|v| i18n.ms(v))
+    });
+    let gpu_mem = Memo::new(move |_| status.with(|r| r.gpu.as_ref().map(|g| i18n.gib_of(g.memory_used_gib, g.memory_total_gib, 1, 0))));
+    let gpu_temp = Memo::new(move |_| status.with(|r| r.gpu.as_ref().and_then(|g| g.temperature_c).map(|t| i18n.unit("value-c", t, 0))));
+    let uptime = Memo::new(move |_| status.with(|r| r.uptime_s));
+    let waiting_trend = Signal::derive(move || trend.with(|t| t.iter().map(|p| p.0).collect::<Vec<_>>()));
+    let kv_trend = Signal::derive(move || trend.with(|t| t.iter().map(|p| p.1).collect::<Vec<_>>()));
     view! {
-        <tr data-testid="engine-row" data-profile=row.profile.clone() data-host=node.clone() data-state=state.as_str()>
-            <td><StateBadge state=Signal::derive(move || state)/></td>
+        <tr data-testid="engine-row" data-profile=row.profile.clone() data-host=node.clone() data-state=move || state.get().as_str()>
+            <td><StateBadge state=state/></td>
             {host_cell}
             {name}
             <td>
@@ -258,39 +547,16 @@ fn FleetRow(row: EngineStatus) -> impl IntoView {
                 {row.simulated.then(|| view! { <SimulatedBadge/> })}
             </td>
             <td class="mono">{address}</td>
-            {live_cells(&row, i18n)}
-            <td>{move || uptime.map(|s| duration(i18n.lang.get(), s)).unwrap_or_else(|| "—".into())}</td>
+            {cell(waiting, "waiting", Some(view! { " " <Spark values=waiting_trend max=None/> }.into_any()))}
+            {cell(kv, "kv", Some(view! { " " <Spark values=kv_trend max=Some(1.0)/> }.into_any()))}
+            {cell(ttft, "ttft-p95", None)}
+            {cell(tpot, "tpot-p95", None)}
+            {cell(gpu_mem, "gpu-mem", None)}
+            {cell(gpu_temp, "gpu-temp", None)}
+            <td>{move || uptime.get().map(|s| duration(i18n.lang.get(), s)).unwrap_or_else(|| "—".into())}</td>
         </tr>
     }
     .into_any()
-}
-
-/// Waiting, KV %, TTFT p95, TPOT p95 and the engine's GPUs; "—" with the reason as a tooltip
-/// when there are none.
-fn live_cells(row: &EngineStatus, i18n: crate::components::I18n) -> impl IntoView {
-    let live = row.live.clone();
-    let why = row
-        .metrics_note
-        .clone()
-        .or_else(|| row.note.clone())
-        .unwrap_or_default();
-    let cell = move |v: Option<String>, testid: &'static str| {
-        let why = why.clone();
-        match v {
-            Some(text) => view! { <td class="num" data-testid=testid>{text}</td> }.into_any(),
-            None => view! { <td class="num muted" data-testid=testid title=why>"—"</td> }.into_any(),
-        }
-    };
-    let l = live.as_ref();
-    let g = row.gpu.as_ref();
-    view! {
-        {cell(l.and_then(|l| l.waiting).map(|v| format!("{v:.0}")), "waiting")}
-        {cell(l.and_then(|l| l.kv_usage).map(|v| format!("{:.0}%", v * 100.0)), "kv")}
-        {cell(l.and_then(|l| l.ttft_p95_ms).map(|v| i18n.ms(v)), "ttft-p95")}
-        {cell(l.and_then(|l| l.itl_p95_ms).map(|v| i18n.ms(v)), "tpot-p95")}
-        {cell(g.map(|g| i18n.gib_of(g.memory_used_gib, g.memory_total_gib, 1, 0)), "gpu-mem")}
-        {cell(g.and_then(|g| g.temperature_c).map(|t| i18n.unit("value-c", t, 0)), "gpu-temp")}
-    }
 }
 
 #[cfg(test)]
@@ -328,5 +594,54 @@ mod tests {
         assert_eq!(&names(&rows)[..2], "ac", "no value goes last in both directions");
         sort_rows(&mut rows, SortKey::Host, true);
         assert_eq!(rows[0].profile, "b");
+    }
+
+    #[test]
+    fn search_matches_every_word_and_grouping_keeps_the_sort_inside_each_host() {
+        let mut rows = vec![
+            row("llama-a", "gpu-b", EngineState::Healthy, Some(5.0)),
+            row("qwen-b", "gpu-b", EngineState::Dead, None),
+            row("llama-c", "", EngineState::Healthy, Some(9.0)),
+            row("llama-d", "gpu-a", EngineState::Hung, Some(1.0)),
+        ];
+        rows[0].model_name = "meta-llama/Llama-3.1-8B".into();
+        assert!(matches(&rows[0], "LLAMA gpu-b"));
+        assert!(!matches(&rows[0], "llama gpu-a"));
+        assert!(matches(&rows[2], "local"), "this host is found as local");
+        assert!(matches(&rows[1], "dead"));
+        let none = std::collections::HashSet::new();
+        let keys = |items: &[Item]| {
+            items
+                .iter()
+                .map(|i| match i {
+                    Item::Host { node, .. } => format!("[{node}]"),
+                    Item::Row(k) => k.split('\u{1f}').nth(1).unwrap().to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let flat = arrange(&rows, "llama", None, (SortKey::Waiting, true), false, &none);
+        assert_eq!(keys(&flat), "llama-c llama-a llama-d");
+        let grouped = arrange(&rows, "", None, (SortKey::Waiting, true), true, &none);
+        assert_eq!(keys(&grouped), "[] llama-c [gpu-a] llama-d [gpu-b] llama-a qwen-b");
+        let Item::Host { shown, healthy, trouble, .. } = &grouped[4] else { panic!() };
+        assert_eq!((*shown, *healthy, *trouble), (2, 1, 1));
+        let folded: std::collections::HashSet<String> = ["gpu-b".to_string()].into();
+        assert_eq!(keys(&arrange(&rows, "", None, (SortKey::Waiting, true), true, &folded)), "[] llama-c [gpu-a] llama-d [gpu-b]");
+        let dead = arrange(&rows, "", Some(EngineState::Dead), (SortKey::State, false), false, &none);
+        assert_eq!(keys(&dead), "qwen-b");
+    }
+
+    #[test]
+    fn the_header_counts_states_trouble_first_and_always_says_healthy() {
+        let rows = vec![
+            row("a", "", EngineState::Stopped, None),
+            row("b", "", EngineState::Dead, None),
+            row("c", "", EngineState::Dead, None),
+        ];
+        assert_eq!(
+            state_counts(&rows),
+            vec![(EngineState::Dead, 2), (EngineState::Healthy, 0), (EngineState::Stopped, 1)]
+        );
     }
 }

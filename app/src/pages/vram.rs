@@ -2,9 +2,10 @@
 //! GPU size, TP, utilisation, context and KV dtype, and the answer updates as you type: the
 //! same calculation as `roofline vram`, running in the browser.
 
-use crate::api::{get_vram_check, list_models, list_profiles, predict_profile_vram, ModelInfo, VramPrediction};
-use crate::components::use_i18n;
-use crate::domain::vram::{calculate, parse_config, Inputs, KvDtype, ModelShape};
+use crate::api::{get_vram_check, list_host_gpus, list_models, list_profiles, predict_profile_vram, ModelInfo, VramPrediction};
+use crate::components::{use_i18n, ConcurrencyCurve, VramBars};
+use crate::domain::vram::{calculate, parse_config, EngineSetup, Inputs, KvDtype, ModelShape};
+use crate::domain::vram_picture::{concurrency_curve, segments, PRESETS};
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
 
@@ -18,6 +19,10 @@ pub fn VramPage() -> impl IntoView {
     let pasted = RwSignal::new(String::new());
     let weights_gib = RwSignal::new(String::new());
     let gpu_gib = RwSignal::new("80".to_string());
+    // The GPU's NVML name when picked from the list (vLLM takes other defaults on A100).
+    let gpu_name: RwSignal<Option<String>> = RwSignal::new(None);
+    let gpu_pick = RwSignal::new("custom".to_string());
+    let host_gpus = Resource::new(|| (), |_| list_host_gpus());
     let tp = RwSignal::new("1".to_string());
     let util = RwSignal::new("0.90".to_string());
     let ctx = RwSignal::new("32768".to_string());
@@ -32,7 +37,7 @@ pub fn VramPage() -> impl IntoView {
         }
         chosen.get().map(|m| Ok((m.shape, Some(m.weights_bytes))))
     });
-    let result = Memo::new(move |_| {
+    let inputs = Memo::new(move |_| -> Option<Result<(ModelShape, Inputs), String>> {
         let (shape, weights) = match shape.get()? {
             Ok(s) => s,
             Err(e) => return Some(Err(e)),
@@ -53,10 +58,16 @@ pub fn VramPage() -> impl IntoView {
             concurrency: num(concurrency).map(|v| v as u64),
             activation_gib: None,
             non_torch_gib: None,
-            engine: Default::default(),
+            engine: EngineSetup {
+                gpu_name: gpu_name.get(),
+                ..Default::default()
+            },
             calibration: None,
         };
-        Some(calculate(&shape, &inputs).map_err(|e| e.to_string()))
+        Some(Ok((shape, inputs)))
+    });
+    let result = Memo::new(move |_| {
+        inputs.get().map(|r| r.and_then(|(shape, i)| calculate(&shape, &i).map_err(|e| e.to_string()).map(|rep| (rep, i, shape))))
     });
     let field = move |key: &'static str, value: RwSignal<String>| {
         view! {
@@ -92,7 +103,52 @@ pub fn VramPage() -> impl IntoView {
                     </Transition>
                 </label>
                 {field("vram-weights-gib", weights_gib)}
-                {field("vram-gpu-gib", gpu_gib)}
+                <label class="vram-field">
+                    <span>{move || i18n.t("vram-gpu-pick")}</span>
+                    <select data-testid="vram-gpu-pick" prop:value=move || gpu_pick.get() on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        gpu_pick.set(v.clone());
+                        if let Some(i) = v.strip_prefix("preset:").and_then(|i| i.parse::<usize>().ok()).and_then(|i| PRESETS.get(i)) {
+                            gpu_gib.set(format!("{:.2}", i.usable_gib));
+                            gpu_name.set(Some(i.name.to_string()));
+                        } else if let Some(g) = v.strip_prefix("host:").and_then(|i| i.parse::<u32>().ok())
+                            .and_then(|i| host_gpus.get_untracked().and_then(|r| r.ok()).and_then(|l| l.into_iter().find(|g| g.index == i))) {
+                            gpu_gib.set(format!("{:.2}", g.usable_gib));
+                            gpu_name.set(Some(g.name));
+                        } else {
+                            gpu_name.set(None);
+                        }
+                    }>
+                        <option value="custom">{move || i18n.t("vram-gpu-custom")}</option>
+                        <Transition fallback=|| ()>
+                            {move || host_gpus.get().map(|r| match r {
+                                Ok(list) if !list.is_empty() => view! {
+                                    <optgroup label=move || i18n.t("vram-gpu-host")>
+                                        {list.into_iter().map(|g| {
+                                            let text = move || i18n.ta("vram-gpu-host-option", &[("index", u64::from(g.index).into()), ("name", g.name.clone().into()), ("gib", i18n.num(g.usable_gib, 2).into())]);
+                                            view! { <option value=format!("host:{}", g.index) title=move || i18n.ta("vram-gpu-host-total", &[("gib", i18n.num(g.total_gib, 2).into())])>{text}</option> }
+                                        }).collect_view()}
+                                    </optgroup>
+                                }.into_any(),
+                                Ok(_) => ().into_any(),
+                                Err(e) => view! { <optgroup label=move || i18n.ta("vram-gpu-host-none", &[("reason", e.to_string().into())])></optgroup> }.into_any(),
+                            })}
+                        </Transition>
+                        <optgroup label=move || i18n.t("vram-gpu-common")>
+                            {PRESETS.iter().enumerate().map(|(n, p)| view! {
+                                <option value=format!("preset:{n}") title=p.source>{move || format!("{} ({})", p.name, i18n.gib(p.usable_gib, 2))}</option>
+                            }).collect_view()}
+                        </optgroup>
+                    </select>
+                </label>
+                <label class="vram-field">
+                    <span>{move || i18n.t("vram-gpu-gib")}</span>
+                    <input type="text" inputmode="decimal" data-testid="vram-gpu-gib" prop:value=move || gpu_gib.get() on:input=move |ev| {
+                        gpu_gib.set(event_target_value(&ev));
+                        gpu_pick.set("custom".into());
+                        gpu_name.set(None);
+                    }/>
+                </label>
                 {field("vram-tp", tp)}
                 {field("vram-util", util)}
                 {field("vram-ctx", ctx)}
@@ -112,8 +168,11 @@ pub fn VramPage() -> impl IntoView {
             {move || match result.get() {
                 None => view! { <p class="muted">{move || i18n.t("vram-choose")}</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="error" role="alert" data-testid="vram-error">{e}</p> }.into_any(),
-                Some(Ok(r)) => {
+                Some(Ok((r, i, shape))) => {
                     let verdict = r.verdict;
+                    let bars = segments(&r, i.gpu_gib);
+                    let curve = concurrency_curve(&shape, &i);
+                    let pick = Callback::new(move |c: u64| ctx.set(c.to_string()));
                     view! {
                         <div class="vram-result" data-testid="vram-result" data-verdict=verdict.id()>
                             <p class="verdict"><strong>{move || i18n.t(&format!("vram-verdict-{}", verdict.id()))}</strong></p>
@@ -125,6 +184,10 @@ pub fn VramPage() -> impl IntoView {
                                 <dt>{move || i18n.t("vram-max-ctx")}</dt><dd data-testid="vram-max-ctx">{r.max_ctx.to_string()}</dd>
                                 <dt>{move || i18n.t("vram-budget")}</dt><dd>{move || i18n.gib(r.kv_budget_gib, 2)}</dd>
                             </dl>
+                            <div class="vram-picture">
+                                <VramBars segments=bars gpu_gib=i.gpu_gib gpus=i.tp/>
+                                <ConcurrencyCurve points=curve chosen=i.ctx on_pick=pick/>
+                            </div>
                             <pre class="argv" data-testid="vram-arithmetic">{r.arithmetic.join("\n")}</pre>
                         </div>
                     }.into_any()
@@ -215,6 +278,8 @@ pub fn PredictionView(prediction: VramPrediction, testid: &'static str) -> impl 
     let version = prediction.engine_version.clone();
     let ctx = prediction.ctx;
     let is_calibrated = calibrated.is_some().to_string();
+    let bars = segments(&r, prediction.gpu_gib);
+    let (tp, curve) = (prediction.tp.max(1), prediction.curve.clone());
     view! {
         <div class="vram-result" data-testid=testid data-verdict=verdict.id() data-marginal=r.marginal.to_string() data-calibrated=is_calibrated>
             <p class="verdict"><strong>{move || i18n.t(&format!("vram-verdict-{}", verdict.id()))}</strong>
@@ -229,6 +294,10 @@ pub fn PredictionView(prediction: VramPrediction, testid: &'static str) -> impl 
                 <dt>{move || i18n.ta("vram-concurrency-at", &[("ctx", ctx.into())])}</dt><dd>{move || format!("{}×", i18n.num(r.max_concurrency, 2))}</dd>
                 <dt>{move || i18n.t("vram-path")}</dt><dd>{r.path.clone()}</dd>
             </dl>
+            <div class="vram-picture">
+                <VramBars segments=bars gpu_gib=gpu_gib gpus=tp/>
+                <ConcurrencyCurve points=curve chosen=ctx/>
+            </div>
             <p class="muted" data-testid=format!("{testid}-calibration")>{move || match &calibrated {
                 Some(at) => i18n.ta("vram-check-calibrated", &[("at", at.clone().into())]),
                 None => i18n.t("vram-not-calibrated"),

@@ -575,6 +575,24 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
+    fn host_gpus(&self) -> BoxFut<'_, Result<Vec<app::api::HostGpu>, ApiError>> {
+        Box::pin(async move {
+            use app::domain::gpu::GpuState;
+            match crate::gpu::read().await {
+                GpuState::Available { gpus, .. } => Ok(gpus
+                    .iter()
+                    .map(|g| app::api::HostGpu {
+                        index: g.index,
+                        name: g.name.clone(),
+                        usable_gib: app::domain::vram_picture::usable_gib(g),
+                        total_gib: g.memory_total_bytes as f64 / (1u64 << 30) as f64,
+                    })
+                    .collect()),
+                GpuState::NoDriver { reason } => Err(ApiError::Invalid(reason)),
+            }
+        })
+    }
+
     fn journal(&self, query: Option<String>) -> BoxFut<'_, Result<Vec<app::api::JournalEntry>, ApiError>> {
         Box::pin(async move {
             let q = query.filter(|q| !q.trim().is_empty());
