@@ -9,7 +9,7 @@ use common::*;
 fn recording(env: &Env, pid: i64) -> std::path::PathBuf {
     let recording = serde_json::json!({"status": "available", "driver": "570.86.15", "gpus": [{
         "index": 0, "name": "NVIDIA H200", "uuid": "GPU-0", "memory_used_bytes": 75u64 << 30, "memory_total_bytes": 141u64 << 30,
-        "utilization_pct": 97, "temperature_c": 64, "power_w": 612.5, "power_limit_w": 700.0, "sm_clock_mhz": 1755,
+        "memory_reserved_bytes": 616u64 << 20, "utilization_pct": 97, "temperature_c": 64, "power_w": 612.5, "power_limit_w": 700.0, "sm_clock_mhz": 1755,
         "throttle": ["sw_power_cap"],
         "processes": [{"pid": pid, "used_bytes": 70u64 << 30}, {"pid": 1, "used_bytes": 5u64 << 30}]}]});
     let path = env.data().join("gpu.json");
@@ -110,4 +110,13 @@ async fn the_console_shows_gpus_per_engine_and_on_the_engine_page() {
     assert!(html.contains("data-testid=\"gpu-row\""), "{html}");
     assert!(html.contains("data-owner=\"ours\"") && html.contains("data-owner=\"foreign\""));
     assert!(html.contains("sw_power_cap") && html.contains("612 / 700 W"));
+    // The calculator's "this host" GPU is what CUDA will report: NVML's total less the
+    // driver's reserve (616 MiB on an H200), not the total the GPU panel shows.
+    let (status, body) = vera.call("list_host_gpus", "").await;
+    assert_eq!(status, 200, "{body}");
+    let gpus: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(gpus[0]["name"], "NVIDIA H200");
+    assert_eq!(gpus[0]["total_gib"], 141.0);
+    let usable = gpus[0]["usable_gib"].as_f64().unwrap();
+    assert!((usable - (141.0 - 616.0 / 1024.0)).abs() < 1e-9, "{usable}");
 }

@@ -46,7 +46,13 @@ pub fn VramBars(segments: Vec<Segment>, gpu_gib: f64, gpus: u64) -> impl IntoVie
         move || {
             segments
                 .iter()
-                .map(|s| format!("{} {}", i18n.t(&format!("vram-part-{}", s.part.id())), i18n.gib(s.gib, 1)))
+                .map(|s| {
+                    format!(
+                        "{} {}",
+                        i18n.t(&format!("vram-part-{}", s.part.id())),
+                        i18n.gib(s.gib, 1)
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         }
@@ -107,7 +113,8 @@ pub fn ConcurrencyCurve(
 ) -> impl IntoView {
     let i18n = use_i18n();
     if points.is_empty() || points.iter().all(|p| p.concurrency <= 0.0) {
-        return view! { <p class="muted" data-testid="vram-curve-none">{move || i18n.t("vram-curve-none")}</p> }.into_any();
+        return view! { <p class="muted" data-testid="vram-curve-none">{move || i18n.t("vram-curve-none")}</p> }
+            .into_any();
     }
     let (x0, x1) = (
         (points[0].ctx.max(1) as f64).log2(),
@@ -120,7 +127,10 @@ pub fn ConcurrencyCurve(
         .filter(|c| *c > 0.0)
         .fold(1.0_f64, f64::min)
         .max(FLOOR);
-    let (y0, y1) = (bottom.log10().floor(), top.log10().ceil().max(bottom.log10().floor() + 1.0));
+    let (y0, y1) = (
+        bottom.log10().floor(),
+        top.log10().ceil().max(bottom.log10().floor() + 1.0),
+    );
     let x = move |ctx: u64| LEFT + ((ctx.max(1) as f64).log2() - x0) / (x1 - x0).max(1e-9) * (W - LEFT - RIGHT);
     let y = move |c: f64| H - BOTTOM - (c.max(FLOOR).log10() - y0) / (y1 - y0) * (H - TOP - BOTTOM);
     let line: String = points
@@ -129,13 +139,22 @@ pub fn ConcurrencyCurve(
         .collect::<Vec<_>>()
         .join(" ");
     let one = y(1.0);
-    let x_ticks: Vec<u64> = points.iter().map(|p| p.ctx).filter(|c| c.is_power_of_two() && c.trailing_zeros() % 2 == 1).collect();
+    let x_ticks: Vec<u64> = points
+        .iter()
+        .map(|p| p.ctx)
+        .filter(|c| c.is_power_of_two() && c.trailing_zeros() % 2 == 1)
+        .collect();
     let y_ticks: Vec<f64> = (y0 as i32..=y1 as i32).map(|e| 10f64.powi(e)).collect();
     let chosen_point = points.iter().find(|p| p.ctx == chosen).copied();
     let table = points.clone();
     let label = move || {
         chosen_point
-            .map(|p| i18n.ta("vram-curve-chosen", &[("ctx", p.ctx.into()), ("n", i18n.num(p.concurrency, 2).into())]))
+            .map(|p| {
+                i18n.ta(
+                    "vram-curve-chosen",
+                    &[("ctx", p.ctx.into()), ("n", i18n.num(p.concurrency, 2).into())],
+                )
+            })
             .unwrap_or_default()
     };
     view! {

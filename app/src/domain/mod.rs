@@ -27,6 +27,6 @@ pub mod toolcall;
 pub mod triage;
 pub mod upgrade;
 pub mod vram;
-pub mod vram_picture;
 #[cfg(test)]
 mod vram_dev;
+pub mod vram_picture;

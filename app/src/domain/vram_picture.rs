@@ -263,10 +263,15 @@ mod tests {
         let c = concurrency_curve(&m, &i);
         assert_eq!(c.first().unwrap().ctx, 512);
         assert_eq!(c.last().unwrap().ctx, 131072);
-        let chosen = c.iter().find(|p| p.ctx == 20000).expect("the chosen context is on the curve");
+        let chosen = c
+            .iter()
+            .find(|p| p.ctx == 20000)
+            .expect("the chosen context is on the curve");
         let direct = calculate(&m, &i).unwrap().max_concurrency;
         assert!((chosen.concurrency - direct).abs() < 1e-9);
-        assert!(c.windows(2).all(|w| w[0].ctx < w[1].ctx && w[0].concurrency >= w[1].concurrency));
+        assert!(c
+            .windows(2)
+            .all(|w| w[0].ctx < w[1].ctx && w[0].concurrency >= w[1].concurrency));
     }
 
     #[test]

@@ -163,9 +163,7 @@ pub fn matches(r: &EngineStatus, query: &str) -> bool {
         r.state.as_str()
     )
     .to_lowercase();
-    query
-        .split_whitespace()
-        .all(|w| hay.contains(&w.to_lowercase()))
+    query.split_whitespace().all(|w| hay.contains(&w.to_lowercase()))
 }
 
 /// What the table shows, in order: host headings when grouped, then rows.
@@ -312,7 +310,8 @@ fn FleetBody(rows: Vec<EngineStatus>, live: RwSignal<Option<Vec<EngineStatus>>>)
     });
     let counts = Memo::new(move |_| snapshot.with(|rows| state_counts(rows)));
     let total = Memo::new(move |_| snapshot.with(|rows| rows.iter().filter(|r| !r.profile.is_empty()).count()));
-    let healthy = Memo::new(move |_| snapshot.with(|rows| rows.iter().filter(|r| r.state == EngineState::Healthy).count()));
+    let healthy =
+        Memo::new(move |_| snapshot.with(|rows| rows.iter().filter(|r| r.state == EngineState::Healthy).count()));
     let shown = Memo::new(move |_| items.with(|i| i.iter().filter(|i| matches!(i, Item::Row(_))).count()));
     let header = move |key: SortKey| {
         let label = move || i18n.t(&format!("col-{}", key.id()));
@@ -342,7 +341,13 @@ fn FleetBody(rows: Vec<EngineStatus>, live: RwSignal<Option<Vec<EngineStatus>>>)
         }
     };
     let row_view = move |item: Item| match item {
-        Item::Host { node, shown, healthy, trouble, collapsed: folded } => {
+        Item::Host {
+            node,
+            shown,
+            healthy,
+            trouble,
+            collapsed: folded,
+        } => {
             let name = node.clone();
             let toggle = move |_| {
                 let name = name.clone();
@@ -450,12 +455,22 @@ fn FleetBody(rows: Vec<EngineStatus>, live: RwSignal<Option<Vec<EngineStatus>>>)
 fn Spark(#[prop(into)] values: Signal<Vec<Option<f64>>>, max: Option<f64>) -> impl IntoView {
     let points = move || {
         values.with(|v| {
-            let top = max.unwrap_or_else(|| v.iter().flatten().copied().fold(1.0, f64::max)).max(f64::MIN_POSITIVE);
+            let top = max
+                .unwrap_or_else(|| v.iter().flatten().copied().fold(1.0, f64::max))
+                .max(f64::MIN_POSITIVE);
             let step = 60.0 / (TREND_POINTS - 1) as f64;
             let offset = TREND_POINTS.saturating_sub(v.len()) as f64 * step;
             v.iter()
                 .enumerate()
-                .filter_map(|(i, p)| p.map(|p| format!("{:.1},{:.1}", offset + i as f64 * step, 15.0 - (p / top).clamp(0.0, 1.0) * 14.0)))
+                .filter_map(|(i, p)| {
+                    p.map(|p| {
+                        format!(
+                            "{:.1},{:.1}",
+                            offset + i as f64 * step,
+                            15.0 - (p / top).clamp(0.0, 1.0) * 14.0
+                        )
+                    })
+                })
                 .collect::<Vec<_>>()
                 .join(" ")
         })
@@ -503,7 +518,8 @@ fn FleetRow(signals: RowSignals) -> impl IntoView {
     } else {
         format!("{}:{}", row.host, row.port)
     };
-    let why = Memo::new(move |_| status.with(|r| r.metrics_note.clone().or_else(|| r.note.clone()).unwrap_or_default()));
+    let why =
+        Memo::new(move |_| status.with(|r| r.metrics_note.clone().or_else(|| r.note.clone()).unwrap_or_default()));
     // One memo per cell: a cell's text is set only when its own figure moved.
     let cell = move |text: Memo<Option<String>>, testid: &'static str, spark: Option<AnyView>| {
         view! {
@@ -514,7 +530,8 @@ fn FleetRow(signals: RowSignals) -> impl IntoView {
             </td>
         }
     };
-    let live = move |f: fn(&crate::domain::signals::Live) -> Option<f64>| move || status.with(|r| r.live.as_ref().and_then(f));
+    let live =
+        move |f: fn(&crate::domain::signals::Live) -> Option<f64>| move || status.with(|r| r.live.as_ref().and_then(f));
     let waiting = Memo::new({
         let v = live(|l| l.waiting);
         move |_| v().map(|v| format!("{v:.0}"))
@@ -531,8 +548,21 @@ fn FleetRow(signals: RowSignals) -> impl IntoView {
         let v = live(|l| l.itl_p95_ms);
         move |_| v().map(|v| i18n.ms(v))
     });
-    let gpu_mem = Memo::new(move |_| status.with(|r| r.gpu.as_ref().map(|g| i18n.gib_of(g.memory_used_gib, g.memory_total_gib, 1, 0))));
-    let gpu_temp = Memo::new(move |_| status.with(|r| r.gpu.as_ref().and_then(|g| g.temperature_c).map(|t| i18n.unit("value-c", t, 0))));
+    let gpu_mem = Memo::new(move |_| {
+        status.with(|r| {
+            r.gpu
+                .as_ref()
+                .map(|g| i18n.gib_of(g.memory_used_gib, g.memory_total_gib, 1, 0))
+        })
+    });
+    let gpu_temp = Memo::new(move |_| {
+        status.with(|r| {
+            r.gpu
+                .as_ref()
+                .and_then(|g| g.temperature_c)
+                .map(|t| i18n.unit("value-c", t, 0))
+        })
+    });
     let uptime = Memo::new(move |_| status.with(|r| r.uptime_s));
     let waiting_trend = Signal::derive(move || trend.with(|t| t.iter().map(|p| p.0).collect::<Vec<_>>()));
     let kv_trend = Signal::derive(move || trend.with(|t| t.iter().map(|p| p.1).collect::<Vec<_>>()));
@@ -624,11 +654,29 @@ mod tests {
         assert_eq!(keys(&flat), "llama-c llama-a llama-d");
         let grouped = arrange(&rows, "", None, (SortKey::Waiting, true), true, &none);
         assert_eq!(keys(&grouped), "[] llama-c [gpu-a] llama-d [gpu-b] llama-a qwen-b");
-        let Item::Host { shown, healthy, trouble, .. } = &grouped[4] else { panic!() };
+        let Item::Host {
+            shown,
+            healthy,
+            trouble,
+            ..
+        } = &grouped[4]
+        else {
+            panic!()
+        };
         assert_eq!((*shown, *healthy, *trouble), (2, 1, 1));
         let folded: std::collections::HashSet<String> = ["gpu-b".to_string()].into();
-        assert_eq!(keys(&arrange(&rows, "", None, (SortKey::Waiting, true), true, &folded)), "[] llama-c [gpu-a] llama-d [gpu-b]");
-        let dead = arrange(&rows, "", Some(EngineState::Dead), (SortKey::State, false), false, &none);
+        assert_eq!(
+            keys(&arrange(&rows, "", None, (SortKey::Waiting, true), true, &folded)),
+            "[] llama-c [gpu-a] llama-d [gpu-b]"
+        );
+        let dead = arrange(
+            &rows,
+            "",
+            Some(EngineState::Dead),
+            (SortKey::State, false),
+            false,
+            &none,
+        );
         assert_eq!(keys(&dead), "qwen-b");
     }
 
@@ -641,7 +689,11 @@ mod tests {
         ];
         assert_eq!(
             state_counts(&rows),
-            vec![(EngineState::Dead, 2), (EngineState::Healthy, 0), (EngineState::Stopped, 1)]
+            vec![
+                (EngineState::Dead, 2),
+                (EngineState::Healthy, 0),
+                (EngineState::Stopped, 1)
+            ]
         );
     }
 }

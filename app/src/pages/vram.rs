@@ -2,7 +2,9 @@
 //! GPU size, TP, utilisation, context and KV dtype, and the answer updates as you type: the
 //! same calculation as `roofline vram`, running in the browser.
 
-use crate::api::{get_vram_check, list_host_gpus, list_models, list_profiles, predict_profile_vram, ModelInfo, VramPrediction};
+use crate::api::{
+    get_vram_check, list_host_gpus, list_models, list_profiles, predict_profile_vram, ModelInfo, VramPrediction,
+};
 use crate::components::{use_i18n, ConcurrencyCurve, VramBars};
 use crate::domain::vram::{calculate, parse_config, EngineSetup, Inputs, KvDtype, ModelShape};
 use crate::domain::vram_picture::{concurrency_curve, segments, PRESETS};
@@ -67,7 +69,13 @@ pub fn VramPage() -> impl IntoView {
         Some(Ok((shape, inputs)))
     });
     let result = Memo::new(move |_| {
-        inputs.get().map(|r| r.and_then(|(shape, i)| calculate(&shape, &i).map_err(|e| e.to_string()).map(|rep| (rep, i, shape))))
+        inputs.get().map(|r| {
+            r.and_then(|(shape, i)| {
+                calculate(&shape, &i)
+                    .map_err(|e| e.to_string())
+                    .map(|rep| (rep, i, shape))
+            })
+        })
     });
     let field = move |key: &'static str, value: RwSignal<String>| {
         view! {
