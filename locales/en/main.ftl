@@ -89,6 +89,12 @@ startup-failure-unsupported-architecture-action = Make a profile with the newer 
 startup-failure-driver-mismatch-symptom = `no kernel image` or `CUDA driver version is insufficient`
 startup-failure-driver-mismatch-cause = Driver, CUDA and torch wheel do not match.
 startup-failure-driver-mismatch-action = Restore the pinned versions from the journal.
+startup-failure-invalid-argument-symptom = `error: argument …`, `unrecognized arguments` or `ambiguous option` from the engine's argument parser
+startup-failure-invalid-argument-cause = A flag or a flag's value is not one this engine version accepts.
+startup-failure-invalid-argument-action = Run `roofline flags` for the installed engine's own list, fix the flag the error names, then serve.
+startup-failure-context-above-model-symptom = `User-specified max_model_len … is greater than the derived max_model_len`
+startup-failure-context-above-model-cause = The context length is above the model's `max_position_embeddings` in its config.json.
+startup-failure-context-above-model-action = Lower the context length to the model's limit (the VRAM calculator shows it); raise it only with rope scaling the model supports.
 startup-failure-none = The engine exited before it became healthy; no row of the startup-failure table matches. Read the log.
 
 ## Profiles
@@ -432,6 +438,12 @@ rule-start-unsupported-arch-diagnosis = Startup failed: the engine does not know
 rule-start-unsupported-arch-action = Use an engine version that supports the model (or its plugin).
 rule-start-driver-mismatch-diagnosis = Startup failed: driver, CUDA and torch do not match
 rule-start-driver-mismatch-action = Align the driver with the engine's CUDA build.
+rule-start-invalid-argument-diagnosis = Startup failed: the engine refused its command line
+rule-start-invalid-argument-action = Fix the flag the parser names (`roofline flags` lists what this version accepts), then serve.
+rule-start-context-above-model-diagnosis = Startup failed: the context length is above the model's limit
+rule-start-context-above-model-action = Lower the context length to the model's max_position_embeddings, then serve.
+rule-start-failed-diagnosis = Startup failed: the engine exited on the error cited (no row of the startup-failure table names it)
+rule-start-failed-action = Read the cited root-cause line and the traceback before it; fix that, then serve.
 postmortem-title = Postmortem
 postmortem-heading = Postmortem: incident { $id } ({ $profile })
 postmortem-status = Status
@@ -473,7 +485,8 @@ vram-max-concurrency = Maximum concurrency at this context
 vram-max-ctx = Longest context that fits
 vram-budget = KV budget per GPU
 vram-verdict-fits = Fits.
-vram-verdict-weights-do-not-fit = Does not fit: weights and activations exceed the GPU's share. More TP, FP8 weights or a larger GPU.
+vram-verdict-weights-do-not-fit = Does not fit: the weights alone exceed the GPU's share. More TP, FP8 weights or a larger GPU.
+vram-verdict-overhead-does-not-fit = Does not fit: the weights fit, but not with the activation peak, non-torch memory and CUDA graphs the engine needs (or the KV size given). Lower the batch (max batched tokens), the KV size, or raise TP.
 vram-verdict-kv-too-small = Does not fit: no KV cache left for one request of this context. Lower the context, raise utilisation, or fp8 KV.
 vram-verdict-context-above-max = The context is longer than the model's max_position_embeddings.
 vram-verdict-concurrency-queues = Starts, but that many requests at once will queue: KV holds fewer.
@@ -691,7 +704,8 @@ change-gate-vram-concurrency-queues = starts: { $tokens } KV tokens, { $concurre
     [yes] {" "}(calibrated from the last start)
    *[no] {""}
 }
-change-gate-vram-weights-do-not-fit = does not fit: weights and activations exceed the GPU's share; the active engine was left running
+change-gate-vram-weights-do-not-fit = does not fit: the weights alone exceed the GPU's share; the active engine was left running
+change-gate-vram-overhead-does-not-fit = does not fit: the weights fit, the engine's overhead on top of them does not; the active engine was left running
 change-gate-vram-kv-too-small = does not fit: no KV cache for one request of { $ctx } tokens ({ $tokens } tokens); the active engine was left running
 change-gate-vram-context-above-max = does not fit: { $ctx } tokens is longer than the model's max_position_embeddings; the active engine was left running
 change-gate-vram-marginal = may not fit ({ $verdict } at the central value, fits within the range): the start decides

@@ -91,6 +91,12 @@ startup-failure-unsupported-architecture-action = Профиль с более �
 startup-failure-driver-mismatch-symptom = `no kernel image` или `CUDA driver version is insufficient`
 startup-failure-driver-mismatch-cause = Не совпадают драйвер, CUDA и сборка torch.
 startup-failure-driver-mismatch-action = Вернуть закреплённые версии из журнала.
+startup-failure-invalid-argument-symptom = `error: argument …`, `unrecognized arguments` или `ambiguous option` от разбора аргументов движка
+startup-failure-invalid-argument-cause = Флаг или его значение не принимает эта версия движка.
+startup-failure-invalid-argument-action = `roofline flags` покажет список установленного движка; исправить флаг из ошибки, затем запустить.
+startup-failure-context-above-model-symptom = `User-specified max_model_len … is greater than the derived max_model_len`
+startup-failure-context-above-model-cause = Длина контекста больше `max_position_embeddings` из config.json модели.
+startup-failure-context-above-model-action = Снизить длину контекста до предела модели (его показывает калькулятор VRAM); поднимать только с поддерживаемым моделью rope scaling.
 startup-failure-none = Движок завершился, не став здоровым; ни одна строка таблицы сбоев запуска не подходит. Читайте лог.
 
 ## Profiles
@@ -435,6 +441,12 @@ rule-start-unsupported-arch-diagnosis = Старт не удался: движо
 rule-start-unsupported-arch-action = Версия движка, которая поддерживает модель (или её плагин).
 rule-start-driver-mismatch-diagnosis = Старт не удался: драйвер, CUDA и torch не совпадают
 rule-start-driver-mismatch-action = Привести драйвер в соответствие со сборкой CUDA движка.
+rule-start-invalid-argument-diagnosis = Старт не удался: движок отверг свою командную строку
+rule-start-invalid-argument-action = Исправить флаг, который называет разбор аргументов (`roofline flags` покажет, что принимает эта версия), затем запустить.
+rule-start-context-above-model-diagnosis = Старт не удался: длина контекста больше предела модели
+rule-start-context-above-model-action = Снизить длину контекста до max_position_embeddings модели, затем запустить.
+rule-start-failed-diagnosis = Старт не удался: движок завершился на приведённой ошибке (ни одна строка таблицы сбоев старта её не называет)
+rule-start-failed-action = Прочитать приведённую строку первопричины и трассировку перед ней; исправить это, затем запустить.
 postmortem-title = Постмортем
 postmortem-heading = Постмортем: инцидент { $id } ({ $profile })
 postmortem-status = Статус
@@ -476,7 +488,8 @@ vram-max-concurrency = Максимум одновременных запрос�
 vram-max-ctx = Самый длинный контекст, который влезает
 vram-budget = Бюджет KV на GPU
 vram-verdict-fits = Влезает.
-vram-verdict-weights-do-not-fit = Не влезает: веса и активации больше доли GPU. Больше TP, FP8-веса или GPU побольше.
+vram-verdict-weights-do-not-fit = Не влезает: одни веса больше доли GPU. Больше TP, FP8-веса или GPU побольше.
+vram-verdict-overhead-does-not-fit = Не влезает: веса помещаются, но не вместе с пиком активаций, памятью вне torch и CUDA-графами, которые нужны движку (или с заданным размером KV). Уменьшить батч (max batched tokens), размер KV или поднять TP.
 vram-verdict-kv-too-small = Не влезает: после весов нет KV на один запрос такой длины. Ниже контекст, выше utilization или fp8 KV.
 vram-verdict-context-above-max = Контекст длиннее max_position_embeddings модели.
 vram-verdict-concurrency-queues = Запустится, но столько запросов одновременно встанут в очередь: KV вмещает меньше.
@@ -709,7 +722,8 @@ change-gate-vram-concurrency-queues = запустится: KV на { $tokens } 
     [yes] {" "}(откалибровано по последнему запуску)
    *[no] {""}
 }
-change-gate-vram-weights-do-not-fit = не влезает: веса и активации больше доли GPU; активный движок оставлен работать
+change-gate-vram-weights-do-not-fit = не влезает: одни веса больше доли GPU; активный движок оставлен работать
+change-gate-vram-overhead-does-not-fit = не влезает: веса помещаются, накладные расходы движка поверх них — нет; активный движок оставлен работать
 change-gate-vram-kv-too-small = не влезает: нет KV на один запрос в { $ctx } токенов (KV на { $tokens } токенов); активный движок оставлен работать
 change-gate-vram-context-above-max = не влезает: { $ctx } токенов длиннее max_position_embeddings модели; активный движок оставлен работать
 change-gate-vram-marginal = может не влезть ({ $verdict } в центральной оценке, влезает в пределах диапазона): решит запуск

@@ -212,6 +212,11 @@ pub struct LaunchConfig {
     /// (`LD_*`, `PATH`, `PYTHON*`, …) stay refused.
     #[serde(default)]
     pub allow_env: Vec<String>,
+    /// What `serve` does when processes of a profile's previous engine still run after its
+    /// leader died (vLLM's EngineCore and workers, holding GPU memory): refuse and name them
+    /// (`false`, the default), or end them first and journal that (`true`).
+    #[serde(default)]
+    pub reap_survivors: bool,
 }
 
 /// Sign-in and machine access settings. Its `Debug` hides the token: configuration is logged

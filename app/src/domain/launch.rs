@@ -47,6 +47,17 @@ const ALLOWED_ENV: &[&str] = &[
     "ROOFLINE_SIM_*",
 ];
 
+/// Engine variables that hold a size, a count or a switch although their names carry a part
+/// of [`NEVER_ENV_PARTS`] (`CACHE` in a KV-cache size): allowed by their exact name. The CPU
+/// backend's KV size in GiB is how a CPU vLLM is given its cache.
+const SIZE_ENV: &[&str] = &[
+    "VLLM_CPU_KVCACHE_SPACE",
+    "VLLM_CPU_OMP_THREADS_BIND",
+    "VLLM_CPU_NUM_OF_RESERVED_CPU",
+    "VLLM_ENGINE_ITERATION_TIMEOUT_S",
+    "SGLANG_CPU_OMP_THREADS_BIND",
+];
+
 /// Parts of a name that mean "this names something to load or run": never allowed.
 const NEVER_ENV_PARTS: &[&str] = &[
     "PRELOAD",
@@ -105,8 +116,14 @@ fn pattern_matches(pattern: &str, name: &str) -> bool {
 /// Whether a profile may set this environment variable (without the `ENV_` prefix); the
 /// error is a reason code (`linker`, `python`, `runs`, `loads`, `not-listed`).
 pub fn env_allowed(name: &str, policy: &Policy) -> Result<(), &'static str> {
-    if let Some(why) = never_env(name) {
-        return Err(why);
+    // A size by its exact name, or one the host lists by its exact name (host configuration is
+    // trusted with a name-part false alarm; never with a linker, Python or shell variable,
+    // and never through a wildcard).
+    let exact = SIZE_ENV.contains(&name) || policy.allow_env.iter().any(|p| !p.ends_with('*') && p == name);
+    match never_env(name) {
+        Some("loads") if exact => {}
+        Some(why) => return Err(why),
+        None => {}
     }
     let allowed = ALLOWED_ENV.iter().any(|p| pattern_matches(p, name))
         || policy.allow_env.iter().any(|p| pattern_matches(p, name));
@@ -518,5 +535,15 @@ mod tests {
         ] {
             assert!(env_allowed(never, &p).is_err(), "{never}");
         }
+        // A size whose name has CACHE in it: allowed by name; another by the host's exact name,
+        // never by a host wildcard, and never a linker or Python name however listed.
+        assert!(env_allowed("VLLM_CPU_KVCACHE_SPACE", &policy()).is_ok());
+        let host = Policy {
+            allow_env: vec!["MY_CACHE_SIZE_GB".into(), "NCCL_*".into(), "LD_PRELOAD".into()],
+            ..policy()
+        };
+        assert!(env_allowed("MY_CACHE_SIZE_GB", &host).is_ok());
+        assert!(env_allowed("NCCL_TOPO_FILE", &host).is_err());
+        assert!(env_allowed("LD_PRELOAD", &host).is_err());
     }
 }

@@ -218,11 +218,35 @@ pub struct Investigation {
     /// Periodic stats lines read from the last start, oldest first (capped).
     pub stats: Vec<StatsPoint>,
     pub scan: LogScan,
+    /// The line where the engine was told to shut down (SIGTERM, SIGINT): what it logs after
+    /// that, `EngineDeadError` included, is its way down, not a failure.
+    #[serde(default)]
+    pub stopped: Option<Hit>,
 }
 
 /// The most stats points kept: enough for hours of 5-second vLLM ticks, bounded for a hostile
 /// log.
 const MAX_POINTS: usize = 4096;
+
+/// A shutdown someone asked for: vLLM marks its way down with `[shutdown]` lines once a
+/// signal arrives (and logs `EngineDeadError` on the way, which is no death).
+fn requested_shutdown(l: &str) -> bool {
+    l.contains("[shutdown] API server: shutdown triggered")
+        || l.contains("trigger received signal=SIGTERM")
+        || l.contains("trigger received signal=SIGINT")
+        || l.contains("Received SIGTERM")
+        || l.contains("received SIGTERM")
+        || l.contains("Received sigterm")
+}
+
+/// A process that exited during its start: vLLM's own verdict lines, argparse's `error:`, or
+/// an uncaught exception (Python's hook prints the traceback with no logger prefix).
+fn start_aborted(l: &str) -> bool {
+    l.contains("Engine core initialization failed")
+        || l.contains("EngineCore failed to start")
+        || (l.contains(": error: ") && !l.contains(" INFO ") && !l.contains(" WARNING "))
+        || l.starts_with("Traceback (most recent call last)")
+}
 
 /// Lines that open a new start of the engine: a log file that spans restarts is judged on its
 /// last start.
@@ -369,6 +393,10 @@ pub fn investigate(text: &str, preemption_bursts: bool) -> Investigation {
     }
     let served = first_served.is_some();
     let ready_at = seg.iter().position(|(_, l)| Signature::Ready.matches(l));
+    let stopped_at = seg.iter().position(|(_, l)| requested_shutdown(l));
+    let stopped = stopped_at.map(|i| hit(seg[i].0, seg[i].1));
+    // What the engine logged on a requested way down decides nothing.
+    let seg = &seg[..stopped_at.unwrap_or(seg.len())];
     let cite = |i: usize| hit(seg[i].0, seg[i].1);
     let first_last = |v: &[Hit]| -> Vec<Hit> {
         match (v.first(), v.last()) {
@@ -388,6 +416,7 @@ pub fn investigate(text: &str, preemption_bursts: bool) -> Investigation {
             served,
             stats,
             scan: scan.clone(),
+            stopped: stopped.clone(),
         };
 
     // 1. A failed start: the startup-failure table on what came before the first served
@@ -422,6 +451,22 @@ pub fn investigate(text: &str, preemption_bursts: bool) -> Investigation {
             return done(Rule::OomStartKv, ev, Some(FailureRow::KvCacheTooSmall), stats);
         }
         return done(Rule::OomStartWeights, ev, Some(FailureRow::CudaOomAtLoad), stats);
+    }
+
+    // 2b. A start that aborted on a cause no table row names: the first exception (the root
+    //     cause; vLLM's last lines only say "see root cause above") and the abort line.
+    if ready_at.is_none() && !served {
+        if let Some(end) = seg.iter().position(|(_, l)| start_aborted(l)) {
+            let cause = seg
+                .iter()
+                .position(|(_, l)| crate::domain::startup_failure::is_exception_line(l))
+                .unwrap_or(end);
+            let mut ev = vec![cite(cause)];
+            if let Some(last) = seg.iter().rposition(|(_, l)| start_aborted(l)).filter(|l| *l != cause) {
+                ev.push(cite(last));
+            }
+            return done(Rule::StartFailed, ev, None, stats);
+        }
     }
 
     // 3. A hang: a collective timed out, the watchdog fired, a step never returned, the
@@ -488,6 +533,7 @@ pub fn investigate(text: &str, preemption_bursts: bool) -> Investigation {
         served,
         stats,
         scan,
+        stopped,
     }
 }
 
@@ -517,6 +563,12 @@ mod tests {
             ("vllm-kv-too-small.log", Some(Rule::OomStartKv)),
             ("vllm-address-in-use.log", Some(Rule::StartAddressInUse)),
             ("vllm-engine-dead.log", Some(Rule::Dead)),
+            // A real vLLM on this machine kind (testdata/fixtures/vllm-cpu-*).
+            ("vllm-cpu-invalid-argument.log", Some(Rule::StartInvalidArgument)),
+            ("vllm-cpu-context-above-model.log", Some(Rule::StartContextAboveModel)),
+            ("vllm-cpu-memory-refused.log", Some(Rule::StartGpuMemoryTaken)),
+            // A clean stop logs EngineDeadError on its way down: no failure.
+            ("vllm-cpu-clean-stop.log", None),
         ];
         for (file, want) in cases {
             let inv = investigate(&fixture(file), false);
@@ -529,6 +581,31 @@ mod tests {
             investigate(&fixture("vllm-oom-load.log"), false).startup_failure,
             Some(FailureRow::CudaOomAtLoad)
         );
+        let stop = investigate(&fixture("vllm-cpu-clean-stop.log"), false);
+        assert!(
+            stop.stopped.is_some_and(|h| h.text.contains("SIGTERM")),
+            "{:?}",
+            stop.evidence
+        );
+        // The same start killed without a shutdown request: its EngineDeadError is a death.
+        let killed: String = fixture("vllm-cpu-clean-stop.log")
+            .lines()
+            .filter(|l| !l.contains("[shutdown]"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(investigate(&killed, false).row, Some(Rule::Dead));
+    }
+
+    #[test]
+    fn a_start_that_aborts_without_a_row_names_its_first_exception() {
+        let log = "(APIServer pid=1) INFO vLLM API server version 0.32.0\n(EngineCore pid=2) ERROR Traceback (most recent call last):\n(EngineCore pid=2) ERROR   File \"x.py\", line 1, in f\n(EngineCore pid=2) ERROR KeyError: 'model.layers.0.mlp.gate_proj.weight'\nTraceback (most recent call last):\nRuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n";
+        let inv = investigate(log, false);
+        assert_eq!(inv.row, Some(Rule::StartFailed));
+        assert!(inv.evidence[0].text.contains("KeyError"), "{:?}", inv.evidence);
+        assert!(inv.evidence.iter().any(|h| h.text.contains("initialization failed")));
+        // A start still in progress with a harmless error word is no failure.
+        let starting = "(APIServer pid=1) INFO vLLM API server version 0.32.0\nWARNING Found ulimit of 20000 and failed to automatically increase with error current limit exceeds maximum limit. This can cause fd limit errors like `OSError: [Errno 24] Too many open files`.\n";
+        assert_eq!(investigate(starting, false).row, None);
     }
 
     /// Every real log in `logs-dev` (public reports, see its SOURCES.md) reaches the row

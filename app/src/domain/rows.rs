@@ -29,12 +29,16 @@ pub enum Rule {
     StartIncompleteWeights,
     StartUnsupportedArch,
     StartDriverMismatch,
+    StartInvalidArgument,
+    StartContextAboveModel,
+    /// A start that aborted on a cause no row of the table names (its first exception cited).
+    StartFailed,
     // Beyond the runbook's tables: a GPU fault (Xid, ECC) next to the engine's death or hang.
     GpuFault,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 17] = [
+    pub const ALL: [Rule; 20] = [
         Rule::Dead,
         Rule::Hung,
         Rule::KvExhausted,
@@ -51,6 +55,9 @@ impl Rule {
         Rule::StartIncompleteWeights,
         Rule::StartUnsupportedArch,
         Rule::StartDriverMismatch,
+        Rule::StartInvalidArgument,
+        Rule::StartContextAboveModel,
+        Rule::StartFailed,
         Rule::GpuFault,
     ];
 
@@ -72,6 +79,9 @@ impl Rule {
             Rule::StartIncompleteWeights => "start-incomplete-weights",
             Rule::StartUnsupportedArch => "start-unsupported-arch",
             Rule::StartDriverMismatch => "start-driver-mismatch",
+            Rule::StartInvalidArgument => "start-invalid-argument",
+            Rule::StartContextAboveModel => "start-context-above-model",
+            Rule::StartFailed => "start-failed",
             Rule::GpuFault => "gpu-fault",
         }
     }
@@ -95,6 +105,8 @@ impl Rule {
             FailureRow::IncompleteWeights => Rule::StartIncompleteWeights,
             FailureRow::UnsupportedArchitecture => Rule::StartUnsupportedArch,
             FailureRow::DriverMismatch => Rule::StartDriverMismatch,
+            FailureRow::InvalidArgument => Rule::StartInvalidArgument,
+            FailureRow::ContextAboveModel => Rule::StartContextAboveModel,
         }
     }
 

@@ -69,6 +69,56 @@ pub fn idle(last: Option<&Signals>) -> bool {
     last.is_none_or(|s| pending(s) <= 0.0)
 }
 
+/// Why an engine was called hung; each kind is undone by its own evidence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HangKind {
+    /// Work pending and no progress counter moved for [`FLAT_S`].
+    Flat,
+    /// Idle, `/health` answers, and a one-token completion got no answer.
+    Probe,
+    /// The API server accepts connections and answers none (stopped, wedged event loop).
+    NoConnection,
+}
+
+/// A hang verdict: once given it holds until the engine proves it moves (a token, a step, an
+/// answered probe), so a hang does not flap back to healthy while a new probe is on its way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HangVerdict {
+    pub kind: HangKind,
+    /// The progress counters when the verdict was given.
+    pub counters: [Option<f64>; 3],
+    pub note: String,
+}
+
+/// The evidence of one refresh that can undo a verdict.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Evidence<'a> {
+    /// The newest scrape, if the last one answered.
+    pub latest: Option<&'a Signals>,
+    /// A probe sent after the verdict answered.
+    pub probe_answered: bool,
+    /// `/health` answered (any status).
+    pub health_answered: bool,
+}
+
+/// Whether the evidence proves a hung engine moves again: a counter moved since the verdict
+/// (a token or a step) or a probe answered; for an API server that answered no connection,
+/// that it answers again.
+pub fn recovered(v: &HangVerdict, e: Evidence<'_>) -> bool {
+    match v.kind {
+        HangKind::NoConnection => e.health_answered,
+        HangKind::Flat | HangKind::Probe => {
+            e.probe_answered
+                || e.latest.is_some_and(|s| {
+                    counters(s)
+                        .iter()
+                        .zip(v.counters)
+                        .any(|(now, then)| matches!((now, then), (Some(a), Some(b)) if *a != b))
+                })
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +182,53 @@ mod tests {
             run(&[(0.0, s(4.0, 1000.0, 10.0, 9.0)), (5.0, s(4.0, 0.0, 0.0, 0.0))]),
             Some(0.0)
         );
+    }
+
+    #[test]
+    fn a_verdict_holds_until_the_engine_moves() {
+        let frozen = s(0.0, 100.0, 50.0, 10.0);
+        let v = HangVerdict {
+            kind: HangKind::Probe,
+            counters: counters(&frozen),
+            note: "probe".into(),
+        };
+        // A new probe on its way, the same counters, /health still answering: still hung.
+        let same = Evidence {
+            latest: Some(&frozen),
+            probe_answered: false,
+            health_answered: true,
+        };
+        assert!(!recovered(&v, same));
+        // No scrape at all is no proof either.
+        assert!(!recovered(&v, Evidence::default()));
+        // A token moved, or a probe answered: it moves.
+        let moved = s(0.0, 101.0, 50.0, 11.0);
+        assert!(recovered(
+            &v,
+            Evidence {
+                latest: Some(&moved),
+                ..same
+            }
+        ));
+        assert!(recovered(
+            &v,
+            Evidence {
+                probe_answered: true,
+                ..same
+            }
+        ));
+        // An API server that answered no connection recovers when it answers again.
+        let nc = HangVerdict {
+            kind: HangKind::NoConnection,
+            ..v
+        };
+        assert!(!recovered(
+            &nc,
+            Evidence {
+                health_answered: false,
+                ..same
+            }
+        ));
+        assert!(recovered(&nc, same));
     }
 }

@@ -28,11 +28,15 @@ pub enum FailureRow {
     UnsupportedArchitecture,
     /// Driver, CUDA and torch wheel mismatch.
     DriverMismatch,
+    /// The engine's argument parser refused the command line (argparse's `error:`).
+    InvalidArgument,
+    /// The context asked for is above what the model's `config.json` allows.
+    ContextAboveModel,
 }
 
 impl FailureRow {
     /// Every row, in the runbook's order.
-    pub const ALL: [FailureRow; 7] = [
+    pub const ALL: [FailureRow; 9] = [
         Self::CudaOomAtLoad,
         Self::KvCacheTooSmall,
         Self::GpuMemoryTaken,
@@ -40,6 +44,8 @@ impl FailureRow {
         Self::IncompleteWeights,
         Self::UnsupportedArchitecture,
         Self::DriverMismatch,
+        Self::InvalidArgument,
+        Self::ContextAboveModel,
     ];
 
     /// Stable id, used in Fluent keys and JSON.
@@ -52,6 +58,8 @@ impl FailureRow {
             Self::IncompleteWeights => "incomplete-weights",
             Self::UnsupportedArchitecture => "unsupported-architecture",
             Self::DriverMismatch => "driver-mismatch",
+            Self::InvalidArgument => "invalid-argument",
+            Self::ContextAboveModel => "context-above-model",
         }
     }
 
@@ -69,7 +77,11 @@ impl FailureRow {
                     || l.contains("No available memory for the cache blocks")
                     || l.contains("Not enough memory. Please try to increase --mem-fraction-static")
             }
-            Self::GpuMemoryTaken => l.contains("is less than desired GPU memory utilization"),
+            // The GPU wording, and the CPU backend's (where the fraction is of the node's RAM).
+            Self::GpuMemoryTaken => {
+                l.contains("is less than desired GPU memory utilization")
+                    || l.contains("less than desired CPU memory utilization")
+            }
             Self::AddressInUse => {
                 l.contains("Address already in use")
                     || l.contains("address already in use")
@@ -99,6 +111,19 @@ impl FailureRow {
                     || l.contains("forward compatibility was attempted on non supported HW")
                     || l.contains("unsupported display driver / cuda driver combination")
             }
+            // Python's argparse, which both engines use: `vllm serve: error: argument --dtype:
+            // invalid choice: …`, `error: unrecognized arguments: …`, `error: ambiguous option`.
+            Self::InvalidArgument => {
+                l.contains("error: argument ")
+                    || l.contains("error: unrecognized arguments")
+                    || l.contains("error: ambiguous option")
+                    || l.contains("error: the following arguments are required")
+            }
+            // vLLM's model config validator; SGLang's server args say context_length.
+            Self::ContextAboveModel => {
+                l.contains("is greater than the derived max_model_len")
+                    || l.contains("is greater than the derived context_length")
+            }
         }
     }
 
@@ -112,6 +137,8 @@ impl FailureRow {
             Self::IncompleteWeights => &["MODEL"],
             Self::UnsupportedArchitecture => &["ENGINE"],
             Self::DriverMismatch => &["ENGINE"],
+            Self::InvalidArgument => &["EXTRA_ARGS"],
+            Self::ContextAboveModel => &["CONTEXT_LENGTH"],
         }
     }
 }
@@ -127,7 +154,9 @@ pub struct FailureMatch {
 /// the root cause first and the consequences (`EngineCore failed to start`, tracebacks) after.
 /// When two rows match the same line, the more specific one (KV before plain OOM) wins.
 pub fn classify<'a>(lines: impl IntoIterator<Item = &'a str>) -> Option<FailureMatch> {
-    const PRIORITY: [FailureRow; 7] = [
+    const PRIORITY: [FailureRow; 9] = [
+        FailureRow::InvalidArgument,
+        FailureRow::ContextAboveModel,
         FailureRow::KvCacheTooSmall,
         FailureRow::GpuMemoryTaken,
         FailureRow::CudaOomAtLoad,
@@ -142,6 +171,68 @@ pub fn classify<'a>(lines: impl IntoIterator<Item = &'a str>) -> Option<FailureM
             line: line.trim_end().to_string(),
         })
     })
+}
+
+/// Whether a log line carries a Python exception (`ValueError: …`,
+/// `torch.OutOfMemoryError: …`, after any logger prefix) or argparse's `error:`, rather than
+/// a traceback frame or a logger's ERROR level alone (vLLM prefixes every frame with ERROR).
+pub fn is_exception_line(l: &str) -> bool {
+    l.contains(": error: ")
+        || l.split_whitespace().any(|w| {
+            let name = w.strip_suffix(':').unwrap_or("");
+            (name.ends_with("Error") || name.ends_with("Exception"))
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        })
+}
+
+/// The lines an operator needs from a failed start's log: the root cause (the row's line, or
+/// else the first error), the traceback it ends, then the last lines, with an elision marker
+/// between them; at most `max` lines. The last 40 lines of a vLLM log end in "Engine core
+/// initialization failed. See root cause above." and hide exactly that cause.
+pub fn excerpt(lines: &[String], failure: Option<&FailureMatch>, max: usize) -> Vec<String> {
+    let max = max.max(8);
+    if lines.len() <= max {
+        return lines.to_vec();
+    }
+    let cause = failure
+        .and_then(|f| lines.iter().position(|l| l.trim_end() == f.line))
+        .or_else(|| lines.iter().position(|l| is_exception_line(l)))
+        .or_else(|| {
+            lines
+                .iter()
+                .position(|l| l.contains(" ERROR ") || l.trim_start().starts_with("ERROR"))
+        });
+    let Some(cause) = cause else {
+        return lines[lines.len() - max..].to_vec();
+    };
+    // The traceback this cause ends, within a bound; else a little context before it.
+    let lookback = cause.saturating_sub(80);
+    let start = lines[lookback..cause]
+        .iter()
+        .rposition(|l| l.contains("Traceback (most recent call last)"))
+        .map(|i| lookback + i)
+        .unwrap_or(cause.saturating_sub(3));
+    // The exception line may continue (pydantic's validation errors are several lines).
+    let end = (cause + 4).min(lines.len());
+    let mut head: Vec<String> = lines[start..end].to_vec();
+    let budget_head = max * 2 / 3;
+    if head.len() > budget_head {
+        // Keep the traceback's first line, its innermost frames and the cause.
+        let keep_tail = budget_head - 2;
+        let mut cut = vec![head[0].clone(), "…".to_string()];
+        cut.extend(head[head.len() - keep_tail..].iter().cloned());
+        head = cut;
+    }
+    let room = max - head.len();
+    if end >= lines.len() {
+        return head;
+    }
+    let tail_from = (lines.len() - (room - 1)).max(end);
+    if tail_from > end {
+        head.push("…".to_string());
+    }
+    head.extend(lines[tail_from..].iter().cloned());
+    head
 }
 
 #[cfg(test)]
@@ -185,6 +276,60 @@ mod tests {
         let m = classify(log.lines()).unwrap();
         assert_eq!(m.row, FailureRow::CudaOomAtLoad);
         assert!(m.line.starts_with("torch.OutOfMemoryError"));
+    }
+
+    #[test]
+    fn argument_and_context_refusals_have_rows() {
+        let cases = [
+            ("vllm serve: error: argument --dtype: invalid choice: 'bf17' (choose from 'auto', 'half', 'float16', 'bfloat16', 'float', 'float32')", FailureRow::InvalidArgument),
+            ("vllm serve: error: unrecognized arguments: --no-such-flag", FailureRow::InvalidArgument),
+            ("launch_server.py: error: ambiguous option: --max could match --max-running-requests, --max-total-tokens", FailureRow::InvalidArgument),
+            ("(APIServer pid=53)   Value error, User-specified max_model_len (65536) is greater than the derived max_model_len (max_position_embeddings=32768.0 or model_max_length=None in model's config.json).", FailureRow::ContextAboveModel),
+            ("ValueError: User-specified context_length (200000) is greater than the derived context_length (131072).", FailureRow::ContextAboveModel),
+            ("RuntimeError: Available memory on node 0 (16.00 GiB) less than desired CPU memory utilization (0.92, 21.5 GiB)", FailureRow::GpuMemoryTaken),
+        ];
+        for (line, row) in cases {
+            assert_eq!(row_of(line), Some(row), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_excerpt_keeps_the_root_cause_and_its_traceback() {
+        let mut log: Vec<String> = (0..100).map(|i| format!("INFO loading step {i}")).collect();
+        log.push("(EngineCore_DP0 pid=2) ERROR Traceback (most recent call last):".into());
+        for i in 0..30 {
+            log.push(format!("(EngineCore_DP0 pid=2) ERROR   File \"x.py\", line {i}, in f"));
+        }
+        let cause = "(EngineCore_DP0 pid=2) ERROR ValueError: User-specified max_model_len (8192) is greater than the derived max_model_len (max_position_embeddings=4096 or model_max_length=None in model's config.json).";
+        log.push(cause.into());
+        for i in 0..60 {
+            log.push(format!("(APIServer pid=1) ERROR shutdown noise {i}"));
+        }
+        log.push(
+            "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}".into(),
+        );
+        let m = classify(log.iter().map(String::as_str)).unwrap();
+        assert_eq!(m.row, FailureRow::ContextAboveModel);
+        let ex = excerpt(&log, Some(&m), 40);
+        assert!(ex.len() <= 40, "{}", ex.len());
+        assert!(ex.iter().any(|l| l == cause));
+        assert!(ex[0].contains("Traceback"), "{ex:?}");
+        assert!(ex.last().unwrap().contains("Engine core initialization failed"));
+        assert!(ex.iter().any(|l| l == "…"));
+        // No row: the first exception line still leads, with its traceback.
+        let ex = excerpt(&log, None, 40);
+        assert!(ex.iter().any(|l| l == cause) && ex[0].contains("Traceback"), "{ex:?}");
+        assert!(is_exception_line("vllm serve: error: argument --dtype: invalid choice"));
+        assert!(is_exception_line(
+            "(EngineCore_DP0 pid=2) ERROR torch.OutOfMemoryError: CUDA out of memory"
+        ));
+        assert!(!is_exception_line(
+            "(EngineCore_DP0 pid=2) ERROR   File \"x.py\", line 3, in f"
+        ));
+        // Short logs come whole; hostile sizes stay bounded.
+        assert_eq!(excerpt(&log[..5], None, 40).len(), 5);
+        let huge: Vec<String> = (0..10_000).map(|_| "ValueError: x".to_string()).collect();
+        assert!(excerpt(&huge, None, 40).len() <= 40);
     }
 
     #[test]

@@ -526,6 +526,16 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
                 actions,
             },
         );
+    } else if investigation.row == Some(Rule::StartFailed) && !alive && !served {
+        // A start that aborted on a cause no row names: its root-cause line leads.
+        findings.insert(
+            0,
+            Finding {
+                rule: Rule::StartFailed,
+                evidence: log_lines(&investigation),
+                actions: vec![Action::Serve],
+            },
+        );
     }
     // The log's own row where the live path could not see it: the queue rows from the stats
     // lines when there is no metric window, the log's lines behind a dead engine.
@@ -822,6 +832,18 @@ mod tests {
             Rule::StartDriverMismatch,
             failed_start("RuntimeError: CUDA driver version is insufficient for CUDA runtime version"),
         ));
+        cases.push((
+            Rule::StartInvalidArgument,
+            failed_start(
+                "vllm serve: error: argument --dtype: invalid choice: 'bf17' (choose from 'auto', 'bfloat16')",
+            ),
+        ));
+        cases.push((Rule::StartContextAboveModel, failed_start("  Value error, User-specified max_model_len (8192) is greater than the derived max_model_len (max_position_embeddings=4096.0 or model_max_length=None in model's config.json).")));
+        let mut ev = failed_start("(EngineCore pid=2) ERROR KeyError: 'model.layers.0.mlp.gate_proj.weight'");
+        ev.log_tail.push(
+            "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}".into(),
+        );
+        cases.push((Rule::StartFailed, ev));
         let mut ev = healthy();
         ev.health_status = None;
         ev.state = Some(EngineState::Dead);

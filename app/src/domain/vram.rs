@@ -240,6 +240,10 @@ pub struct EngineSetup {
     pub gpu_name: Option<String>,
     /// Layers of a draft model (EAGLE, MTP) that share the KV pool.
     pub draft_layers: u64,
+    /// vLLM's `--kv-cache-memory-bytes`: the KV cache per GPU as a size, which replaces the
+    /// utilisation's arithmetic for the KV budget (the CPU backend is given its cache so).
+    #[serde(default)]
+    pub kv_cache_memory_bytes: Option<u64>,
 }
 
 /// What the operator asks about.
@@ -362,8 +366,50 @@ impl EngineSetup {
             chunked_prefill: None,
             gpu_name,
             draft_layers: 0,
+            kv_cache_memory_bytes: args.iter().enumerate().find_map(|(i, a)| {
+                let v = if a == "--kv-cache-memory-bytes" {
+                    args.get(i + 1)?.as_str()
+                } else {
+                    a.strip_prefix("--kv-cache-memory-bytes=")?
+                };
+                human_readable_int(v)
+            }),
         }
     }
+}
+
+/// vLLM's `human_readable_int`: `1G` is 2^30 (upper-case suffixes are binary), `1g` is 10^9,
+/// `25.6k` is 25,600 (decimals only with decimal suffixes); `None` for anything else.
+pub fn human_readable_int(v: &str) -> Option<u64> {
+    let v = v.trim();
+    if v.len() > 32 {
+        return None;
+    }
+    let (number, suffix) = match v.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&v[..i], Some(c)),
+        _ => (v, None),
+    };
+    if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let mult: u64 = match suffix {
+        None => return number.parse().ok(),
+        Some('k') => 1_000,
+        Some('m') => 1_000_000,
+        Some('g') => 1_000_000_000,
+        Some('t') => 1_000_000_000_000,
+        Some('K') => 1 << 10,
+        Some('M') => 1 << 20,
+        Some('G') => 1 << 30,
+        Some('T') => 1 << 40,
+        Some(_) => return None,
+    };
+    if suffix.is_some_and(|c| c.is_ascii_uppercase()) {
+        return number.parse::<u64>().ok()?.checked_mul(mult);
+    }
+    let f: f64 = number.parse().ok()?;
+    let n = f * mult as f64;
+    (n.is_finite() && n >= 0.0 && n < u64::MAX as f64).then_some(n as u64)
 }
 
 /// `major.minor` of a version string (`v0.6.4`, `0.9.1.dev705+g…`, `0.11`); `None` when it
@@ -534,6 +580,9 @@ pub enum Verdict {
     Fits,
     /// Weights and activations alone exceed the GPU's share.
     WeightsDoNotFit,
+    /// The weights fit, but with the activation peak, non-torch memory and CUDA graphs the
+    /// engine needs (and, with a KV size given, that size) the GPU is over.
+    OverheadDoesNotFit,
     /// No room for one request of the context after the weights.
     #[serde(rename = "kv-too-small")]
     KvTooSmallForContext,
@@ -545,9 +594,10 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 5] = [
+    pub const ALL: [Verdict; 6] = [
         Verdict::Fits,
         Verdict::WeightsDoNotFit,
+        Verdict::OverheadDoesNotFit,
         Verdict::KvTooSmallForContext,
         Verdict::ContextAboveModelMax,
         Verdict::ConcurrencyQueues,
@@ -556,6 +606,7 @@ impl Verdict {
         match self {
             Verdict::Fits => "fits",
             Verdict::WeightsDoNotFit => "weights-do-not-fit",
+            Verdict::OverheadDoesNotFit => "overhead-does-not-fit",
             Verdict::KvTooSmallForContext => "kv-too-small",
             Verdict::ContextAboveModelMax => "context-above-max",
             Verdict::ConcurrencyQueues => "concurrency-queues",
@@ -723,6 +774,17 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
         None => a.extend(lines),
     }
 
+    // A KV size given as bytes replaces the utilisation's arithmetic: the engine allocates
+    // exactly that (per GPU); what is left to decide is whether the rest still fits.
+    let given_kv = e.kv_cache_memory_bytes.map(|b| b as f64 / GIB);
+    let util_budget = budget;
+    if let Some(kv) = given_kv {
+        a.push(format!(
+            "KV cache given as --kv-cache-memory-bytes: {kv:.2} GiB per GPU (the utilisation does not size it)"
+        ));
+        budget = kv;
+    }
+
     // The range: the same calculation on every path the unknown inputs allow.
     let mut alternatives = vec![central.clone()];
     if central.family == EngineFamily::Vllm {
@@ -755,6 +817,12 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
         alternatives.clear();
         lo = budget - 0.05;
         hi = budget + 0.05;
+    }
+    if given_kv.is_some() {
+        // Exact: the engine takes the size as given.
+        alternatives.clear();
+        lo = budget;
+        hi = budget;
     }
     for p in &alternatives {
         let (b, ..) = budget_on(m, i, p, weights_per_gpu);
@@ -862,8 +930,16 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
         m.max_position
     };
     let fits_at = |gib: f64| gib > 0.0 && need > 0 && (gib.max(0.0) * GIB) as u64 >= need;
-    let verdict = if budget <= 0.0 {
+    // What overflows decides the wording: the weights themselves, or the engine's overhead
+    // (activation peak, non-torch memory, graphs) on top of weights that fit.
+    let overflow = match given_kv {
+        Some(kv) => util_budget.min(i.gpu_gib - weights_per_gpu - activation_gib - non_torch_gib - graphs_gib - kv),
+        None => budget,
+    };
+    let verdict = if weights_per_gpu >= i.util * i.gpu_gib || (given_kv.is_some() && weights_per_gpu >= i.gpu_gib) {
         Verdict::WeightsDoNotFit
+    } else if budget <= 0.0 || (given_kv.is_some() && overflow < 0.0) {
+        Verdict::OverheadDoesNotFit
     } else if i.ctx > m.max_position {
         Verdict::ContextAboveModelMax
     } else if max_concurrency < 1.0 {
@@ -968,7 +1044,11 @@ fn gib_after(line: &str, marker: &str) -> Option<f64> {
 pub fn observed(log: &str) -> Observed {
     let mut o = Observed::default();
     for line in log.lines() {
-        if let Some(n) = number_after(line, "GPU KV cache size:") {
+        // The device word is the backend's: GPU, CPU (vLLM-CPU), XPU.
+        if let Some(n) = ["GPU KV cache size:", "CPU KV cache size:", "XPU KV cache size:"]
+            .iter()
+            .find_map(|m| number_after(line, m))
+        {
             o.kv_tokens = n.replace(',', "").parse().ok();
         }
         if let Some(n) = number_after(line, "Maximum concurrency for") {
@@ -1199,6 +1279,57 @@ mod tests {
         );
         let g = calculate(&gemma, &inputs(17.2, 48.0, 1, 8192)).unwrap();
         assert_eq!(g.kv_bytes_per_token, 21 * 2 * 8 * 256 * 2);
+    }
+
+    #[test]
+    fn a_kv_size_given_in_bytes_is_the_budget() {
+        // The real-engine tier's model on vLLM-CPU 0.32: `--kv-cache-memory-bytes 1G` made
+        // "CPU KV cache size: 524,288 tokens, Maximum concurrency for 2,048 tokens per
+        // request: 256.00x" (4 layers × 2 × 2 KV heads × 64 × 2 B = 2,048 B per token).
+        let tiny = r#"{"architectures":["LlamaForCausalLM"],"hidden_size":256,"intermediate_size":512,"num_attention_heads":4,"num_hidden_layers":4,"num_key_value_heads":2,"head_dim":64,"max_position_embeddings":4096,"vocab_size":2048,"torch_dtype":"bfloat16"}"#;
+        let m = parse_config(tiny).unwrap();
+        let mut i = inputs(0.0065, 23.54, 1, 2048);
+        i.engine.kv_cache_memory_bytes = human_readable_int("1G");
+        let r = calculate(&m, &i).unwrap();
+        assert_eq!(r.kv_tokens, 524_288, "{:#?}", r.arithmetic);
+        assert_eq!(r.kv_tokens_range, (524_288, 524_288));
+        assert!((r.max_concurrency - 256.0).abs() < 1e-9, "{}", r.max_concurrency);
+        assert_eq!(r.verdict, Verdict::Fits);
+        let o = observed("(EngineCore pid=9947) INFO 12-05 20:33:56 [kv_cache_utils.py:2327] CPU KV cache size: 524,288 tokens, Maximum concurrency for 2,048 tokens per request: 256.00x");
+        assert_eq!(o.kv_tokens, Some(524_288));
+        assert_eq!(o.max_concurrency, Some(256.0));
+        // The profile's extra arguments carry it, in vLLM's own notation.
+        let mut p = crate::domain::profile::Profile::new("tiny", "vllm", "/models/tiny");
+        p.extra_args = vec!["--kv-cache-memory-bytes".into(), "1G".into()];
+        let e = EngineSetup::of_profile(&p, EngineFamily::Vllm, None, None);
+        assert_eq!(e.kv_cache_memory_bytes, Some(1 << 30));
+        for (text, want) in [
+            ("1G", Some(1u64 << 30)),
+            ("1g", Some(1_000_000_000)),
+            ("25.6k", Some(25_600)),
+            ("4096", Some(4096)),
+            ("1.5G", None),
+            ("G", None),
+            ("-1G", None),
+            ("99999999999T", None),
+            ("1e9", None),
+        ] {
+            assert_eq!(human_readable_int(text), want, "{text}");
+        }
+        // A KV size larger than the machine: the weights fit, the rest does not.
+        i.engine.kv_cache_memory_bytes = Some(30 << 30);
+        assert_eq!(calculate(&m, &i).unwrap().verdict, Verdict::OverheadDoesNotFit);
+    }
+
+    #[test]
+    fn what_overflows_is_named() {
+        let m = parse_config(LLAMA_8B).unwrap();
+        // 20 GiB of weights on a 24 GiB card at 0.9: they fit (21.6), the 2 GiB activation
+        // peak and 1 GiB non-torch memory on top of them do not.
+        let r = calculate(&m, &inputs(20.0, 24.0, 1, 4096)).unwrap();
+        assert_eq!(r.verdict, Verdict::OverheadDoesNotFit);
+        let r = calculate(&m, &inputs(23.0, 24.0, 1, 4096)).unwrap();
+        assert_eq!(r.verdict, Verdict::WeightsDoNotFit);
     }
 
     #[test]

@@ -46,10 +46,23 @@ fn print_failure(lang: Lang, e: &ControlError) {
 
 /// Records a CLI engine action in the change journal, with its outcome and context.
 pub async fn journal_action(control: &EngineControl, kind: &str, profile: &str, reason: &str, code: i32) {
+    journal_action_with(control, kind, profile, reason, code, serde_json::json!({})).await
+}
+
+/// [`journal_action`] with what the action found (a stop's processes and its proof of stop).
+pub async fn journal_action_with(
+    control: &EngineControl,
+    kind: &str,
+    profile: &str,
+    reason: &str,
+    code: i32,
+    mut detail: serde_json::Value,
+) {
     if code == USAGE {
         return;
     }
-    let detail = crate::control::actions::context(control, profile, serde_json::json!({"ok": code == OK})).await;
+    detail["ok"] = (code == OK).into();
+    let detail = crate::control::actions::context(control, profile, detail).await;
     control
         .journal()
         .record(&cli_actor(), kind, profile, reason, detail)
@@ -139,25 +152,59 @@ pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
     }
 }
 
-pub async fn stop(control: &EngineControl, profile: &str, json: bool) -> i32 {
+/// Stops a profile's engine; the exit code and what the journal entry records (the processes
+/// found and ended, and whether the GPUs let go of them).
+pub async fn stop(control: &EngineControl, profile: &str, json: bool) -> (i32, serde_json::Value) {
     if let Err(e) = control.resolve(profile).await {
         eprintln!("{e}");
-        return code_of(&e);
+        return (code_of(&e), serde_json::json!({"error": e.to_string()}));
     }
     match control.stop(profile).await {
-        Ok(StopOutcome::Stopped { pid, killed }) => {
+        Ok(StopOutcome::Stopped {
+            pid,
+            killed,
+            leader_gone,
+            processes,
+            gpu,
+        }) => {
+            let ended: Vec<serde_json::Value> = processes
+                .iter()
+                .map(|p| serde_json::json!({"pid": p.pid, "name": p.name}))
+                .collect();
+            let detail = serde_json::json!({
+                "outcome": "stopped", "pid": pid, "killed": killed, "leader_gone": leader_gone,
+                "processes": ended, "gpu": gpu, "proof_of_stop": gpu.to_string(),
+            });
             if json {
-                println!(
-                    "{}",
-                    serde_json::json!({"profile": profile, "result": "stopped", "pid": pid, "killed": killed})
-                );
+                let mut out = detail.clone();
+                out["profile"] = profile.into();
+                out["result"] = "stopped".into();
+                println!("{out}");
             } else {
+                let names: Vec<String> = processes.iter().map(|p| format!("{} {}", p.pid, p.name)).collect();
                 println!(
-                    "{profile}: stopped (pid {pid}{})",
-                    if killed { ", SIGKILL after the grace period" } else { "" }
+                    "{profile}: stopped (pid {pid}{}{}); ended {} process(es): {}; {gpu}",
+                    if leader_gone {
+                        ", which had already exited: its survivors were stopped"
+                    } else {
+                        ""
+                    },
+                    if killed { ", SIGKILL after the grace period" } else { "" },
+                    processes.len(),
+                    if names.is_empty() {
+                        "-".to_string()
+                    } else {
+                        names.join(", ")
+                    },
                 );
             }
-            OK
+            // Memory a stopped engine's processes still hold is not a clean stop.
+            let code = if matches!(gpu, crate::control::GpuRelease::StillHeld { .. }) {
+                PROBLEM
+            } else {
+                OK
+            };
+            (code, detail)
         }
         Ok(StopOutcome::NotRunning) => {
             if json {
@@ -165,11 +212,11 @@ pub async fn stop(control: &EngineControl, profile: &str, json: bool) -> i32 {
             } else {
                 println!("{profile}: not running");
             }
-            OK
+            (OK, serde_json::json!({"outcome": "not-running"}))
         }
         Err(e) => {
             eprintln!("{e}");
-            code_of(&e)
+            (code_of(&e), serde_json::json!({"error": e.to_string()}))
         }
     }
 }
@@ -211,7 +258,8 @@ pub async fn logs(control: &EngineControl, profile: &str, lines: usize, follow: 
 }
 
 pub async fn status(control: &EngineControl, json: bool) -> i32 {
-    let rows = control.statuses().await;
+    let mut rows = control.statuses().await;
+    control.apply_verdicts(&mut rows);
     if json {
         println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
         return OK;

@@ -365,16 +365,16 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
             code
         }
         Command::Stop { profile, reason } => {
-            let code = engine::stop(&control, &profile, json).await;
-            engine::journal_action(&control, "stop", &profile, &reason, code).await;
+            let (code, detail) = engine::stop(&control, &profile, json).await;
+            engine::journal_action_with(&control, "stop", &profile, &reason, code, detail).await;
             code
         }
         Command::Restart { profile, reason } => {
-            let mut code = engine::stop(&control, &profile, json).await;
+            let (mut code, detail) = engine::stop(&control, &profile, json).await;
             if code == OK {
                 code = engine::serve(&control, &profile, json).await;
             }
-            engine::journal_action(&control, "restart", &profile, &reason, code).await;
+            engine::journal_action_with(&control, "restart", &profile, &reason, code, detail).await;
             code
         }
         Command::Logs { profile, lines, follow } => engine::logs(&control, &profile, lines, follow).await,

@@ -14,6 +14,7 @@ pub mod procfs;
 pub mod profiles;
 pub mod startups;
 pub mod upgrade;
+pub mod verdicts;
 
 use crate::config::{confined, DataDir};
 use app::domain::engine::{EngineKind, EngineState, EngineStatus, StartupPhase};
@@ -27,8 +28,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// How many log lines a failed start reports.
+/// How many log lines a failed start reports (built around the root cause).
 pub const FAILURE_LINES: usize = 40;
+/// How far back in a failed start's log the root cause is looked for: a vLLM start that fails
+/// prints its cause, then hundreds of lines of tracebacks and shutdown from other processes.
+pub const DIAGNOSIS_LINES: usize = 4000;
+
+/// The startup-failure row of a log and the lines that show its root cause. Lines the console
+/// wrote itself (`roofline: …`, the model check) are not the engine's and decide nothing.
+pub fn diagnose_log(path: &Path) -> (Option<FailureMatch>, Vec<String>) {
+    let lines: Vec<String> = logs::tail(path, DIAGNOSIS_LINES)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|l| !l.starts_with("roofline: "))
+        .collect();
+    let failure = classify(lines.iter().map(String::as_str));
+    let excerpt = app::domain::startup_failure::excerpt(&lines, failure.as_ref(), FAILURE_LINES);
+    (failure, excerpt)
+}
 
 /// What the state directory remembers about a launched engine.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -65,6 +82,12 @@ pub enum ControlError {
     /// The host requires verified model directories and this one is not.
     #[error("profile {profile}: the model directory is not verified: {reason} (`roofline model verify`)")]
     ModelUnverified { profile: String, reason: String },
+    /// Processes of the profile's previous engine outlived its leader (and hold its memory).
+    #[error(
+        "{profile}: processes of its previous engine still run ({}): a new engine beside them would fight them for memory; `roofline stop --profile {profile}` ends them (or set [launch] reap_survivors = true)",
+        describe_processes(survivors)
+    )]
+    Survivors { profile: String, survivors: Vec<Survivor> },
     #[error("port {port} is in use by {owner}")]
     PortBusy { port: u16, owner: String },
     #[error("a serve or stop of {0} is already in progress")]
@@ -107,8 +130,65 @@ pub enum ServeOutcome {
 /// What a stop did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StopOutcome {
-    Stopped { pid: i32, killed: bool },
+    Stopped {
+        /// The engine's recorded pid (its process group's id).
+        pid: i32,
+        /// SIGKILL was needed after the grace period.
+        killed: bool,
+        /// The recorded process had already exited: what was stopped were its survivors.
+        leader_gone: bool,
+        /// Every process of the engine's tree the stop found and ended.
+        processes: Vec<Survivor>,
+        /// What NVML says of those processes afterwards ("proof of stop").
+        gpu: GpuRelease,
+    },
     NotRunning,
+}
+
+/// One process of an engine's tree, as a stop or a refusal names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Survivor {
+    pub pid: i32,
+    pub name: String,
+    pub start_ticks: u64,
+}
+
+/// Whether the GPUs still show a stopped engine's processes holding memory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum GpuRelease {
+    /// NVML lists none of them.
+    Released,
+    /// NVML still lists these pids with memory (bytes, when NVML says).
+    StillHeld { pids: Vec<(i32, Option<u64>)> },
+    /// No NVIDIA driver here (or NVML failed): nothing to prove.
+    Unchecked { reason: String },
+}
+
+impl std::fmt::Display for GpuRelease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Released => write!(f, "no process of it holds GPU memory"),
+            Self::StillHeld { pids } => {
+                let list: Vec<String> = pids
+                    .iter()
+                    .map(|(p, b)| match b {
+                        Some(b) => format!("{p} ({:.2} GiB)", *b as f64 / (1u64 << 30) as f64),
+                        None => p.to_string(),
+                    })
+                    .collect();
+                write!(f, "GPU memory still held by pid {}", list.join(", "))
+            }
+            Self::Unchecked { reason } => write!(f, "GPU memory not checked: {reason}"),
+        }
+    }
+}
+
+fn describe_processes(ps: &[Survivor]) -> String {
+    ps.iter()
+        .map(|p| format!("{} {}", p.pid, p.name))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Progress of a serve, for the CLI's progress line and the UI's phase steps.
@@ -159,6 +239,10 @@ impl Resolved {
 pub enum Running {
     /// The recorded process is alive and is the one we launched.
     Alive(EngineRecord),
+    /// The recorded process is gone but processes of its tree still run: vLLM's EngineCore and
+    /// workers outlive a killed API server and keep their (GPU) memory. Dead to a client, not
+    /// stopped to the host.
+    Orphaned(EngineRecord, Vec<Survivor>),
     /// The record names a process that is gone (or whose pid was reused).
     Gone(EngineRecord),
 }
@@ -356,8 +440,71 @@ impl EngineControl {
         Some(if same {
             Running::Alive(record)
         } else {
-            Running::Gone(record)
+            let survivors = self.survivors(&record);
+            if survivors.is_empty() {
+                Running::Gone(record)
+            } else {
+                Running::Orphaned(record, survivors)
+            }
         })
+    }
+
+    fn tree_path(&self, profile: &str) -> PathBuf {
+        self.dir(profile).join("tree.json")
+    }
+
+    /// The engine's process tree now (its group and the leader's descendants), as
+    /// [`procfs::tree_in`] finds it, with names. Containers are their runtime's business.
+    fn tree(&self, record: &EngineRecord) -> Vec<Survivor> {
+        if record.container.is_some() {
+            return Vec::new();
+        }
+        let table = procfs::processes();
+        let mut found = procfs::tree_in(&table, record.pid, record.start_ticks);
+        // Processes seen in the tree earlier that left the group (a worker that called
+        // setsid): still alive with the same start time, they and theirs are still the engine's.
+        let seen: Vec<Survivor> = std::fs::read(self.tree_path(&record.profile))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        for s in seen {
+            if table.iter().any(|p| p.pid == s.pid && p.start_ticks == s.start_ticks) {
+                found.extend(procfs::tree_in(&table, s.pid, s.start_ticks));
+            }
+        }
+        found.sort_by_key(|p| p.pid);
+        found.dedup_by_key(|p| p.pid);
+        found
+            .into_iter()
+            .map(|p| Survivor {
+                pid: p.pid,
+                name: procfs::comm(p.pid).unwrap_or_else(|| "?".into()),
+                start_ticks: p.start_ticks,
+            })
+            .collect()
+    }
+
+    /// The processes of a dead leader's tree that still run.
+    fn survivors(&self, record: &EngineRecord) -> Vec<Survivor> {
+        self.tree(record).into_iter().filter(|p| p.pid != record.pid).collect()
+    }
+
+    /// Remembers the descendants that left the engine's process group, so they are still
+    /// found once the leader (their link to the tree) is gone.
+    fn remember_tree(&self, record: &EngineRecord) {
+        let outside: Vec<Survivor> = self
+            .tree(record)
+            .into_iter()
+            .filter(|p| p.pid != record.pid && crate::gpu::process_group(p.pid) != Some(record.pid))
+            .collect();
+        let path = self.tree_path(&record.profile);
+        let known: Vec<Survivor> = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        if outside != known {
+            let _ = write_atomic(&path, &serde_json::to_vec(&outside).unwrap_or_default());
+        }
     }
 
     /// Whether the profile's engine is ours and alive.
@@ -517,10 +664,35 @@ impl EngineControl {
             // A container of ours that runs without a record (its state dir was lost): adopted.
             self.adopt_container(name, &c.cli()).await;
         }
-        if let Some(Running::Alive(record)) = self.running(name) {
-            drop(lock);
-            self.wait_ready(name, &record, &mut progress).await?;
-            return Ok(ServeOutcome::AlreadyRunning { pid: record.pid });
+        match self.running(name) {
+            Some(Running::Alive(record)) => {
+                drop(lock);
+                self.wait_ready(name, &record, &mut progress).await?;
+                return Ok(ServeOutcome::AlreadyRunning { pid: record.pid });
+            }
+            // A second engine beside the first one's survivors would find its memory taken
+            // (on a GPU: an OOM that names nothing). Refused, naming them, unless the host
+            // says to end them first.
+            Some(Running::Orphaned(record, survivors)) => {
+                if !self.data.config.launch.reap_survivors {
+                    return Err(ControlError::Survivors {
+                        profile: name.into(),
+                        survivors,
+                    });
+                }
+                let outcome = self.end_tree(&record, true).await;
+                tracing::warn!(profile = %name, ?outcome, "ended the survivors of the previous engine before serving");
+                self.journal()
+                    .record(
+                        "roofline",
+                        "reap-survivors",
+                        name,
+                        "[launch] reap_survivors: processes of the previous engine outlived it",
+                        serde_json::json!({"ok": true, "outcome": format!("{outcome:?}")}),
+                    )
+                    .await;
+            }
+            _ => {}
         }
         let model = Path::new(&profile.model);
         let model_dir = confined(&self.data.models_root(), model).map_err(|reason| ControlError::ModelPath {
@@ -705,8 +877,7 @@ impl EngineControl {
                 }
                 keep(&timeline, "failed").await;
                 let _ = std::fs::remove_file(&state_path);
-                let last_lines = logs::tail(&log_path, FAILURE_LINES).unwrap_or_default();
-                let failure = classify(last_lines.iter().map(String::as_str));
+                let (failure, last_lines) = diagnose_log(&log_path);
                 let exit = match &record.container {
                     Some(c) => {
                         let exit = self.container_exit(name, c).await;
@@ -776,8 +947,9 @@ impl EngineControl {
     }
 
     async fn stop_inner(&self, name: &str) -> Result<StopOutcome, ControlError> {
-        let record = match self.running(name) {
-            Some(Running::Alive(r)) => r,
+        let (record, leader_gone) = match self.running(name) {
+            Some(Running::Alive(r)) => (r, false),
+            Some(Running::Orphaned(r, _)) => (r, true),
             Some(Running::Gone(r)) => {
                 if let Some(c) = &r.container {
                     // The exited container still holds its name until removed (its pid may
@@ -799,18 +971,46 @@ impl EngineControl {
             return Ok(StopOutcome::Stopped {
                 pid: record.pid,
                 killed,
+                leader_gone,
+                processes: Vec::new(),
+                gpu: GpuRelease::Unchecked {
+                    reason: "a container's processes are its runtime's".into(),
+                },
             });
         }
-        // The whole process group: a TP engine's workers hold GPU memory (and may hold the
-        // port) after the leader exits, and a worker stuck in a CUDA call ignores SIGTERM.
-        let group = Pid::from_raw(record.pid);
-        let _ = killpg(group, Signal::SIGTERM);
+        let outcome = self.end_tree(&record, leader_gone).await;
+        self.clear(name);
+        Ok(outcome)
+    }
+
+    /// Ends an engine's whole tree: SIGTERM to its process group and to descendants that left
+    /// it, SIGKILL to whatever remains after the grace period, then asks NVML whether any of
+    /// them still holds GPU memory. A TP engine's workers hold GPU memory (and may hold the
+    /// port) after the leader exits, and a worker stuck in a CUDA call ignores SIGTERM.
+    async fn end_tree(&self, record: &EngineRecord, leader_gone: bool) -> StopOutcome {
+        let processes = self.tree(record);
+        let signal_all = |sig: Signal| {
+            let _ = killpg(Pid::from_raw(record.pid), sig);
+            for p in &processes {
+                // Only the same process (start time), never a pid reused since.
+                if procfs::stat(p.pid).is_some_and(|s| s.start_ticks == p.start_ticks) {
+                    let _ = nix::sys::signal::kill(Pid::from_raw(p.pid), sig);
+                }
+            }
+        };
+        let remaining = || {
+            procfs::alive(record.pid)
+                || !procfs::group_members(record.pid).is_empty()
+                || processes
+                    .iter()
+                    .any(|p| procfs::stat(p.pid).is_some_and(|s| s.start_ticks == p.start_ticks && s.state != 'Z'))
+        };
+        signal_all(Signal::SIGTERM);
         let deadline = Instant::now() + Duration::from_secs(self.data.config.stop_grace_s);
         let mut killed = false;
-        let remaining = || procfs::alive(record.pid) || !procfs::group_members(record.pid).is_empty();
         while remaining() {
             if Instant::now() > deadline {
-                let _ = killpg(group, Signal::SIGKILL);
+                signal_all(Signal::SIGKILL);
                 killed = true;
                 // SIGKILL cannot be ignored; the kernel still needs a moment to release them.
                 let hard = Instant::now() + Duration::from_secs(10);
@@ -821,11 +1021,15 @@ impl EngineControl {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        self.clear(name);
-        Ok(StopOutcome::Stopped {
+        let _ = std::fs::remove_file(self.tree_path(&record.profile));
+        let gpu = gpu_release(&crate::gpu::read().await, record.pid, &processes);
+        StopOutcome::Stopped {
             pid: record.pid,
             killed,
-        })
+            leader_gone,
+            processes,
+            gpu,
+        }
     }
 
     fn clear(&self, name: &str) {
@@ -884,10 +1088,12 @@ impl EngineControl {
             Some(Running::Alive(record)) => {
                 // A container's log reaches engine.log through its follower: kept running.
                 self.ensure_follower(name, &record);
+                self.remember_tree(&record);
                 status.pid = Some(record.pid);
                 status.port = record.port;
                 status.uptime_s = procfs::process_uptime_s(record.start_ticks);
-                let healthy = self.probe_health(&record.host, record.port).await == Some(200);
+                status.health_code = self.probe_health(&record.host, record.port).await;
+                let healthy = status.health_code == Some(200);
                 let was_ready = self.ready_path(name).exists();
                 status.state = if healthy {
                     if !was_ready {
@@ -901,6 +1107,10 @@ impl EngineControl {
                     }
                     EngineState::Healthy
                 } else if was_ready {
+                    status.note = Some(match status.health_code {
+                        Some(code) => format!("/health answered {code}"),
+                        None => format!("/health got no answer in {} s", crate::engine::HEALTH_TIMEOUT.as_secs()),
+                    });
                     EngineState::Unhealthy
                 } else {
                     status.phase = Some(self.phase_from_log(name));
@@ -908,10 +1118,20 @@ impl EngineControl {
                     EngineState::Starting
                 };
             }
+            Some(Running::Orphaned(record, survivors)) => {
+                status.state = EngineState::Dead;
+                status.pid = Some(record.pid);
+                status.failure = diagnose_log(&self.log_path(name)).0;
+                status.note = Some(format!(
+                    "process {} is gone, but {} of its processes still run and hold their memory ({}); `roofline stop` ends them",
+                    record.pid,
+                    survivors.len(),
+                    describe_processes(&survivors)
+                ));
+            }
             Some(Running::Gone(record)) => {
                 status.state = EngineState::Dead;
-                let last = logs::tail(&self.log_path(name), FAILURE_LINES).unwrap_or_default();
-                status.failure = classify(last.iter().map(String::as_str));
+                status.failure = diagnose_log(&self.log_path(name)).0;
                 status.note = Some(match &record.container {
                     Some(c) => format!(
                         "container {} exited ({}); it was not stopped by Roofline",
@@ -944,6 +1164,29 @@ impl EngineControl {
             .filter_map(|l| StartupPhase::from_log_line(l))
             .max()
             .unwrap_or(StartupPhase::Launched)
+    }
+}
+
+/// What NVML says of a stopped engine's processes: none of them (nor any process still in
+/// its group) may be listed on a GPU.
+fn gpu_release(state: &app::domain::gpu::GpuState, pgid: i32, processes: &[Survivor]) -> GpuRelease {
+    match state {
+        app::domain::gpu::GpuState::NoDriver { reason } => GpuRelease::Unchecked { reason: reason.clone() },
+        app::domain::gpu::GpuState::Available { gpus, .. } => {
+            let mut held: Vec<(i32, Option<u64>)> = gpus
+                .iter()
+                .flat_map(|g| g.processes.iter())
+                .filter(|p| processes.iter().any(|s| s.pid == p.pid) || crate::gpu::process_group(p.pid) == Some(pgid))
+                .map(|p| (p.pid, p.used_bytes))
+                .collect();
+            held.sort();
+            held.dedup();
+            if held.is_empty() {
+                GpuRelease::Released
+            } else {
+                GpuRelease::StillHeld { pids: held }
+            }
+        }
     }
 }
 

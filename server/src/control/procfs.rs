@@ -26,28 +26,81 @@ pub fn stat(pid: i32) -> Option<ProcStat> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
-/// Every live process whose process group is `pgid` (field 5 of `/proc/PID/stat`): an
-/// engine's workers live in its group, and a stop is done only when all of them are gone.
-pub fn group_members(pgid: i32) -> Vec<i32> {
+/// One live process as `/proc/PID/stat` describes it: enough to tell an engine's process tree
+/// (parent, process group) and to prove identity later (start time).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcEntry {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgrp: i32,
+    pub state: char,
+    pub start_ticks: u64,
+}
+
+/// Parses the fields [`ProcEntry`] needs from `/proc/PID/stat` (fields counted from the last
+/// `)`, as in [`parse_stat`]).
+pub fn parse_entry(pid: i32, text: &str) -> Option<ProcEntry> {
+    let after = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    Some(ProcEntry {
+        pid,
+        state: f.first()?.chars().next()?,
+        ppid: f.get(1)?.parse().ok()?,
+        pgrp: f.get(2)?.parse().ok()?,
+        start_ticks: f.get(19)?.parse().ok()?,
+    })
+}
+
+/// Every live (not zombie) process visible in /proc.
+pub fn processes() -> Vec<ProcEntry> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|t| {
-                    let after = &t[t.rfind(')')? + 1..];
-                    let f: Vec<&str> = after.split_whitespace().collect();
-                    let state = f.first()?.chars().next()?;
-                    let group: i32 = f.get(2)?.parse().ok()?;
-                    Some(group == pgid && state != 'Z' && state != 'X')
-                })
-                .unwrap_or(false)
-        })
+        .filter_map(|pid| parse_entry(pid, &std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?))
+        .filter(|p| p.state != 'Z' && p.state != 'X')
         .collect()
+}
+
+/// Every live process whose process group is `pgid` (field 5 of `/proc/PID/stat`): an
+/// engine's workers live in its group, and a stop is done only when all of them are gone.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    processes()
+        .into_iter()
+        .filter(|p| p.pgrp == pgid)
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// The processes of an engine's tree in `table`: its process group (which outlives the leader:
+/// Linux reuses no pid while a group carries it as its id) and every descendant of `root`,
+/// which may have moved to a group of its own. Only processes started no earlier than the root
+/// count (a pid or group id seen before the engine started is not the engine's).
+pub fn tree_in(table: &[ProcEntry], root: i32, root_start_ticks: u64) -> Vec<ProcEntry> {
+    let mut found: Vec<ProcEntry> = table
+        .iter()
+        .filter(|p| (p.pgrp == root || p.pid == root) && p.start_ticks >= root_start_ticks)
+        .cloned()
+        .collect();
+    // Descendants by parent links; each pid is visited once, so a table can never loop it.
+    let mut visited = std::collections::HashSet::from([root]);
+    let mut frontier: Vec<i32> = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for p in table
+            .iter()
+            .filter(|p| p.ppid == parent && p.start_ticks >= root_start_ticks)
+        {
+            if visited.insert(p.pid) {
+                found.push(p.clone());
+                frontier.push(p.pid);
+            }
+        }
+    }
+    found.sort_by_key(|p| p.pid);
+    found.dedup_by_key(|p| p.pid);
+    found
 }
 
 /// Alive means present and not a zombie waiting to be reaped.
@@ -153,6 +206,55 @@ mod tests {
             })
         );
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    fn entry(pid: i32, ppid: i32, pgrp: i32, start_ticks: u64) -> ProcEntry {
+        ProcEntry {
+            pid,
+            ppid,
+            pgrp,
+            state: 'S',
+            start_ticks,
+        }
+    }
+
+    #[test]
+    fn an_engine_tree_is_its_group_and_its_descendants() {
+        // vLLM: API server 100 (leader) -> EngineCore 101 -> Worker 102, all in group 100; a
+        // helper 103 that left for a session of its own; an unrelated 200; 300, an older
+        // process that happens to sit in a group numbered 100 before the engine started.
+        let table = vec![
+            entry(100, 1, 100, 500),
+            entry(101, 100, 100, 510),
+            entry(102, 101, 100, 520),
+            entry(103, 101, 103, 530),
+            entry(104, 103, 103, 540),
+            entry(200, 1, 200, 100),
+            entry(300, 1, 100, 10),
+        ];
+        let pids = |v: Vec<ProcEntry>| v.into_iter().map(|p| p.pid).collect::<Vec<_>>();
+        assert_eq!(pids(tree_in(&table, 100, 500)), vec![100, 101, 102, 103, 104]);
+        // The leader killed: its children are re-parented to init, the group still names them.
+        let orphaned: Vec<ProcEntry> = table
+            .iter()
+            .filter(|p| p.pid != 100)
+            .map(|p| {
+                if p.ppid == 100 {
+                    entry(p.pid, 1, p.pgrp, p.start_ticks)
+                } else {
+                    p.clone()
+                }
+            })
+            .collect();
+        assert_eq!(pids(tree_in(&orphaned, 100, 500)), vec![101, 102]);
+    }
+
+    #[test]
+    fn parse_entry_reads_parent_and_group() {
+        let text =
+            "1234 (VLLM::EngineCore) S 1200 1200 1200 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 12 0 987654 100000 2000";
+        assert_eq!(parse_entry(1234, text), Some(entry(1234, 1200, 1200, 987654)));
+        assert_eq!(parse_entry(1, "1 (x) S"), None);
     }
 
     #[test]

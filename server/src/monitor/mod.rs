@@ -18,6 +18,7 @@ use app::domain::engine::{EngineState, EngineStatus};
 use app::domain::gpu::{GpuState, GpuSummary};
 use app::domain::series::Point;
 use app::domain::signals::{Live, Signals};
+use app::domain::stall::{HangKind, HangVerdict};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -69,6 +70,10 @@ pub struct Collector {
     latest: HashMap<String, Latest>,
     probes: Arc<Mutex<HashMap<String, Probe>>>,
     history: Option<History>,
+    /// Hang verdicts given, with when: they hold until the engine proves it moves.
+    hung: HashMap<String, (Instant, HangVerdict)>,
+    /// Since when `/health` has got no answer from an engine whose process is alive.
+    no_answer_since: HashMap<String, Instant>,
 }
 
 /// The base URL of a local engine.
@@ -92,6 +97,8 @@ impl Collector {
             latest: Default::default(),
             probes: Default::default(),
             history,
+            hung: Default::default(),
+            no_answer_since: Default::default(),
         }
     }
 
@@ -108,6 +115,8 @@ impl Collector {
         let keys: Vec<String> = targets.iter().map(|(i, _)| rows[*i].profile.clone()).collect();
         self.scrapes.retain(|p, _| keys.contains(p));
         self.latest.retain(|p, _| keys.contains(p));
+        self.hung.retain(|p, _| keys.contains(p));
+        self.no_answer_since.retain(|p, _| keys.contains(p));
         if let Some(h) = &self.history {
             h.retain(&keys);
         }
@@ -138,36 +147,102 @@ impl Collector {
                 .unwrap_or_default();
             let flat = app::domain::stall::flat_for(&scrapes);
             let latest_signals = scrapes.last().map(|(_, s)| *s);
-            if row.state == EngineState::Healthy && flat.is_some_and(|f| f >= app::domain::stall::FLAT_S) {
-                let pending = row
-                    .live
-                    .as_ref()
-                    .map(|l| l.running.unwrap_or(0.0) + l.waiting.unwrap_or(0.0));
+            // The freshest scrape only: a failed scrape is no evidence of movement.
+            let fresh_signals =
+                latest_signals.filter(|_| self.latest.get(&row.profile).is_some_and(|l| l.note.is_none()));
+            let probe = self.probes.lock().ok().and_then(|p| p.get(&row.profile).copied());
+            if let Some(Probe::Answered { ms, .. }) = probe {
+                row.probe_ms = Some(ms);
+            }
+            let health_answered = row.health_code.is_some();
+            if health_answered {
+                self.no_answer_since.remove(&row.profile);
+            } else {
+                self.no_answer_since.entry(row.profile.clone()).or_insert(now);
+            }
+            // A verdict given earlier holds until this refresh's evidence undoes it.
+            if let Some((at, verdict)) = self.hung.get(&row.profile) {
+                let evidence = app::domain::stall::Evidence {
+                    latest: fresh_signals,
+                    probe_answered: matches!(probe, Some(Probe::Answered { at: answered, .. }) if answered > *at),
+                    health_answered,
+                };
+                if app::domain::stall::recovered(verdict, evidence) {
+                    tracing::info!(profile = %row.profile, "no longer hung: it moves again");
+                    self.hung.remove(&row.profile);
+                }
+            }
+            if !self.hung.contains_key(&row.profile) {
+                if let Some((kind, note)) = self.fresh_hang(row, flat, latest_signals, probe, now) {
+                    let counters = latest_signals.map(app::domain::stall::counters).unwrap_or_default();
+                    tracing::warn!(profile = %row.profile, %note, "hung");
+                    self.hung
+                        .insert(row.profile.clone(), (now, HangVerdict { kind, counters, note }));
+                }
+            }
+            if let Some((at, verdict)) = self.hung.get(&row.profile) {
                 row.state = EngineState::Hung;
                 row.note = Some(format!(
+                    "{} (hung for {:.0} s)",
+                    verdict.note,
+                    now.duration_since(*at).as_secs_f64()
+                ));
+            }
+        }
+    }
+
+    /// This refresh's own evidence of a hang, if any: work pending with flat counters, an idle
+    /// engine whose probe got no answer, or an API server that has answered no connection for
+    /// as long as counters may stay flat.
+    fn fresh_hang(
+        &self,
+        row: &EngineStatus,
+        flat: Option<f64>,
+        latest_signals: Option<&Signals>,
+        probe: Option<Probe>,
+        now: Instant,
+    ) -> Option<(HangKind, String)> {
+        if row.state == EngineState::Healthy && flat.is_some_and(|f| f >= app::domain::stall::FLAT_S) {
+            let pending = row
+                .live
+                .as_ref()
+                .map(|l| l.running.unwrap_or(0.0) + l.waiting.unwrap_or(0.0));
+            return Some((
+                HangKind::Flat,
+                format!(
                     "{} requests pending, no token, prompt token or engine step in {:.0} s",
                     pending.unwrap_or(0.0),
                     flat.unwrap_or(0.0)
-                ));
-            }
-            // /health can answer while completions do not (vLLM's check only reads a flag). The
-            // probe runs on idle engines only; a busy one is judged by its counters above.
-            let probe = self.probes.lock().ok().and_then(|p| p.get(&row.profile).copied());
-            match probe {
-                Some(Probe::Answered { ms, .. }) => row.probe_ms = Some(ms),
-                Some(Probe::NoAnswer { baseline, .. })
-                    if row.state == EngineState::Healthy
-                        && app::domain::stall::probe_shows_hang(baseline, latest_signals) =>
-                {
-                    row.state = EngineState::Hung;
-                    row.note = Some(format!(
+                ),
+            ));
+        }
+        // /health can answer while completions do not (vLLM's check only reads a flag). The
+        // probe runs on idle engines only; a busy one is judged by its counters above.
+        if let Some(Probe::NoAnswer { baseline, .. }) = probe {
+            if row.state == EngineState::Healthy && app::domain::stall::probe_shows_hang(baseline, latest_signals) {
+                return Some((
+                    HangKind::Probe,
+                    format!(
                         "/health answers but a one-token completion got no answer in {} s",
                         PROBE_TIMEOUT.as_secs()
-                    ));
-                }
-                _ => {}
+                    ),
+                ));
             }
         }
+        let silent = self
+            .no_answer_since
+            .get(&row.profile)
+            .map(|t| now.duration_since(*t).as_secs_f64());
+        if row.state == EngineState::Unhealthy && silent.is_some_and(|s| s >= app::domain::stall::FLAT_S) {
+            return Some((
+                HangKind::NoConnection,
+                format!(
+                    "the API server answers no connection: /health has got no answer for {:.0} s",
+                    silent.unwrap_or(0.0)
+                ),
+            ));
+        }
+        None
     }
 
     async fn scrape_all(&mut self, rows: &[EngineStatus], targets: &[(usize, String)], now: Instant) {
@@ -374,6 +449,8 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
                     changed
                 });
                 collector.enrich(&mut next, local_base).await;
+                // `roofline status` shows the same verdicts (control::verdicts).
+                control.write_verdicts(&next);
                 local = next;
             }
             let mut next = local.clone();

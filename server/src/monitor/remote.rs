@@ -86,7 +86,9 @@ async fn poll_engine(http: &reqwest::Client, m: &FleetMember, url: &str, model: 
     r.port = port;
     r.engine = "bare".into();
     let engine = crate::engine::Engine::with_client(http.clone(), base);
-    match engine.health(TIMEOUT).await {
+    let health = engine.health(TIMEOUT).await;
+    r.health_code = health.as_ref().ok().copied();
+    match health {
         Ok(200..=299) => r.state = EngineState::Healthy,
         Ok(code) => {
             r.state = EngineState::Unhealthy;

@@ -105,6 +105,7 @@ pub fn api_error(e: ControlError) -> ApiError {
         | ControlError::Busy(_)
         | ControlError::Gated(_)
         | ControlError::GateBlocked(_)
+        | ControlError::Survivors { .. }
         | ControlError::Refused { .. }) => ApiError::Invalid(other.to_string()),
         other => internal(other),
     }
