@@ -26,6 +26,7 @@ pub mod demo;
 pub mod incidents;
 pub mod models;
 pub mod monitor;
+pub mod preflight;
 pub mod review;
 pub mod runs;
 pub mod sim;

@@ -8,7 +8,8 @@ fn main() {
     let argv: Vec<String> = std::env::args().collect();
     if argv.get(1).map(String::as_str) == Some("sim") {
         let code = match argv.get(2).map(String::as_str) {
-            Some("worker") => server::sim::worker_main(),
+            Some("worker") => server::sim::worker_main(argv.get(3).map(String::as_str)),
+            Some("engine-core") => server::sim::engine_core_main(&argv[3..]),
             // `vllm`, `sglang`, or `vllm@VERSION` for another release the simulator carries.
             Some(spec) => server::sim::main(spec, &argv[3..]),
             None => {

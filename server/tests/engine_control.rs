@@ -150,9 +150,21 @@ async fn crash_during_start_reports_the_startup_failure_row() {
         .replace("CONTEXT_LENGTH=8192", "CONTEXT_LENGTH=131072");
     std::fs::write(&p, text).unwrap();
     assert!(env.run(&["profile", "import", p.to_str().unwrap()]).status.success());
+    // The calculator knows it before the launch: refused, the figure named.
     let out = env.run(&["serve", "--profile", "long", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"], "refused", "{v}");
+    assert_eq!(v["preflight"][0]["check"], "vram", "{v}");
+    assert!(
+        v["preflight"][0]["detail"].as_str().unwrap().contains("kv-too-small"),
+        "{v}"
+    );
+    // Overridden, the engine's own failure gets its row.
+    let out = env.run(&["serve", "--profile", "long", "--json", "--no-preflight"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["failure"]["row"], "kv-too-small", "{v}");
+    let journal = str(&env.run(&["journal", "list", "--profile", "long", "--json"])).0;
+    assert!(journal.contains("--no-preflight"), "{journal}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -112,8 +112,8 @@ fn serve(env: &Env, name: &str) -> serde_json::Value {
 }
 
 /// A one-token completion straight to the engine (the model answers noise).
-fn complete(port: u16, max_tokens: u32) -> bool {
-    let body = format!(r#"{{"model":"tiny","prompt":"def main():","max_tokens":{max_tokens},"ignore_eos":true}}"#);
+fn complete(port: u16, model: &str, max_tokens: u32) -> bool {
+    let body = format!(r#"{{"model":"{model}","prompt":"def main():","max_tokens":{max_tokens},"ignore_eos":true}}"#);
     Command::new("curl")
         .args([
             "-s",
@@ -166,7 +166,7 @@ fn serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm() {
     assert!(stdout.contains("--max-model-len"), "{stdout}");
 
     // Metrics under a little load: the names the console reads are vLLM's own.
-    let load = std::thread::spawn(move || (0..6).filter(|_| complete(port, 16)).count());
+    let load = std::thread::spawn(move || (0..6).filter(|_| complete(port, "tiny", 16)).count());
     let out = env.run(&["metrics", "--profile", "real", "--window", "4", "--json"]);
     let served = load.join().unwrap();
     assert!(served >= 1, "no completion answered");
@@ -209,11 +209,37 @@ fn a_killed_api_server_leaves_no_orphans_behind() {
     let env = real_env(&dir, "");
     let port = free_port();
     profile(&env, "orphans", port, KV_1G);
-    let pid = serve(&env, "orphans")["pid"].as_i64().unwrap();
-    let before = group(pid);
-    assert!(before.len() >= 3, "{before:?}");
+    let survivors = orphan_scenario(&env, "orphans", port, "tiny");
+    // vLLM-CPU runs its model in a Worker even at TP 1; a GPU vLLM at TP 1 inside EngineCore.
+    assert!(survivors.iter().any(|n| n.contains("EngineCor")), "{survivors:?}");
+}
 
-    // kill -9 of the pid the console recorded: vLLM's EngineCore and Worker live on.
+/// The same scenario against the simulator, which must leave the same tree behind as the real
+/// engine does (conformance: the console observes the same states, refusals and stop).
+#[test]
+fn the_simulator_leaves_the_same_orphans_as_vllm() {
+    let env = Env::new();
+    let port = free_port();
+    env.vllm_profile("orphans", port, "");
+    let survivors = orphan_scenario(&env, "orphans", port, "m");
+    assert_eq!(survivors, vec!["VLLM::EngineCor".to_string()]);
+    // At TP 2 EngineCore's workers survive with it.
+    let port = free_port();
+    env.vllm_profile("tp2", port, "TENSOR_PARALLEL=2\n");
+    let mut survivors = orphan_scenario(&env, "tp2", port, "m");
+    survivors.sort();
+    assert_eq!(survivors, vec!["VLLM::EngineCor", "VLLM::Worker_TP", "VLLM::Worker_TP"]);
+}
+
+/// kill -9 of the API server, then what the console must do about the processes it leaves:
+/// show them, refuse a second engine beside them, end them on stop (reported and journaled),
+/// and start alone afterwards. Returns the survivors' names.
+fn orphan_scenario(env: &Env, name: &str, port: u16, model: &str) -> Vec<String> {
+    let pid = serve(env, name)["pid"].as_i64().unwrap();
+    let before = group(pid);
+    assert!(before.len() >= 2, "{before:?}");
+
+    // kill -9 of the pid the console recorded: vLLM's EngineCore (and workers) live on.
     signal(&[pid], "KILL");
     let t0 = Instant::now();
     while pid_alive(pid) && t0.elapsed() < Duration::from_secs(10) {
@@ -223,9 +249,9 @@ fn a_killed_api_server_leaves_no_orphans_behind() {
     let survivors = group(pid);
     assert!(
         !survivors.is_empty(),
-        "vLLM's workers died with the API server this time"
+        "the engine's processes died with the API server this time"
     );
-    let st = env.status("orphans");
+    let st = env.status(name);
     assert_eq!(st["state"], "dead", "{st}");
     let note = st["note"].as_str().unwrap_or_default();
     assert!(note.contains("still run"), "{note}");
@@ -234,14 +260,14 @@ fn a_killed_api_server_leaves_no_orphans_behind() {
     }
 
     // A new engine beside them is refused, naming them.
-    let out = env.run(&["serve", "--profile", "orphans"]);
+    let out = env.run(&["serve", "--profile", name]);
     let (stdout, stderr) = str(&out);
     assert!(!out.status.success(), "served beside orphans: {stdout}");
     assert!(stderr.contains("still run"), "{stderr}");
     assert!(group(pid).len() == survivors.len(), "the refusal touched the survivors");
 
     // Stop ends them, says so, and journals what it found.
-    let out = env.run(&["stop", "--profile", "orphans", "--json"]);
+    let out = env.run(&["stop", "--profile", name, "--json"]);
     let (stdout, stderr) = str(&out);
     assert!(out.status.success(), "stop: {stdout}\n{stderr}");
     let stop: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
@@ -249,7 +275,7 @@ fn a_killed_api_server_leaves_no_orphans_behind() {
     assert_eq!(stop["leader_gone"], true, "{stop}");
     assert_eq!(stop["processes"].as_array().unwrap().len(), survivors.len(), "{stop}");
     assert!(group(pid).is_empty(), "left running: {:?}", group(pid));
-    let out = env.run(&["journal", "list", "--profile", "orphans", "--json"]);
+    let out = env.run(&["journal", "list", "--profile", name, "--json"]);
     let journal = String::from_utf8_lossy(&out.stdout);
     assert!(
         journal.contains("leader_gone") && journal.contains("EngineCor"),
@@ -257,11 +283,18 @@ fn a_killed_api_server_leaves_no_orphans_behind() {
     );
 
     // And the next start is alone.
-    let pid2 = serve(&env, "orphans")["pid"].as_i64().unwrap();
-    assert!(complete(port, 4));
-    let out = env.run(&["stop", "--profile", "orphans"]);
+    let pid2 = serve(env, name)["pid"].as_i64().unwrap();
+    assert!(complete(port, model, 4));
+    let out = env.run(&["stop", "--profile", name]);
     assert!(out.status.success());
     assert!(group(pid2).is_empty());
+    // Its way down (EngineDeadError included, in vLLM's log and the simulator's) is no death.
+    let log = env.data().join(format!("state/{name}/engine.log"));
+    let out = env.run(&["triage", "--log", log.to_str().unwrap(), "--json"]);
+    let verdict: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(verdict["verdict"], "dead", "{verdict}");
+    assert!(verdict["investigation"]["stopped"].is_object(), "{verdict}");
+    survivors.into_iter().map(|(_, n)| n).collect()
 }
 
 /// The console, started on the data directory, watching the engine.
@@ -356,7 +389,7 @@ fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves() {
 
     // 3. A busy hang: requests running, then the engine stops moving.
     let load: Vec<_> = (0..4)
-        .map(|_| std::thread::spawn(move || complete(port, 1500)))
+        .map(|_| std::thread::spawn(move || complete(port, "tiny", 1500)))
         .collect();
     std::thread::sleep(Duration::from_secs(3));
     signal(&workers, "STOP");
@@ -387,6 +420,7 @@ fn failed_starts_get_their_row_and_their_root_cause() {
             "invalid-argument",
             "bf17",
             "start-invalid-argument",
+            Some("--dtype"),
         ),
         // A context above the model's max_position_embeddings (4096).
         (
@@ -395,6 +429,7 @@ fn failed_starts_get_their_row_and_their_root_cause() {
             "context-above-model",
             "max_model_len (8192)",
             "start-context-above-model",
+            Some("CONTEXT_LENGTH"),
         ),
         // The CPU backend refuses 0.95 of the machine's RAM.
         (
@@ -403,9 +438,10 @@ fn failed_starts_get_their_row_and_their_root_cause() {
             "gpu-memory-taken",
             "memory utilization",
             "start-gpu-memory-taken",
+            None,
         ),
     ];
-    for (name, extra, row, cause, rule) in cases {
+    for (name, extra, row, cause, rule, preflight) in cases {
         let text = format!(
             "ENGINE=vllm-cpu\nMODEL={}\nSERVED_MODEL_NAME=tiny\nPORT={}\n{extra}",
             env.data().join("models/tiny").display(),
@@ -417,7 +453,22 @@ fn failed_starts_get_their_row_and_their_root_cause() {
             format!("{text}CONTEXT_LENGTH=2048\n")
         };
         env.profile(name, &text);
-        let out = env.run(&["serve", "--profile", name, "--json"]);
+        // The preflight already knows the first two: refused before launch, the flag or the
+        // figure named. (The calculator needs a GPU: the third one starts here.)
+        if let Some(subject) = preflight {
+            let out = env.run(&["serve", "--profile", name, "--json"]);
+            let (stdout, stderr) = str(&out);
+            assert!(!out.status.success(), "{name}: {stdout}");
+            let v: serde_json::Value =
+                serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+            assert_eq!(v["result"], "refused", "{v}");
+            assert_eq!(v["preflight"][0]["subject"], subject, "{v}");
+            assert!(
+                !env.data().join(format!("state/{name}/engine.log")).exists(),
+                "{name} was launched"
+            );
+        }
+        let out = env.run(&["serve", "--profile", name, "--json", "--no-preflight"]);
         let (stdout, stderr) = str(&out);
         assert!(!out.status.success(), "{name} started: {stdout}");
         let v: serde_json::Value =

@@ -44,12 +44,8 @@ fn print_failure(lang: Lang, e: &ControlError) {
     }
 }
 
-/// Records a CLI engine action in the change journal, with its outcome and context.
-pub async fn journal_action(control: &EngineControl, kind: &str, profile: &str, reason: &str, code: i32) {
-    journal_action_with(control, kind, profile, reason, code, serde_json::json!({})).await
-}
-
-/// [`journal_action`] with what the action found (a stop's processes and its proof of stop).
+/// Records a CLI engine action in the change journal, with its outcome, what the action found
+/// (a stop's processes and its proof of stop, a serve's preflight) and the context.
 pub async fn journal_action_with(
     control: &EngineControl,
     kind: &str,
@@ -67,6 +63,43 @@ pub async fn journal_action_with(
         .journal()
         .record(&cli_actor(), kind, profile, reason, detail)
         .await;
+}
+
+/// The checks before a start (`preflight`): `Ok` with what the journal records when the start
+/// may go ahead, `Err` with the exit code and the journal's detail when it is refused.
+pub async fn preflight(
+    control: &EngineControl,
+    profile: &str,
+    skip: bool,
+    json: bool,
+) -> Result<serde_json::Value, (i32, serde_json::Value)> {
+    if skip {
+        return Ok(serde_json::json!({"preflight": "skipped (--no-preflight)"}));
+    }
+    // An engine that already runs is not started again: nothing to check.
+    if control.is_running(profile) {
+        return Ok(serde_json::json!({}));
+    }
+    let found = crate::preflight::check(control, profile).await;
+    for s in &found.skipped {
+        tracing::info!(profile, "preflight check not made: {s}");
+    }
+    if found.refusals.is_empty() {
+        return Ok(serde_json::json!({"preflight": "passed", "preflight_skipped": found.skipped}));
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"profile": profile, "result": "refused", "preflight": found.refusals})
+        );
+    } else {
+        eprintln!("{profile}: not started: the preflight knows this start would fail");
+        for r in &found.refusals {
+            eprintln!("  {r}");
+        }
+        eprintln!("(fix the profile, or `roofline serve --no-preflight` to start anyway)");
+    }
+    Err((PROBLEM, serde_json::json!({"preflight": found.refusals})))
 }
 
 pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {

@@ -52,13 +52,18 @@ enum Command {
         #[arg(long)]
         demo: bool,
     },
-    /// Start a profile's engine and wait until it is healthy (idempotent).
+    /// Start a profile's engine and wait until it is healthy (idempotent). A start the
+    /// console knows will fail (a flag the installed engine refuses, a context above the
+    /// model's limit, a calculator verdict of "does not fit") is refused first.
     Serve {
         #[arg(long, env = "INFER_PROFILE")]
         profile: String,
         /// Why: recorded in the change journal.
         #[arg(long, default_value = "")]
         reason: String,
+        /// Start even where the preflight refuses (journaled).
+        #[arg(long)]
+        no_preflight: bool,
     },
     /// Stop a profile's engine (SIGTERM, SIGKILL after the grace period).
     Stop {
@@ -68,13 +73,17 @@ enum Command {
         #[arg(long, default_value = "")]
         reason: String,
     },
-    /// Stop, then serve.
+    /// Stop, then serve. The preflight runs before the stop: an engine is not stopped for a
+    /// start that would fail.
     Restart {
         #[arg(long, env = "INFER_PROFILE")]
         profile: String,
         /// Why: recorded in the change journal.
         #[arg(long, default_value = "")]
         reason: String,
+        /// Start even where the preflight refuses (journaled).
+        #[arg(long)]
+        no_preflight: bool,
     },
     /// Print the engine log.
     Logs {
@@ -359,9 +368,16 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
     let json = cli.json;
     match cli.command {
         Command::Console { addr, .. } => console::run(control, addr, console).await,
-        Command::Serve { profile, reason } => {
-            let code = engine::serve(&control, &profile, json).await;
-            engine::journal_action(&control, "serve", &profile, &reason, code).await;
+        Command::Serve {
+            profile,
+            reason,
+            no_preflight,
+        } => {
+            let (code, detail) = match engine::preflight(&control, &profile, no_preflight, json).await {
+                Ok(detail) => (engine::serve(&control, &profile, json).await, detail),
+                Err((code, detail)) => (code, detail),
+            };
+            engine::journal_action_with(&control, "serve", &profile, &reason, code, detail).await;
             code
         }
         Command::Stop { profile, reason } => {
@@ -369,11 +385,22 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
             engine::journal_action_with(&control, "stop", &profile, &reason, code, detail).await;
             code
         }
-        Command::Restart { profile, reason } => {
-            let (mut code, detail) = engine::stop(&control, &profile, json).await;
-            if code == OK {
-                code = engine::serve(&control, &profile, json).await;
-            }
+        Command::Restart {
+            profile,
+            reason,
+            no_preflight,
+        } => {
+            let (code, detail) = match engine::preflight(&control, &profile, no_preflight, json).await {
+                Ok(checked) => {
+                    let (mut code, mut detail) = engine::stop(&control, &profile, json).await;
+                    if code == OK {
+                        code = engine::serve(&control, &profile, json).await;
+                    }
+                    detail["preflight"] = checked["preflight"].clone();
+                    (code, detail)
+                }
+                Err((code, detail)) => (code, detail),
+            };
             engine::journal_action_with(&control, "restart", &profile, &reason, code, detail).await;
             code
         }

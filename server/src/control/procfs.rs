@@ -79,6 +79,12 @@ pub fn group_members(pgid: i32) -> Vec<i32> {
 /// which may have moved to a group of its own. Only processes started no earlier than the root
 /// count (a pid or group id seen before the engine started is not the engine's).
 pub fn tree_in(table: &[ProcEntry], root: i32, root_start_ticks: u64) -> Vec<ProcEntry> {
+    // A live process with the root's pid but another start time means the pid was reused: the
+    // kernel reuses no pid while a group carries it, so the engine's group is gone, and any
+    // group numbered so now is someone else's.
+    if table.iter().any(|p| p.pid == root && p.start_ticks != root_start_ticks) {
+        return Vec::new();
+    }
     let mut found: Vec<ProcEntry> = table
         .iter()
         .filter(|p| (p.pgrp == root || p.pid == root) && p.start_ticks >= root_start_ticks)
@@ -247,6 +253,14 @@ mod tests {
             })
             .collect();
         assert_eq!(pids(tree_in(&orphaned, 100, 500)), vec![101, 102]);
+        // The pid reused by a new group leader (this could be the console or a test itself):
+        // nothing of it, its group or its children is the engine's.
+        let reused = vec![
+            entry(100, 1, 100, 900),
+            entry(101, 100, 100, 910),
+            entry(200, 1, 200, 100),
+        ];
+        assert!(tree_in(&reused, 100, 500).is_empty());
     }
 
     #[test]

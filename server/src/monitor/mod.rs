@@ -123,11 +123,18 @@ impl Collector {
         // Ticks jitter by a few milliseconds; a quarter tick of slack keeps a 1 s interval
         // from skipping every other tick.
         let due = self.scrape_every.saturating_sub(INTERVAL / 4);
+        // An engine whose /health got no answer is not scraped or probed: its /metrics would
+        // only hold the tick for the scrape timeout (the silence itself is the evidence).
+        let answering: Vec<(usize, String)> = targets
+            .iter()
+            .filter(|(i, _)| rows[*i].health_code.is_some())
+            .cloned()
+            .collect();
         if self.last_scrape.is_none_or(|t| now.duration_since(t) >= due) {
             self.last_scrape = Some(now);
-            self.scrape_all(rows, &targets, now).await;
+            self.scrape_all(rows, &answering, now).await;
         }
-        self.start_probes(rows, &targets, now);
+        self.start_probes(rows, &answering, now);
         for (i, _) in &targets {
             let row = &mut rows[*i];
             if let Some(latest) = self.latest.get(&row.profile) {
@@ -158,7 +165,9 @@ impl Collector {
             if health_answered {
                 self.no_answer_since.remove(&row.profile);
             } else {
-                self.no_answer_since.entry(row.profile.clone()).or_insert(now);
+                // The unanswered /health was sent one health timeout before this refresh.
+                let asked = now.checked_sub(crate::engine::HEALTH_TIMEOUT).unwrap_or(now);
+                self.no_answer_since.entry(row.profile.clone()).or_insert(asked);
             }
             // A verdict given earlier holds until this refresh's evidence undoes it.
             if let Some((at, verdict)) = self.hung.get(&row.profile) {

@@ -103,6 +103,42 @@ fn find(release: Release, name: &str) -> Option<&'static HelpFlag> {
         .or_else(|| name.split_once('.').and_then(|(root, _)| set.find(root)))
 }
 
+/// A long option as Python's argparse reads it (`allow_abbrev`, on in both engines): its exact
+/// spelling, else the one flag it is an unambiguous prefix of; a prefix of several is
+/// argparse's "ambiguous option" error.
+fn resolve(release: Release, name: &str) -> Result<Option<&'static HelpFlag>, UsageError> {
+    if let Some(def) = find(release, name) {
+        return Ok(Some(def));
+    }
+    if !name.starts_with("--") || name.len() < 3 || name.contains('.') {
+        return Ok(None);
+    }
+    let want = name.replace('_', "-");
+    let mut matches: Vec<(&'static HelpFlag, &'static str)> = Vec::new();
+    for f in &flag_set(release).flags {
+        for n in f
+            .names
+            .iter()
+            .filter(|n| n.starts_with("--") && n.replace('_', "-").starts_with(&want))
+        {
+            matches.push((f, n.as_str()));
+        }
+    }
+    match matches.as_slice() {
+        [] => Ok(None),
+        [(f, _)] => Ok(Some(f)),
+        many => {
+            let names: Vec<&str> = many.iter().map(|(_, n)| *n).collect();
+            Err(UsageError(format!(
+                "usage: {} [options]\n{}: error: ambiguous option: {name} could match {}",
+                prog(release.kind),
+                prog(release.kind),
+                names.join(", ")
+            )))
+        }
+    }
+}
+
 /// Parses `sim vllm serve MODEL …` (after `serve`) or `sim sglang …`.
 pub fn parse(release: Release, args: &[String]) -> Result<Invocation, UsageError> {
     let kind = release.kind;
@@ -138,7 +174,7 @@ pub fn parse(release: Release, args: &[String]) -> Result<Invocation, UsageError
                 Some((n, v)) => (n.to_string(), Some(v.to_string())),
                 None => (a.clone(), None),
             };
-            match find(release, &name) {
+            match resolve(release, &name)? {
                 Some(def) if def.metavar.is_none() => values.push((&def.names[0], name, None)),
                 Some(def) => {
                     let v = match inline {
@@ -480,6 +516,22 @@ mod tests {
             .unwrap_err()
             .0
             .contains("unrecognized arguments: --max-model-len"));
+    }
+
+    #[test]
+    fn prefixes_are_read_as_argparse_reads_them() {
+        // vLLM's argparse takes an unambiguous prefix as the flag (a real vLLM 0.32 serves with
+        // `--max-model 2048`), and names every match of an ambiguous one.
+        let r = current(EngineKind::Vllm);
+        let Ok(Invocation::Serve(a)) = parse(r, &s(&["serve", "/m", "--max-model", "2048", "--gpu-memory-util=0.5"]))
+        else {
+            panic!("a prefix was refused")
+        };
+        assert_eq!(a.max_model_len, Some(2048));
+        assert!((a.mem_fraction - 0.5).abs() < 1e-9);
+        let err = parse(r, &s(&["serve", "/m", "--max", "5"])).unwrap_err();
+        assert!(err.0.contains("error: ambiguous option: --max could match"), "{err}");
+        assert!(err.0.contains("--max-model-len"), "{err}");
     }
 
     #[test]

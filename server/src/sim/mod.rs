@@ -155,7 +155,10 @@ fn sleep_s(s: f64) -> tokio::time::Sleep {
 /// executor and SGLang's scheduler start them: in the engine's process group, holding (a
 /// share of) the GPU until it exits. With `ROOFLINE_SIM_WORKERS_IGNORE_SIGTERM=1` it ignores
 /// SIGTERM, like a worker stuck in a CUDA call: only SIGKILL ends it.
-pub fn worker_main() -> i32 {
+pub fn worker_main(name: Option<&str>) -> i32 {
+    if let Some(name) = name {
+        set_process_name(name);
+    }
     let ignore = std::env::var("ROOFLINE_SIM_WORKERS_IGNORE_SIGTERM").is_ok_and(|v| v == "1");
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -177,28 +180,77 @@ pub fn worker_main() -> i32 {
     })
 }
 
-/// Starts the TP ranks beyond the first as worker processes (they inherit our process group).
-fn spawn_workers(tp: u32) -> Vec<std::process::Child> {
-    let Ok(exe) = std::env::current_exe() else {
-        return Vec::new();
+/// Names the process as the real engine's processes name themselves (vLLM's setproctitle:
+/// `VLLM::EngineCore`, `VLLM::Worker_TP1`; Linux keeps the first 15 bytes as `comm`), so the
+/// console and an operator's `ps` see the same tree as on a real host.
+fn set_process_name(name: &str) {
+    if let Ok(c) = std::ffi::CString::new(name.as_bytes().iter().take(15).copied().collect::<Vec<u8>>()) {
+        let _ = nix::sys::prctl::set_name(&c);
+    }
+}
+
+/// Starts one helper process of the engine (`roofline sim worker NAME` or `roofline sim
+/// engine-core TP`), in our process group, its output discarded.
+fn spawn_helper(args: &[String]) -> Option<std::process::Child> {
+    let exe = std::env::current_exe().ok()?;
+    std::process::Command::new(exe)
+        .arg("sim")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()
+}
+
+/// The engine's processes below the API server, shaped as the engine shapes them. vLLM V1:
+/// the API server starts `EngineCore`, which starts one worker per TP rank when TP > 1 (a
+/// TP-1 GPU engine runs the model inside EngineCore). SGLang: one scheduler per TP rank
+/// beyond the first. Killing the API server leaves them running, as on a real host.
+fn spawn_workers(kind: EngineKind, tp: u32) -> Vec<std::process::Child> {
+    match kind {
+        EngineKind::Vllm => spawn_helper(&["engine-core".into(), tp.to_string()])
+            .into_iter()
+            .collect(),
+        EngineKind::Sglang => (1..tp.min(64))
+            .filter_map(|rank| spawn_helper(&["worker".into(), format!("sglang::scheduler_TP{rank}")]))
+            .collect(),
+    }
+}
+
+/// `roofline sim engine-core TP`: vLLM's EngineCore process, parent of the TP workers. It
+/// ends on SIGTERM (the console signals the whole group) and outlives a killed API server.
+pub fn engine_core_main(args: &[String]) -> i32 {
+    set_process_name("VLLM::EngineCore");
+    let tp: u32 = args.first().and_then(|a| a.parse().ok()).unwrap_or(1).clamp(1, 64);
+    let _workers: Vec<std::process::Child> = if tp > 1 {
+        (0..tp)
+            .filter_map(|rank| spawn_helper(&["worker".into(), format!("VLLM::Worker_TP{rank}")]))
+            .collect()
+    } else {
+        Vec::new()
     };
-    (1..tp.min(64))
-        .filter_map(|_| {
-            std::process::Command::new(&exe)
-                .args(["sim", "worker"])
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .ok()
-        })
-        .collect()
+    worker_main(None)
 }
 
 async fn run(args: SimArgs) -> i32 {
-    let kind = args.kind;
     // Kept for the life of the engine; never waited on (stop is engine control's job).
-    let _workers = spawn_workers(args.tp);
+    let mut helpers = spawn_workers(args.kind, args.tp);
+    let code = engine(args).await;
+    if code != 0 {
+        // A crash or a failed start is EngineCore's death in the real engine: the API server
+        // exits after it, and nothing of the tree is left. (A SIGTERM shutdown leaves them to
+        // the signal the whole group received, as vLLM's process manager does.)
+        for h in &mut helpers {
+            let _ = h.kill();
+            let _ = h.wait();
+        }
+    }
+    code
+}
+
+async fn engine(args: SimArgs) -> i32 {
+    let kind = args.kind;
     let log = Logger::new(kind);
     let delay = args.startup_delay_s;
     let gpu_gib: f64 = std::env::var("ROOFLINE_SIM_GPU_GIB")
@@ -502,7 +554,22 @@ async fn run(args: SimArgs) -> i32 {
                             sim.log.line("APIServer", "WARNING", "launcher.py:80", "SIGTERM received while a CUDA call is blocked; not shutting down.");
                             continue;
                         }
-                        sim.log.line("APIServer", "INFO", "launcher.py:80", "Shutting down FastAPI HTTP server.");
+                        if sim.args.kind == EngineKind::Vllm {
+                            // vLLM's way down (0.32, captured on a real engine): the signal, the
+                            // engine client stopped, and an EngineDeadError on the way, which
+                            // is no death (testdata/fixtures/vllm-cpu-clean-stop.log).
+                            sim.log.line("EngineCore_DP0", "INFO", "core.py:1454", "[shutdown] EngineCore: trigger received signal=SIGTERM");
+                            sim.log.line("APIServer", "INFO", "launcher.py:254", "[shutdown] API server: shutdown triggered");
+                            sim.log.line("APIServer", "INFO", "utils.py:628", "[shutdown] Process manager: send sigterm to process EngineCore");
+                            sim.log.line("APIServer", "ERROR", "async_llm.py:906", "AsyncLLM output_handler failed.");
+                            sim.log.line("APIServer", "ERROR", "async_llm.py:906", "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.");
+                            sim.log.line("APIServer", "INFO", "launcher.py:304", "[shutdown] API server: shutting down FastAPI HTTP server");
+                            sim.log.raw("INFO:     Shutting down");
+                            sim.log.raw("INFO:     Waiting for application shutdown.");
+                            sim.log.raw("INFO:     Application shutdown complete.");
+                        } else {
+                            sim.log.line("APIServer", "INFO", "launcher.py:80", "Shutting down FastAPI HTTP server.");
+                        }
                         return 0;
                     }
                     _ = tokio::time::sleep(Duration::from_millis(50)) => {

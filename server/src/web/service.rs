@@ -171,6 +171,35 @@ impl ConsoleService for ConsoleServiceImpl {
                     return Err(ApiError::PortBusy { port, owner });
                 }
             }
+            // A start the console knows would fail is refused before anything is stopped or
+            // launched (the CLI's `--no-preflight` is the override).
+            let starts = matches!(action, EngineAction::Restart) || (action == EngineAction::Serve && !running);
+            if starts {
+                let found = crate::preflight::check(&self.control, &profile).await;
+                if !found.refusals.is_empty() {
+                    let issues = found
+                        .refusals
+                        .iter()
+                        .map(|r| r.to_string())
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    let refused = ControlError::Refused {
+                        profile: profile.clone(),
+                        issues: format!("the preflight knows this start would fail: {issues}"),
+                    };
+                    let message = refused.to_string();
+                    crate::control::actions::record_action(
+                        &self.control,
+                        &who,
+                        action.as_str(),
+                        &profile,
+                        "from the engine page",
+                        Err(refused),
+                    )
+                    .await;
+                    return Err(ApiError::Invalid(message));
+                }
+            }
             let control = self.control.clone();
             tracing::info!(profile = %profile, action = action.as_str(), "engine action requested from the console");
             tokio::spawn(async move {
