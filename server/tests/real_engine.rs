@@ -178,6 +178,54 @@ fn serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm() {
     );
     assert_eq!(m["skipped_lines"], 0, "{m}");
 
+    // The bench sends exactly --input-len tokens a request, counted by the model's own
+    // tokenizer (the engine's usage says so), as `vllm bench serve` does.
+    let out = env.run(&[
+        "bench",
+        "--profile",
+        "real",
+        "--requests",
+        "6",
+        "--concurrency",
+        "3",
+        "--input-len",
+        "64",
+        "--output-len",
+        "8",
+        "--json",
+    ]);
+    let b: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {:?}", str(&out)));
+    assert_eq!(b["summary"]["completed"], 6, "{b}");
+    assert_eq!(b["summary"]["total_input_tokens"], 6 * 64, "{b}");
+    assert!(
+        b["summary"]["prompts"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("tokenizer.json"),
+        "{b}"
+    );
+    // Against a bare URL there is no tokenizer: the result says the lengths are approximate.
+    let out = env.run(&[
+        "bench",
+        "--url",
+        &format!("http://127.0.0.1:{port}"),
+        "--requests",
+        "2",
+        "--input-len",
+        "16",
+        "--output-len",
+        "4",
+        "--json",
+    ]);
+    let b: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {:?}", str(&out)));
+    assert!(
+        b["summary"]["prompts"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not counted"),
+        "{b}"
+    );
+
     // A random model never emits a tool call: the smoke test fails and says so.
     let out = env.run(&["smoke-toolcall", "--profile", "real"]);
     let (stdout, stderr) = str(&out);

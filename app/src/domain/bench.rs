@@ -207,6 +207,10 @@ pub struct BenchSummary {
     /// include the client's own delay and are not the engine's numbers.
     pub client_overloaded: bool,
     pub first_error: Option<String>,
+    /// How the prompts were sized: exactly in the model's tokens (and by which tokenizer), or
+    /// approximately by characters, with why.
+    #[serde(default)]
+    pub prompts: Option<String>,
 }
 
 /// The dispatch-lag p99 above which a run is flagged as limited by the client.
@@ -243,6 +247,7 @@ pub fn summarize(records: &[RequestRecord], duration_s: f64, slo: Option<&Slo>) 
         dispatch_lag_ms,
         client_queue_ms: stats_ms(&records.iter().map(|r| r.client_queue).collect::<Vec<_>>()),
         first_error: records.iter().find_map(|r| r.error.clone()),
+        prompts: None,
     }
 }
 
@@ -372,6 +377,9 @@ pub fn format_table(s: &BenchSummary, max_concurrency: Option<usize>, rate: Opti
     }
     row(&mut out, "Benchmark duration (s):", f(s.duration_s));
     row(&mut out, "Total input tokens:", s.total_input_tokens.to_string());
+    if let Some(p) = &s.prompts {
+        out.push_str(&format!("{:<40} {p}\n", "Prompts:"));
+    }
     let approx = if s.tokens_approx { " (approx.)" } else { "" };
     row(
         &mut out,

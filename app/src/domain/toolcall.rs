@@ -234,7 +234,30 @@ pub struct SmokeReport {
     pub cases: Vec<CaseResult>,
 }
 
+/// How much of each raw answer a page shows: a noisy model's answers run to megabytes, and a
+/// page carries what it renders twice (the HTML and the hydration data).
+pub const PAGE_RAW_BYTES: usize = 2048;
+
 impl SmokeReport {
+    /// The report as a page shows it: each raw answer cut to `max` bytes (on a character
+    /// boundary) with the cut said; verdicts and failures whole. The stored run keeps all.
+    pub fn for_page(mut self, max: usize) -> Self {
+        for c in &mut self.cases {
+            for r in &mut c.raw {
+                if r.len() > max {
+                    let mut end = max;
+                    while !r.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    let cut = r.len() - end;
+                    r.truncate(end);
+                    r.push_str(&format!("\n… ({cut} more bytes in the stored run)"));
+                }
+            }
+        }
+        self
+    }
+
     pub fn passed(&self) -> bool {
         self.cases.iter().all(|c| c.pass || c.skipped)
     }
@@ -550,5 +573,26 @@ mod tests {
         assert_eq!(validate(&json!({"u": "a"}), &schema), vec!["missing required `n`"]);
         assert!(validate(&json!({"n": 2}), &schema).is_empty());
         assert_eq!(validate(&json!([1]), &schema).len(), 1);
+    }
+
+    #[test]
+    fn a_page_gets_the_raw_answers_cut() {
+        let long = "é".repeat(5000);
+        let report = SmokeReport {
+            url: "u".into(),
+            model: "m".into(),
+            cases: vec![CaseResult {
+                case: "c".into(),
+                pass: false,
+                skipped: false,
+                failures: Vec::new(),
+                raw: vec![long.clone(), "short".into()],
+            }],
+        };
+        let page = report.for_page(PAGE_RAW_BYTES);
+        let raw = &page.cases[0].raw;
+        assert!(raw[0].len() < PAGE_RAW_BYTES + 64, "{}", raw[0].len());
+        assert!(raw[0].ends_with("more bytes in the stored run)"));
+        assert_eq!(raw[1], "short");
     }
 }

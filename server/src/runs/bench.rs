@@ -25,8 +25,29 @@ pub fn prompt(tokens: usize, seed: u64, i: usize) -> String {
     out
 }
 
-fn body(p: &BenchParams, i: usize) -> serde_json::Value {
-    let text = prompt(p.input_len, p.seed, i);
+/// How the bench sizes its prompts.
+pub enum Prompts {
+    /// Exactly `--input-len` tokens, by the model's own tokenizer.
+    Tokens(Arc<super::tokens::PromptTokenizer>),
+    /// About four characters a token, because there is no tokenizer to count with (why).
+    Chars(String),
+}
+
+impl Prompts {
+    /// What the bench's result says of its prompts.
+    pub fn describe(&self, input_len: usize) -> String {
+        match self {
+            Prompts::Tokens(t) => format!("exactly {input_len} tokens each, counted by {}", t.source),
+            Prompts::Chars(why) => format!("about {input_len} tokens each (4 characters a token, not counted: {why})"),
+        }
+    }
+}
+
+fn body(p: &BenchParams, prompts: &Prompts, i: usize) -> serde_json::Value {
+    let text = match prompts {
+        Prompts::Tokens(t) => t.prompt(p.input_len, p.seed, i).0,
+        Prompts::Chars(_) => prompt(p.input_len, p.seed, i),
+    };
     let mut b = match p.endpoint {
         Endpoint::Completions => serde_json::json!({"model": p.model, "prompt": text}),
         Endpoint::Chat => serde_json::json!({"model": p.model, "messages": [{"role": "user", "content": text}]}),
@@ -183,6 +204,7 @@ pub fn validate(p: &BenchParams) -> Result<(), BenchError> {
 /// Runs the benchmark; `progress` is called as requests finish.
 pub async fn run(
     p: &BenchParams,
+    prompts: &Prompts,
     progress: impl Fn(BenchProgress) + Send + Sync + 'static,
 ) -> Result<(BenchSummary, Vec<RequestRecord>), BenchError> {
     validate(p)?;
@@ -209,7 +231,12 @@ pub async fn run(
         let sem = Arc::new(tokio::sync::Semaphore::new(slots));
         let mut handles = Vec::new();
         for i in 0..p.warmup {
-            let (client, url, body, sem) = (client.clone(), url.clone(), body(p, usize::MAX - i), sem.clone());
+            let (client, url, body, sem) = (
+                client.clone(),
+                url.clone(),
+                body(p, prompts, usize::MAX - i),
+                sem.clone(),
+            );
             handles.push(tokio::spawn(async move {
                 let _permit = sem.acquire_owned().await;
                 one(&client, &url, &body).await
@@ -242,7 +269,7 @@ pub async fn run(
             tokio::task::yield_now().await;
         }
         let lag = Instant::now().saturating_duration_since(due).as_secs_f64();
-        let (client, url, body, sem) = (client.clone(), url.clone(), body(p, i), sem.clone());
+        let (client, url, body, sem) = (client.clone(), url.clone(), body(p, prompts, i), sem.clone());
         let (done, failed, progress, total) = (done.clone(), failed.clone(), progress.clone(), p.requests);
         handles.push(tokio::spawn(async move {
             let queued = Instant::now();
@@ -274,7 +301,9 @@ pub async fn run(
         }
     }
     let duration = t0.elapsed().as_secs_f64();
-    Ok((summarize(&records, duration, p.goodput.as_ref()), records))
+    let mut summary = summarize(&records, duration, p.goodput.as_ref());
+    summary.prompts = Some(prompts.describe(p.input_len));
+    Ok((summary, records))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod smoke;
 pub mod store;
+pub mod tokens;
 
 use crate::control::{EngineControl, Resolved};
 use app::domain::bench::{BenchParams, BenchProgress, BenchSummary};
@@ -140,6 +141,28 @@ impl Runs {
         SmokeRun { report, id }
     }
 
+    /// How the bench sizes prompts for this target: with the profile's model's own
+    /// tokenizer.json (read off the async workers), else by characters, saying why.
+    async fn prompts(&self, target: &Target) -> bench::Prompts {
+        let Some(resolved) = &target.profile else {
+            return bench::Prompts::Chars(
+                "a --url target has no model directory; bench a --profile for exact token counts".into(),
+            );
+        };
+        let dir = match crate::config::confined(
+            &self.control.data.models_root(),
+            std::path::Path::new(&resolved.profile.model),
+        ) {
+            Ok(d) => d,
+            Err(e) => return bench::Prompts::Chars(format!("MODEL {e}")),
+        };
+        match tokio::task::spawn_blocking(move || tokens::PromptTokenizer::from_model_dir(&dir)).await {
+            Ok(Ok(t)) => bench::Prompts::Tokens(std::sync::Arc::new(t)),
+            Ok(Err(e)) => bench::Prompts::Chars(format!("no tokenizer: {e}")),
+            Err(e) => bench::Prompts::Chars(e.to_string()),
+        }
+    }
+
     /// The serving benchmark against the target, stored with the engine's version.
     pub async fn bench(
         &self,
@@ -155,7 +178,8 @@ impl Runs {
             Some(v) => Some(v),
             None => crate::engine::Engine::at(&target.base).version().await,
         };
-        let (summary, _records) = bench::run(params, progress).await?;
+        let prompts = self.prompts(target).await;
+        let (summary, _records) = bench::run(params, &prompts, progress).await?;
         let id = self
             .store
             .add_bench(target.profile_name(), engine_version.as_deref(), params, &summary)

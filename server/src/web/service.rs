@@ -426,12 +426,14 @@ impl ConsoleService for ConsoleServiceImpl {
         Box::pin(async move {
             match self.run_store().last_smoke(&profile).await.map_err(internal)? {
                 Some((id, passed, report, created_at)) => {
-                    Ok(serde_json::from_value(report).ok().map(|report| SmokeRun {
-                        id,
-                        created_at,
-                        passed,
-                        report,
-                    }))
+                    Ok(serde_json::from_value::<app::domain::toolcall::SmokeReport>(report)
+                        .ok()
+                        .map(|report| SmokeRun {
+                            id,
+                            created_at,
+                            passed,
+                            report: report.for_page(app::domain::toolcall::PAGE_RAW_BYTES),
+                        }))
                 }
                 None => Ok(None),
             }
