@@ -50,6 +50,14 @@ PY
   "$dir/venv/bin/vllm" --version >&2
 fi
 
+# py-spy beside the engine: the console's evidence capture takes a stack of every process of
+# a hung or dead engine with it (control::capture finds it next to the engine's executable).
+PY_SPY_VERSION=0.4.3
+if [ ! -x "$dir/venv/bin/py-spy" ]; then
+  echo "setup-real-engine: installing py-spy $PY_SPY_VERSION beside the engine" >&2
+  "$dir/venv/bin/pip" install -q "py-spy==$PY_SPY_VERSION" >&2
+fi
+
 if [ ! -f "$dir/model/.complete" ]; then
   echo "setup-real-engine: writing the tiny random-weight Llama and its tokenizer to $dir/model" >&2
   rm -rf "$dir/model"

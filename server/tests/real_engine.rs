@@ -413,7 +413,36 @@ fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves() {
     let (after, st) =
         wait_state(&env, "hang", "hung", Duration::from_secs(30)).expect("idle hang not called within 30 s");
     eprintln!("idle hang called after {after:.1} s: {}", st["note"]);
-    holds_state(&env, "hang", "hung", Duration::from_secs(20));
+    // Evidence before action: the processes of the tree with a Python stack of each (py-spy
+    // beside the engine), kept the moment it was called hung; an incident opened now has it.
+    let captured = Instant::now();
+    let mut capture = serde_json::Value::Null;
+    while captured.elapsed() < Duration::from_secs(30) {
+        let out = env.run(&["triage", "--profile", "hang", "--window", "1", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        capture = v["evidence"]["capture"].clone();
+        if capture["processes"].as_array().is_some_and(|p| p.len() >= 3) {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    assert_eq!(capture["state"], "hung", "{capture}");
+    let procs = capture["processes"].as_array().unwrap();
+    assert!(
+        procs
+            .iter()
+            .any(|p| p["name"].as_str().unwrap_or_default().contains("EngineCor")),
+        "{capture}"
+    );
+    // The stopped ones are `T`, and py-spy read them without waiting for them.
+    assert!(procs.iter().any(|p| p["state"] == "T"), "{capture}");
+    assert!(
+        procs
+            .iter()
+            .any(|p| p["stack"].as_str().unwrap_or_default().contains("Thread")),
+        "no py-spy stack: {capture}"
+    );
+    holds_state(&env, "hang", "hung", Duration::from_secs(10));
     signal(&workers, "CONT");
     let (after, _) =
         wait_state(&env, "hang", "healthy", Duration::from_secs(40)).expect("not healthy after the hang ended");

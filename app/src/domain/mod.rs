@@ -2,6 +2,7 @@
 
 pub mod auth;
 pub mod bench;
+pub mod capture;
 pub mod engine;
 pub mod envfile;
 pub mod flagmap;

@@ -61,6 +61,10 @@ pub struct Evidence {
     /// failed on a driver, CUDA or torch mismatch).
     #[serde(default)]
     pub pins: Option<crate::domain::pins::PinComparison>,
+    /// What the console captured when it called the engine hung or dead (before a restart
+    /// could destroy it), if that was recently.
+    #[serde(default)]
+    pub capture: Option<crate::domain::capture::Capture>,
 }
 
 /// A change before the incident, from the profile store or the recorded engine versions.

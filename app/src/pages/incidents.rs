@@ -185,6 +185,7 @@ fn Wizard(inc: Incident, refetch: Callback<()>) -> impl IntoView {
                 <DiagnosisCard d=d.clone() testid="incident-latest"/>
             })}
             <Investigator d=inc.diagnosis.clone()/>
+            {inc.evidence.capture.clone().map(|capture| view! { <Captured capture/> })}
             {(!inc.resolved).then(|| view! { <Actions id actions=offered_actions(&inc) refetch/> })}
             <Timeline inc=inc.clone() refetch/>
         </section>
@@ -221,6 +222,48 @@ fn finding_view(f: Finding, i18n: I18n) -> impl IntoView {
             {evidence.into_iter().map(|r| view! { <li>{move || reading_text(i18n.lang.get(), &r)}</li> }).collect_view()}
         </ul>
         <p><em>{move || i18n.t("incident-action-col")}</em> ": " {move || i18n.t(&format!("rule-{id}-action"))}</p>
+    }
+}
+
+/// What the console kept the moment it called the engine hung or dead: the processes of its
+/// tree with their Python stacks, the log tail and the GPUs, before anyone restarted it.
+#[component]
+fn Captured(capture: crate::domain::capture::Capture) -> impl IntoView {
+    let i18n = use_i18n();
+    let state = capture.state.map(|s| s.as_str()).unwrap_or("dead");
+    let note = capture.note.clone();
+    let stacks_note = capture.stacks_note.clone();
+    let log = capture.log_tail.join("\n");
+    let count = capture.processes.len();
+    view! {
+        <section class="capture" data-testid="incident-capture" data-processes=count>
+            <h2>{move || i18n.ta("incident-capture", &[("state", i18n.t(&format!("state-{state}")).into())])}</h2>
+            <p class="muted"><crate::components::TimeMs ms=capture.at_ms/> " · " {note}</p>
+            {stacks_note.map(|n| view! { <p class="note" data-testid="incident-capture-no-stacks">{move || i18n.t("incident-capture-no-stacks")} " (" {n.clone()} ")"</p> })}
+            <table class="grid">
+                <thead><tr>
+                    <th>{move || i18n.t("incident-capture-pid")}</th>
+                    <th>{move || i18n.t("incident-capture-name")}</th>
+                    <th>{move || i18n.t("incident-capture-state")}</th>
+                    <th>{move || i18n.t("incident-capture-rss")}</th>
+                    <th>{move || i18n.t("incident-capture-stack")}</th>
+                </tr></thead>
+                <tbody>
+                    {capture.processes.into_iter().map(|p| view! {
+                        <tr data-testid="incident-capture-process">
+                            <td class="mono">{p.pid}</td>
+                            <td class="mono">{p.name.clone()}</td>
+                            <td class="mono">{p.state.clone()}</td>
+                            <td class="mono">{move || p.rss_kib.map(|k| i18n.gib(k as f64 / 1_048_576.0, 2)).unwrap_or_default()}</td>
+                            <td>{p.stack.map(|st| view! {
+                                <details><summary>{move || i18n.t("incident-capture-stack-show")}</summary><pre class="log">{st}</pre></details>
+                            })}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <details><summary>{move || i18n.t("incident-capture-log")}</summary><pre class="log">{log}</pre></details>
+        </section>
     }
 }
 

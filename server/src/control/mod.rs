@@ -6,6 +6,7 @@
 //! previous run), `failure.json` (the last failed start), `ready` (health seen once), `lock`.
 
 pub mod actions;
+pub mod capture;
 pub mod container;
 pub mod flags;
 pub mod logs;

@@ -144,8 +144,12 @@ pub async fn collect(
             .flatten(),
         model_check,
         pins,
+        capture: control.latest_capture(profile, CAPTURE_WITHIN_MS),
     })
 }
+
+/// How old a capture may be and still belong to this incident.
+const CAPTURE_WITHIN_MS: i64 = 6 * 3600 * 1000;
 
 /// Three scrapes `span / 2` apart: two points of rates and percentiles.
 async fn scrape_window(engine: &crate::engine::Engine, span: Duration) -> Result<Vec<Point>, String> {

@@ -403,6 +403,8 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
         let mut remote = remote;
         // Engines seen healthy on the last tick: a new one is a start to calibrate from.
         let mut was_healthy: std::collections::HashSet<String> = Default::default();
+        // Each engine's state on the last tick: a change into hung or dead is captured.
+        let mut last_state: HashMap<String, EngineState> = Default::default();
         loop {
             // Local engines refresh on the tick; the other hosts' rows are published as soon
             // as their poll lands, so a remote scrape does not wait for our next tick.
@@ -460,6 +462,31 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
                 collector.enrich(&mut next, local_base).await;
                 // `roofline status` shows the same verdicts (control::verdicts).
                 control.write_verdicts(&next);
+                // Evidence before action: what a restart would destroy is kept the moment an
+                // engine is called hung or dead (control::capture).
+                for r in &next {
+                    let bad = matches!(r.state, EngineState::Hung | EngineState::Dead);
+                    let before = last_state.insert(r.profile.clone(), r.state);
+                    let newly = match before {
+                        Some(b) => b != r.state,
+                        // Seen first as dead: only when something of it still runs.
+                        None => r.pid.is_some(),
+                    };
+                    if bad && newly {
+                        let (control, name, state, note, gpu) = (
+                            control.clone(),
+                            r.profile.clone(),
+                            r.state,
+                            r.note.clone().unwrap_or_default(),
+                            gpu_state.clone(),
+                        );
+                        tokio::spawn(async move {
+                            let c = control.capture(&name, state, &note, Some(gpu)).await;
+                            tracing::info!(profile = %name, processes = c.processes.len(), "evidence captured before any action");
+                        });
+                    }
+                }
+                last_state.retain(|p, _| next.iter().any(|r| &r.profile == p));
                 local = next;
             }
             let mut next = local.clone();
