@@ -39,12 +39,12 @@ trap cleanup EXIT
 rf profile import "$data/tiny.env" >/dev/null
 rf serve --profile tiny
 # One warm-up pass so neither side pays the first compile of a new batch shape.
-rf bench --profile tiny --requests 8 --concurrency "$concurrency" --input-len "$input_len" --output-len "$output_len" >/dev/null
+rf bench --profile tiny --requests 8 --concurrency "$concurrency" --input-len "$input_len" --output-len "$output_len" >/dev/null || true
 
 echo "=== roofline bench"
 rf bench --profile tiny --requests "$requests" --concurrency "$concurrency" --input-len "$input_len" \
-  --output-len "$output_len" --seed 0 --json >"$data/roofline.json"
-python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; print(json.dumps(s, indent=1))' "$data/roofline.json" | head -40
+  --output-len "$output_len" --seed 0 --json >"$data/roofline.json" || echo "(roofline bench flagged its run: see client_overloaded / failed)"
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; print({k: s[k] for k in ("completed","failed","total_input_tokens","total_output_tokens","request_throughput","output_throughput","client_overloaded","prompts")})' "$data/roofline.json"
 
 echo "=== vllm bench serve"
 "$real/venv/bin/vllm" bench serve --backend vllm --base-url "http://127.0.0.1:$port" \
