@@ -12,11 +12,21 @@ test("a hang is triaged in Russian, restarted with a reason, and the postmortem 
 
   const engine = new EnginePage(page, "demo-vllm");
   await engine.open();
+  // The console calls it hung by itself (an idle engine's probe got no answer) before anyone
+  // opens an incident, and keeps what a restart would destroy at that moment.
+  await engine.expectState("hung", 45_000);
   await page.getByTestId("open-incident").click();
   await page.waitForURL(/\/incidents\/\d+$/, { timeout: 60_000 });
   await waitForHydration(page);
 
   const incident = new IncidentPage(page);
+  // Evidence before action: the engine's process tree (the API server and its EngineCore) at
+  // the moment of the verdict; the simulator has no py-spy beside it, which the page says.
+  const capture = page.getByTestId("incident-capture");
+  await expect(capture).toContainText("Снято, когда консоль признала движок");
+  expect(Number(await capture.getAttribute("data-processes"))).toBeGreaterThanOrEqual(2);
+  await expect(capture.getByTestId("incident-capture-process").filter({ hasText: "VLLM::EngineCor" })).toHaveCount(1);
+  await expect(page.getByTestId("incident-capture-no-stacks")).toBeVisible();
   // Evidence first, then the four triage steps, then the diagnosis from the runbook's table.
   await expect(page.getByTestId("incident-steps").locator("li[data-step]")).toHaveCount(4);
   await expect(incident.diagnosis).toHaveAttribute("data-rule", "hung");

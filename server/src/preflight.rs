@@ -63,9 +63,7 @@ pub async fn check(control: &EngineControl, name: &str) -> Preflight {
                         "{} {} does not know this flag{}",
                         report.install,
                         report.version,
-                        u.suggestion
-                            .map(|s| format!(" (did you mean {s}?)"))
-                            .unwrap_or_default()
+                        did_you_mean(u.suggestion)
                     ),
                 });
             }
@@ -79,9 +77,7 @@ pub async fn check(control: &EngineControl, name: &str) -> Preflight {
                         report.version,
                         b.value,
                         b.choices.join(", "),
-                        b.suggestion
-                            .map(|s| format!(" (did you mean {s}?)"))
-                            .unwrap_or_default()
+                        did_you_mean(b.suggestion)
                     ),
                 });
             }
@@ -140,6 +136,10 @@ pub async fn check(control: &EngineControl, name: &str) -> Preflight {
         Err(e) => out.skipped.push(format!("vram: {e}")),
     }
     out
+}
+
+fn did_you_mean(suggestion: Option<String>) -> String {
+    suggestion.map(|s| format!(" (did you mean {s}?)")).unwrap_or_default()
 }
 
 fn fmt_gib(v: f64) -> String {

@@ -24,6 +24,7 @@ pub mod series;
 pub mod signals;
 pub mod stall;
 pub mod startup_failure;
+pub mod text;
 pub mod toolcall;
 pub mod triage;
 pub mod upgrade;

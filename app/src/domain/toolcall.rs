@@ -244,13 +244,8 @@ impl SmokeReport {
     pub fn for_page(mut self, max: usize) -> Self {
         for c in &mut self.cases {
             for r in &mut c.raw {
-                if r.len() > max {
-                    let mut end = max;
-                    while !r.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                    let cut = r.len() - end;
-                    r.truncate(end);
+                let cut = crate::domain::text::cut(r, max);
+                if cut > 0 {
                     r.push_str(&format!("\n… ({cut} more bytes in the stored run)"));
                 }
             }

@@ -169,13 +169,9 @@ async fn dump(exe: &std::path::Path, pid: i32) -> Option<String> {
     if !out.status.success() {
         text.push_str(&String::from_utf8_lossy(&out.stderr));
     }
-    if text.len() > STACK_BYTES {
-        let mut end = STACK_BYTES;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push_str("\n… (cut)");
+    let cut = app::domain::text::cut(&mut text, STACK_BYTES);
+    if cut > 0 {
+        text.push_str(&format!("\n… ({cut} bytes cut)"));
     }
     Some(text)
 }

@@ -74,15 +74,12 @@ pub fn read_since(path: &Path, offset: u64) -> std::io::Result<(Vec<String>, u64
 }
 
 /// Cuts a line to [`MAX_LINE`] bytes (on a character boundary), noting what was left out.
-fn cut_line(line: String) -> String {
-    if line.len() <= MAX_LINE {
-        return line;
+fn cut_line(mut line: String) -> String {
+    let len = line.len();
+    if app::domain::text::cut(&mut line, MAX_LINE) > 0 {
+        line.push_str(&format!(" … [line cut: {len} bytes]"));
     }
-    let mut end = MAX_LINE;
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{} … [line cut: {} bytes]", &line[..end], line.len())
+    line
 }
 
 /// Carriage-return progress bars keep only their final state.
