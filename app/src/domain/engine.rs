@@ -151,6 +151,13 @@ pub struct EngineStatus {
 }
 
 impl EngineStatus {
+    /// Dead, yet processes of its tree still run (a killed vLLM API server's EngineCore and
+    /// workers): the status names them and keeps the leader's pid, which nothing else that
+    /// is dead has.
+    pub fn has_survivors(&self) -> bool {
+        self.state == EngineState::Dead && self.pid.is_some()
+    }
+
     /// A row with only its identity and state known; the collectors fill in the rest.
     pub fn blank(profile: &str, kind: EngineKind, state: EngineState) -> Self {
         Self {

@@ -103,13 +103,13 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     });
     let on_cancel = Callback::new(move |_| pending_confirm.set(None));
     let operator = crate::components::can(crate::domain::auth::Role::Operator);
-    let button = move |a: EngineAction, enabled: fn(EngineState) -> bool| {
+    let button = move |a: EngineAction, enabled: fn(&EngineStatus) -> bool| {
         view! {
             <button
                 type="button"
                 data-testid=format!("action-{}", a.as_str())
                 title=move || (!operator).then(|| i18n.t("needs-operator"))
-                disabled=move || !operator || !enabled(state.get()) || action.pending().get()
+                disabled=move || !operator || !status.with(enabled) || action.pending().get()
                 on:click=move |_| pending_confirm.set(Some(a))
             >
                 {move || i18n.t(&format!("action-{}", a.as_str()))}
@@ -133,9 +133,10 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
             })}
             <StatusFacts status/>
             <div class="actions" role="toolbar" aria-label=move || i18n.t("actions-label")>
-                {button(EngineAction::Serve, |s| !s.is_running())}
-                {button(EngineAction::Stop, |s| s.is_running())}
-                {button(EngineAction::Restart, |s| s.is_running())}
+                // A dead engine whose processes survive is stopped, not served beside.
+                {button(EngineAction::Serve, |s| !s.state.is_running() && !s.has_survivors())}
+                {button(EngineAction::Stop, |s| s.state.is_running() || s.has_survivors())}
+                {button(EngineAction::Restart, |s| s.state.is_running() || s.has_survivors())}
                 <Show when=move || action.pending().get()>
                     <span class="muted" data-testid="action-pending">{move || i18n.t("action-pending")}</span>
                 </Show>
