@@ -96,10 +96,19 @@ fn upgrade_check_names_each_break_by_its_flag() {
     assert!(text.contains("WARN    --disable-log-stats: deprecated"), "{text}");
     assert!(text.contains("verdict: 4 findings stop the start"), "{text}");
 
-    // Ignoring it would not get far: the new release refuses the command line itself.
+    // Ignoring it would not get far: serve's preflight refuses it from the new release's own
+    // help, and past the preflight the new release refuses the command line itself.
     let edited = profile_text(&env, port, "sim-vllm-next", "llama3_json", "");
     env.profile("up-next", &edited);
     let out = env.run(&["serve", "--profile", "up-next"]);
+    assert!(!out.status.success(), "{:?}", str(&out));
+    let said = format!("{:?}", str(&out));
+    assert!(
+        said.contains("--tool-call-parser") && said.contains("llama3_json"),
+        "{said}"
+    );
+    assert!(said.contains("not started"), "{said}");
+    let out = env.run(&["serve", "--profile", "up-next", "--no-preflight"]);
     assert!(!out.status.success(), "{:?}", str(&out));
     let said = format!("{:?}", str(&out));
     assert!(said.contains("invalid tool call parser: llama3_json"), "{said}");

@@ -50,6 +50,28 @@ pub struct FlagReport {
     pub bad_values: Vec<BadValue>,
 }
 
+/// The identity of an executable file (found on PATH when the name has no slash): its path,
+/// inode, size and modification time. `None` when it cannot be read.
+fn executable_key(program: &str) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let path = if program.contains('/') {
+        std::path::PathBuf::from(program)
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())?
+    };
+    let m = std::fs::metadata(&path).ok()?;
+    Some(format!(
+        "{}:{}:{}:{}.{}",
+        path.display(),
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec()
+    ))
+}
+
 fn help_args(kind: EngineKind) -> &'static [&'static str] {
     match kind {
         EngineKind::Vllm => &["serve", "--help=all"],
@@ -174,6 +196,21 @@ impl EngineControl {
             command: "roofline".into(),
             detail: e.to_string(),
         })?;
+        // Asking a Python engine its version costs seconds (5–20 s for vLLM on a busy host),
+        // and every serve's preflight asks. Remembered per executable file: an upgrade through
+        // pip or a new roofline binary rewrites the file, and so changes the key.
+        let key = (install.runtime.is_none())
+            .then(|| executable_key(argv.first()?))
+            .flatten()
+            .map(|exe| format!("{exe} {}", argv[1..].join(" ")));
+        let remembered = self.data.cache_dir().join("flags").join("versions.json");
+        let mut known: std::collections::BTreeMap<String, String> = std::fs::read(&remembered)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        if let Some(v) = key.as_ref().and_then(|k| known.get(k)) {
+            return Ok(v.clone());
+        }
         if install.kind == EngineKind::Vllm || install.simulator {
             argv.push("--version".into());
         } else {
@@ -190,7 +227,15 @@ impl EngineControl {
                 command: argv.join(" "),
                 detail,
             })?;
-        Ok(out.lines().last().unwrap_or("unknown").trim().to_string())
+        let version = out.lines().last().unwrap_or("unknown").trim().to_string();
+        if let Some(k) = key {
+            known.insert(k, version.clone());
+            if let Some(parent) = remembered.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            let _ = super::write_atomic(&remembered, &serde_json::to_vec(&known).unwrap_or_default());
+        }
+        Ok(version)
     }
 
     /// The installed engine's flag set, from the cache or by running its help.
