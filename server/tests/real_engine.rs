@@ -42,6 +42,14 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// One data directory for every real-engine scenario (each with its own profiles and ports,
+/// one at a time): the installed engine's `--version` and `--help`, which serve's preflight
+/// reads, are asked once (tens of seconds each on this machine) instead of once per test.
+fn shared_env(dir: &Path) -> &'static Env {
+    static ENV: std::sync::OnceLock<Env> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| real_env(dir, ""))
+}
+
 /// A data directory whose host configuration has the real vLLM as `vllm-cpu`, and the tiny
 /// model under its models root.
 fn real_env(dir: &Path, extra: &str) -> Env {
@@ -72,7 +80,9 @@ fn profile(env: &Env, name: &str, port: u16, extra: &str) {
     );
 }
 
-const KV_1G: &str = "EXTRA_ARGS=--kv-cache-memory-bytes 1G\n";
+/// The KV cache as a size, and no torch.compile warm-up: a start takes ~35 s here instead of
+/// 65–110 s, and what the console does with an engine does not depend on compiled kernels.
+const KV_1G: &str = "EXTRA_ARGS=--kv-cache-memory-bytes 1G --enforce-eager\n";
 
 /// The live processes whose process group is `pgid`, with their names.
 fn group(pgid: i64) -> Vec<(i64, String)> {
@@ -137,7 +147,7 @@ fn complete(port: u16, model: &str, max_tokens: u32) -> bool {
 fn serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm() {
     let Some(dir) = real_dir() else { return };
     let _one = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let env = real_env(&dir, "");
+    let env = shared_env(&dir);
     let port = free_port();
     profile(&env, "real", port, KV_1G);
 
@@ -254,7 +264,7 @@ fn serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm() {
 fn a_killed_api_server_leaves_no_orphans_behind() {
     let Some(dir) = real_dir() else { return };
     let _one = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let env = real_env(&dir, "");
+    let env = shared_env(&dir);
     let port = free_port();
     profile(&env, "orphans", port, KV_1G);
     let survivors = orphan_scenario(&env, "orphans", port, "tiny");
@@ -394,7 +404,7 @@ fn holds_state(env: &Env, profile: &str, want: &str, span: Duration) {
 fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves() {
     let Some(dir) = real_dir() else { return };
     let _one = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let env = real_env(&dir, "");
+    let env = shared_env(&dir);
     let port = free_port();
     profile(&env, "hang", port, KV_1G);
     let pid = serve(&env, "hang")["pid"].as_i64().unwrap();
@@ -488,7 +498,7 @@ fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves() {
 fn failed_starts_get_their_row_and_their_root_cause() {
     let Some(dir) = real_dir() else { return };
     let _one = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let env = real_env(&dir, "");
+    let env = shared_env(&dir);
     let cases = [
         // The engine's argparse refuses a value.
         (
