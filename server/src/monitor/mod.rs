@@ -127,7 +127,7 @@ impl Collector {
         // only hold the tick for the scrape timeout (the silence itself is the evidence).
         let answering: Vec<(usize, String)> = targets
             .iter()
-            .filter(|(i, _)| rows[*i].health_code.is_some())
+            .filter(|(i, _)| answered(&rows[*i]))
             .cloned()
             .collect();
         if self.last_scrape.is_none_or(|t| now.duration_since(t) >= due) {
@@ -161,7 +161,7 @@ impl Collector {
             if let Some(Probe::Answered { ms, .. }) = probe {
                 row.probe_ms = Some(ms);
             }
-            let health_answered = row.health_code.is_some();
+            let health_answered = answered(row);
             if health_answered {
                 self.no_answer_since.remove(&row.profile);
             } else {
@@ -349,6 +349,11 @@ impl Collector {
             });
         }
     }
+}
+
+/// Whether the row's `/health` answered on this read (a healthy row did, whoever built it).
+fn answered(row: &EngineStatus) -> bool {
+    row.health_code.is_some() || row.state == EngineState::Healthy
 }
 
 /// Marks our engines' processes on the GPUs and gives each row its GPU summary.
