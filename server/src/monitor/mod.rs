@@ -125,11 +125,7 @@ impl Collector {
         let due = self.scrape_every.saturating_sub(INTERVAL / 4);
         // An engine whose /health got no answer is not scraped or probed: its /metrics would
         // only hold the tick for the scrape timeout (the silence itself is the evidence).
-        let answering: Vec<(usize, String)> = targets
-            .iter()
-            .filter(|(i, _)| answered(&rows[*i]))
-            .cloned()
-            .collect();
+        let answering: Vec<(usize, String)> = targets.iter().filter(|(i, _)| answered(&rows[*i])).cloned().collect();
         if self.last_scrape.is_none_or(|t| now.duration_since(t) >= due) {
             self.last_scrape = Some(now);
             self.scrape_all(rows, &answering, now).await;
