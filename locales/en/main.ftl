@@ -127,7 +127,10 @@ profile-issue-env-not-allowed = a profile cannot set { $value }: { $reason ->
    *[not-listed] not in the allowed list (host configuration can add it: [launch] allow_env)
     }
 profile-issue-flag-not-allowed = { $value } is refused: { $reason ->
-    [abbreviation] an abbreviation of { $flag }; spell flags out
+    [abbreviation] argparse would read it as { $flag }; write the flag out in full
+    [ambiguous] it begins several flags ({ $flag }); write the flag out in full
+    [unknown] the installed engine has no such flag (closest: { $flag })
+    [unverifiable] the installed engine's flags could not be read to check it ({ $flag })
     [load-format] only { $flag } (other formats unpickle, which can run code)
    *[code] it makes the engine load code; only host configuration can allow it for an installation ([engines.NAME] allow_flags)
     }

@@ -208,8 +208,9 @@ pub struct JournalConfig {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchConfig {
-    /// More `ENV_*` names profiles may set (`NAME` or `PREFIX_*`). Names that load code
-    /// (`LD_*`, `PATH`, `PYTHON*`, …) stay refused.
+    /// More `ENV_*` names profiles may set, each by its exact name (a wildcard is refused:
+    /// `VLLM_*` let through the engines' development and insecure-deserialisation switches).
+    /// Linker, Python and shell variables (`LD_*`, `PYTHON*`, `PATH`, …) stay refused.
     #[serde(default)]
     pub allow_env: Vec<String>,
     /// What `serve` does when processes of a profile's previous engine still run after its
@@ -338,6 +339,13 @@ impl HostConfig {
                 }
                 crate::sim::release::Release::parse(&format!("{}@{v}", install.kind.as_str()))
                     .map_err(|e| anyhow::anyhow!("{CONFIG_FILE}: [engines.{name}] simulator_version: {e}"))?;
+            }
+        }
+        for name in &cfg.launch.allow_env {
+            if let Err(why) = app::domain::launch::host_env_entry(name) {
+                bail!(
+                    "{CONFIG_FILE}: [launch] allow_env entry `{name}` is refused ({why}): list each environment name exactly; linker, Python and shell variables are never allowed"
+                );
             }
         }
         if !(1..=60).contains(&cfg.scrape_interval_s) {
@@ -542,11 +550,18 @@ impl DataDir {
     /// The argv prefix for an installation: its command, or this binary's `sim <kind>`.
     /// The launch policy for profiles of an installation: the host's additions and the
     /// models root every path must lie in.
-    pub fn launch_policy(&self, install: &EngineInstall) -> app::domain::launch::Policy {
+    /// `help` is what the console knows of the installation's flags (`control::flags`).
+    pub fn launch_policy(
+        &self,
+        install: &EngineInstall,
+        help: app::domain::launch::Help,
+    ) -> app::domain::launch::Policy {
         app::domain::launch::Policy {
             allow_env: self.config.launch.allow_env.clone(),
             allow_flags: install.allow_flags.clone(),
             models_root: Some(self.models_root().to_string_lossy().into_owned()),
+            help,
+            simulator: install.simulator,
         }
     }
 

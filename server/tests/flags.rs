@@ -8,11 +8,23 @@ use common::*;
 #[test]
 fn unknown_profile_flags_are_reported_with_the_closest_name() {
     let env = Env::new();
-    env.vllm_profile(
-        "f",
-        free_port(),
-        "EXTRA_ARGS='--max-model-length 10 --enable-prefix-caching'\n",
+    // A flag the installed engine does not know is refused on import (the launch policy); a
+    // profile stored before the engine changed under it is what `flags` finds.
+    let text = format!(
+        "ENGINE=sim-vllm\nMODEL={}\nPORT={}\nEXTRA_ARGS='--max-model-length 10 --enable-prefix-caching'\n",
+        env.model().display(),
+        free_port()
     );
+    let path = env.data().join("f.env");
+    std::fs::write(&path, &text).unwrap();
+    let refused = env.run(&["profile", "import", path.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("closest: --max-model-len"),
+        "{:?}",
+        str(&refused)
+    );
+    env.store_unchecked("f", &text);
     let out = env.run(&["flags", "--profile", "f", "--json"]);
     assert_eq!(out.status.code(), Some(1), "{:?}", str(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -99,3 +99,89 @@ fn the_host_can_allow_a_code_flag_for_an_installation_and_more_environment() {
         Some(2)
     );
 }
+
+/// Issue 29, item 1: the engines' argparse takes any unambiguous prefix of a flag, so a
+/// shortened code-loading flag is that flag. Each is refused on import, naming the word as
+/// written and the flag argparse would read it as; so is a flag the installed engine does not
+/// know, and an environment variable outside the engine's explicit list (no `VLLM_*` wildcard).
+#[test]
+fn a_shortened_flag_or_a_wildcard_environment_name_cannot_load_code() {
+    let env = Env::new();
+    let import = |name: &str, engine: &str, extra: &str| {
+        let path = env.data().join(format!("{name}.env"));
+        std::fs::write(
+            &path,
+            format!(
+                "ENGINE={engine}\nMODEL={}\nPORT={}\n{extra}\n",
+                env.model().display(),
+                free_port()
+            ),
+        )
+        .unwrap();
+        env.run(&["profile", "import", path.to_str().unwrap()])
+    };
+    for (i, (engine, extra, named)) in [
+        ("sim-vllm", "EXTRA_ARGS=--trust-remote", "--trust-remote-code"),
+        ("sim-vllm", "EXTRA_ARGS=--trust_remote_cod", "--trust-remote-code"),
+        (
+            "sim-vllm",
+            "EXTRA_ARGS='--worker-extension a.B'",
+            "--worker-extension-cls",
+        ),
+        ("sim-vllm", "EXTRA_ARGS='--logits-proc a.b'", "--logits-processors"),
+        (
+            "sim-vllm",
+            "EXTRA_ARGS='--enable-prefix-cach'",
+            "--enable-prefix-caching",
+        ),
+        (
+            "sim-vllm",
+            "EXTRA_ARGS='--no-such-flag-at-all 1'",
+            "--no-such-flag-at-all",
+        ),
+        (
+            "sim-sglang",
+            "EXTRA_ARGS=--enable-custom-logit",
+            "--enable-custom-logit-processor",
+        ),
+        ("sim-vllm", "ENV_VLLM_SERVER_DEV_MODE=1", "ENV_VLLM_SERVER_DEV_MODE"),
+        (
+            "sim-vllm",
+            "ENV_VLLM_ALLOW_INSECURE_SERIALIZATION=1",
+            "ENV_VLLM_ALLOW_INSECURE_SERIALIZATION",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = import(&format!("short{i}"), engine, extra);
+        assert_eq!(out.status.code(), Some(2), "{extra} was accepted: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(named),
+            "{extra}: {named} not named in {}",
+            stderr(&out)
+        );
+    }
+    // Full names that load nothing, an alias the engine lists, a negation, and a size whose
+    // name has CACHE in it are fine.
+    let out = import(
+        "fine",
+        "sim-vllm",
+        "EXTRA_ARGS='--enable-prefix-caching -O3 --no-trust-remote-code --seed 1'\nENV_VLLM_CPU_KVCACHE_SPACE=4",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// The host lists more environment names by their exact names; a wildcard in host
+/// configuration is refused when the console starts, naming the entry.
+#[test]
+fn host_environment_additions_are_exact_names() {
+    let env = Env::new();
+    let config = env.data().join("roofline.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[launch]\nallow_env = [\"NCCL_*\"]\n");
+    std::fs::write(&config, text).unwrap();
+    let out = env.run(&["profile", "list"]);
+    assert_ne!(out.status.code(), Some(0), "a wildcard was accepted");
+    assert!(stderr(&out).contains("NCCL_*"), "{}", stderr(&out));
+}

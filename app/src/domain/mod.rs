@@ -1,5 +1,6 @@
 //! Pure domain logic: no I/O, usable from the server, the CLI and the browser alike.
 
+pub mod argparse;
 pub mod auth;
 pub mod bench;
 pub mod capture;

@@ -98,7 +98,7 @@ pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -
                 eprintln!("{}", describe_issue(lang, &file, &issue));
                 return USAGE;
             }
-            let refused = control.policy_issues(&profile);
+            let refused = control.policy_issues(&profile).await;
             if !refused.is_empty() {
                 for i in &refused {
                     let line = text

@@ -348,11 +348,22 @@ impl EngineControl {
 
     /// What the launch policy (`app::domain::launch`, with this host's additions) refuses in
     /// a profile for its installation; empty when it may run (or names no installation).
-    pub fn policy_issues(&self, profile: &Profile) -> Vec<app::domain::profile::Issue> {
-        match self.data.engine(&profile.engine) {
-            Some(install) => app::domain::launch::check(profile, install.kind, &self.data.launch_policy(install)),
-            None => Vec::new(),
-        }
+    /// `EXTRA_ARGS` is read against the installed engine's own `--help` (cached per version),
+    /// as its argparse will read it; when that help cannot be had, no extra flag passes.
+    pub async fn policy_issues(&self, profile: &Profile) -> Vec<app::domain::profile::Issue> {
+        use app::domain::launch::Help;
+        let Some(install) = self.data.engine(&profile.engine) else {
+            return Vec::new();
+        };
+        let help = if profile.extra_args.is_empty() {
+            Help::Static
+        } else {
+            match self.installed_flags(&profile.engine, install).await {
+                Ok(installed) => Help::Installed(installed.flags),
+                Err(e) => Help::Unavailable(e.to_string()),
+            }
+        };
+        app::domain::launch::check(profile, install.kind, &self.data.launch_policy(install, help))
     }
 
     /// Loads a profile and everything needed to launch it.
@@ -652,7 +663,7 @@ impl EngineControl {
         } = self.resolve_as(name, candidate).await?;
         // Checked at every start, not only on import: a profile stored before the policy (or
         // under a laxer host configuration) does not run either.
-        let refused = self.policy_issues(&profile);
+        let refused = self.policy_issues(&profile).await;
         if !refused.is_empty() {
             return Err(ControlError::Refused {
                 profile: name.into(),

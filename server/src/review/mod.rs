@@ -239,7 +239,7 @@ impl ChangeService for Changes {
                     engine: p.engine,
                 });
             }
-            let policy = self.control.policy_issues(&p);
+            let policy = self.control.policy_issues(&p).await;
             if !policy.is_empty() {
                 return Err(ApiError::Invalid(
                     policy.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; "),

@@ -254,7 +254,7 @@ impl ConsoleService for ConsoleServiceImpl {
             let install = self.control.data.engine(&p.engine);
             let kind = install.map(|i| i.kind);
             let mut issues = p.validate();
-            issues.extend(self.control.policy_issues(&p));
+            issues.extend(self.control.policy_issues(&p).await);
             if install.is_none() {
                 issues.push(app::domain::profile::Issue {
                     field: "ENGINE".into(),

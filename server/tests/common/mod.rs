@@ -82,6 +82,24 @@ impl Env {
         );
     }
 
+    /// Stores a profile behind the import's back, as one stored before the engine was
+    /// upgraded (or by an older console) is: the launch policy has not seen it.
+    #[allow(dead_code)]
+    pub fn store_unchecked(&self, name: &str, text: &str) {
+        let data = self.data().to_path_buf();
+        let (p, _) = app::domain::profile::Profile::from_env(name, text).unwrap();
+        std::thread::spawn(move || {
+            tokio::runtime::Runtime::new().unwrap().block_on(async {
+                let data = server::config::DataDir::open(&data).unwrap();
+                let store =
+                    server::control::profiles::ProfileStore::new(server::db::open(&data.db_path()).await.unwrap());
+                store.upsert(&p).await.unwrap();
+            })
+        })
+        .join()
+        .unwrap();
+    }
+
     /// A simulated vLLM profile on `port` with a fast startup and extra lines.
     pub fn vllm_profile(&self, name: &str, port: u16, extra: &str) {
         self.profile(
