@@ -511,6 +511,7 @@ journal-intact = Hash chain verified: { $count ->
    *[other] { $count } entries
 }, none edited or missing.
 journal-broken = The journal was tampered with: entry #{ $seq } { $why }.
+journal-alarm = The change journal refuses new entries: { $why }. Actions still run; their entries wait in the spool until an admin restores a backup (`roofline restore`).
 journal-search = Search
 journal-export = Export JSON
 journal-empty = Nothing recorded yet.

@@ -126,6 +126,13 @@ pub async fn restore(db: &Path, src: &Path) -> anyhow::Result<std::path::PathBuf
     let tmp = db.with_extension("db.restoring");
     let _ = std::fs::remove_file(&tmp);
     std::fs::copy(src, &tmp).with_context(|| format!("copying {}", src.display()))?;
+    // `copy` takes the backup's own mode: a 0644 backup would make the database (password
+    // hashes, sessions, the journal) world-readable.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("making {} private", tmp.display()))?;
+    }
     let checked = async {
         let opts = SqliteConnectOptions::from_str(&format!("sqlite://{}", tmp.display()))?.read_only(true);
         let mut conn = sqlx::SqliteConnection::connect_with(&opts)

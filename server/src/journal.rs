@@ -21,6 +21,11 @@ pub const GENESIS: &str = "00000000000000000000000000000000000000000000000000000
 pub enum JournalError {
     #[error("journal database: {0}")]
     Db(#[from] sqlx::Error),
+    /// The table does not reach the anchor kept outside the database (rows deleted, the
+    /// chain rewritten, an older database put in place): appends are refused until a restore
+    /// re-anchors, so a cover-up cannot be written over.
+    #[error("journal refused: {0}")]
+    Rewound(String),
 }
 
 /// One journal entry (shared with the UI).
@@ -66,6 +71,16 @@ pub struct Journal {
 pub struct Anchor {
     pub seq: i64,
     pub hash: String,
+}
+
+/// A line of the anchor log.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct AnchorLine {
+    seq: i64,
+    hash: String,
+    /// What a restore put in place (file and hash): the anchor may move back only here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    restore: Option<String>,
 }
 
 /// HMAC-SHA256 (RFC 2104) of `msg`, hex.
@@ -116,19 +131,137 @@ impl Journal {
         self
     }
 
-    /// The head last mirrored outside the database.
-    pub fn read_anchor(&self) -> Option<Anchor> {
-        let text = std::fs::read_to_string(self.anchor.as_ref()?).ok()?;
-        serde_json::from_str(&text).ok()
+    /// The append-only anchor log beside the head file: one line per head the chain
+    /// reached, and a marked line for each restore.
+    pub fn anchor_log(&self) -> Option<std::path::PathBuf> {
+        self.anchor.as_ref().map(|a| a.with_extension("anchors.jsonl"))
     }
 
+    /// The head last anchored outside the database: the furthest head in the anchor log since
+    /// its last restore line (lines of concurrent writers may land out of order), or the
+    /// single head file of a console from before the log.
+    pub fn read_anchor(&self) -> Option<Anchor> {
+        use std::io::{Read, Seek, SeekFrom};
+        const TAIL: u64 = 64 << 10;
+        let from_log = self.anchor_log().and_then(|path| {
+            let mut f = std::fs::File::open(path).ok()?;
+            let len = f.metadata().ok()?.len();
+            f.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
+            let mut text = String::new();
+            f.take(TAIL).read_to_string(&mut text).ok()?;
+            let lines: Vec<AnchorLine> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+            let since = lines.iter().rposition(|l| l.restore.is_some()).unwrap_or(0);
+            lines[since..].iter().max_by_key(|l| l.seq).map(|l| Anchor {
+                seq: l.seq,
+                hash: l.hash.clone(),
+            })
+        });
+        from_log.or_else(|| {
+            let text = std::fs::read_to_string(self.anchor.as_ref()?).ok()?;
+            serde_json::from_str(&text).ok()
+        })
+    }
+
+    /// Moves the anchor forward to this head (never back: a head at or behind the anchor
+    /// is not written), in the log, the head file and the console's log.
     fn write_anchor(&self, seq: i64, hash: &str) {
         tracing::info!(seq, hash, "journal head");
-        let Some(path) = &self.anchor else { return };
+        if self.read_anchor().is_some_and(|a| a.seq >= seq) {
+            return;
+        }
+        self.append_anchor_line(&AnchorLine {
+            seq,
+            hash: hash.to_string(),
+            restore: None,
+        });
+    }
+
+    fn append_anchor_line(&self, line: &AnchorLine) {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let (Some(path), Some(log)) = (&self.anchor, self.anchor_log()) else {
+            return;
+        };
+        let text = serde_json::to_string(line).unwrap_or_default();
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&log)
+            .and_then(|mut f| writeln!(f, "{text}").and_then(|()| f.sync_data()));
         let tmp = path.with_extension("tmp");
-        let body = serde_json::json!({"seq": seq, "hash": hash}).to_string();
-        if let Err(e) = std::fs::write(&tmp, body).and_then(|()| std::fs::rename(&tmp, path)) {
-            tracing::error!(error = %e, path = %path.display(), "could not write the journal anchor");
+        let body = serde_json::json!({"seq": line.seq, "hash": line.hash}).to_string();
+        if let Err(e) = written
+            .and_then(|()| std::fs::write(&tmp, body))
+            .and_then(|()| std::fs::rename(&tmp, path))
+        {
+            tracing::error!(error = %e, path = %log.display(), "could not write the journal anchor");
+        }
+    }
+
+    /// After a restore: anchors the restored table's head explicitly, with a line naming what
+    /// was restored, so the anchor may move back to it. The caller journals the restore.
+    pub async fn reanchor(&self, restored: &str) -> Result<Anchor, JournalError> {
+        let head: Option<(i64, String)> = sqlx::query_as("select seq, hash from journal order by seq desc limit 1")
+            .fetch_optional(&self.pool)
+            .await?;
+        let (seq, hash) = head.unwrap_or((0, GENESIS.to_string()));
+        tracing::warn!(seq, hash, restored, "journal re-anchored after a restore");
+        self.append_anchor_line(&AnchorLine {
+            seq,
+            hash: hash.clone(),
+            restore: Some(restored.to_string()),
+        });
+        Ok(Anchor { seq, hash })
+    }
+
+    /// Whether the table reaches the anchor: the entry at the anchor's sequence exists with
+    /// the anchor's hash (a head further on is a writer that has not anchored yet). `Err`
+    /// says what is wrong. Without an anchor path (tests, tools) there is nothing to check.
+    async fn check_head<'c>(&self, conn: impl sqlx::SqliteExecutor<'c>) -> Result<Result<(), String>, sqlx::Error> {
+        if self.anchor.is_none() {
+            return Ok(Ok(()));
+        }
+        let Some(anchor) = self.read_anchor() else {
+            let any: Option<i64> = sqlx::query_scalar("select max(seq) from journal")
+                .fetch_one(conn)
+                .await?;
+            return Ok(match any {
+                Some(n) => Err(format!(
+                    "the anchor outside the database is missing although the journal has entries (up to #{n})"
+                )),
+                None => Ok(()),
+            });
+        };
+        if anchor.seq == 0 {
+            return Ok(Ok(()));
+        }
+        let at: Option<String> = sqlx::query_scalar("select hash from journal where seq = $1")
+            .bind(anchor.seq)
+            .fetch_optional(conn)
+            .await?;
+        Ok(match at {
+            Some(h) if h == anchor.hash => Ok(()),
+            Some(_) => Err(format!(
+                "rewritten: entry #{} differs from the anchor written outside the database",
+                anchor.seq
+            )),
+            None => Err(format!(
+                "truncated: the anchor outside the database says the journal reached #{}, the table does not",
+                anchor.seq
+            )),
+        })
+    }
+
+    /// What the console shows in its banner and `/readyz` while appends are refused.
+    pub async fn alarm(&self) -> Option<String> {
+        match self.check_head(&self.pool).await {
+            Ok(Ok(())) => None,
+            Ok(Err(why)) => Some(why),
+            Err(e) => {
+                tracing::warn!(error = %e, "journal head could not be checked");
+                None
+            }
         }
     }
 
@@ -161,16 +294,30 @@ impl Journal {
         if std::fs::rename(&path, &claimed).is_err() {
             return Ok(());
         }
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            if let Ok(e) = serde_json::from_str::<Spooled>(line) {
-                let detail = match e.detail {
-                    serde_json::Value::Object(mut m) => {
-                        m.insert("spooled".into(), true.into());
-                        serde_json::Value::Object(m)
-                    }
-                    other => serde_json::json!({"spooled": true, "detail": other}),
-                };
-                self.append_now(&e.who, &e.kind, &e.subject, &e.reason, detail).await?;
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        for (i, line) in lines.iter().enumerate() {
+            let Ok(e) = serde_json::from_str::<Spooled>(line) else {
+                continue;
+            };
+            let detail = match e.detail {
+                serde_json::Value::Object(mut m) => {
+                    m.insert("spooled".into(), true.into());
+                    serde_json::Value::Object(m)
+                }
+                other => serde_json::json!({"spooled": true, "detail": other}),
+            };
+            if let Err(err) = self.append_now(&e.who, &e.kind, &e.subject, &e.reason, detail).await {
+                // The rest go back to the spool ahead of anything spooled meanwhile: nothing
+                // is lost and the order holds.
+                let later = std::fs::read_to_string(&path).unwrap_or_default();
+                let back = format!("{}\n{later}", lines[i..].join("\n"));
+                if std::fs::write(&claimed, back)
+                    .and_then(|()| std::fs::rename(&claimed, &path))
+                    .is_err()
+                {
+                    tracing::error!(path = %claimed.display(), "spooled journal entries could not be put back");
+                }
+                return Err(err);
             }
         }
         let _ = std::fs::remove_file(&claimed);
@@ -199,6 +346,9 @@ impl Journal {
         );
         sqlx::query("begin immediate").execute(&mut *conn).await?;
         let result = async {
+            if let Err(why) = self.check_head(&mut *conn).await? {
+                return Ok(Err(why));
+            }
             let prev: Option<String> = sqlx::query_scalar("select hash from journal order by seq desc limit 1")
                 .fetch_optional(&mut *conn)
                 .await?;
@@ -219,11 +369,16 @@ impl Journal {
             .bind(mac)
             .fetch_one(&mut *conn)
             .await?;
-            Ok::<_, sqlx::Error>((seq, prev, hash))
+            Ok::<_, sqlx::Error>(Ok((seq, prev, hash)))
         }
         .await;
         match result {
-            Ok((seq, prev_hash, hash)) => {
+            Ok(Err(why)) => {
+                let _ = sqlx::query("rollback").execute(&mut *conn).await;
+                tracing::error!(%why, who, kind, subject, "journal append refused: the table does not reach its anchor");
+                Err(JournalError::Rewound(why))
+            }
+            Ok(Ok((seq, prev_hash, hash))) => {
                 sqlx::query("commit").execute(&mut *conn).await?;
                 self.write_anchor(seq, &hash);
                 Ok(Entry {
@@ -253,6 +408,8 @@ impl Journal {
         for attempt in 0..5 {
             match self.append(who, kind, subject, reason, detail.clone()).await {
                 Ok(_) => return,
+                // Retrying cannot help: the entry waits in the spool until a restore.
+                Err(JournalError::Rewound(_)) => break,
                 Err(e) if attempt < 4 => {
                     tracing::warn!(error = %e, kind, subject, attempt, "journal write failed; retrying");
                     tokio::time::sleep(wait).await;
@@ -357,30 +514,11 @@ impl Journal {
             prev = hash.clone();
             last_seq = *seq;
         }
-        if let Some(anchor) = self.read_anchor() {
-            let broken = |seq: i64, why: String| {
-                Ok(Verification {
-                    entries: rows.len(),
-                    broken: Some((seq, why)),
-                })
-            };
-            if anchor.seq > last_seq {
-                return broken(
-                    anchor.seq,
-                    format!(
-                        "truncated: the anchor outside the database says the journal reached #{}, it ends at #{last_seq}",
-                        anchor.seq
-                    ),
-                );
-            }
-            if let Some((_, _, _, _, _, _, _, _, hash, _)) = rows.iter().find(|r| r.0 == anchor.seq) {
-                if *hash != anchor.hash {
-                    return broken(
-                        anchor.seq,
-                        "rewritten: the entry differs from the anchor written outside the database".into(),
-                    );
-                }
-            }
+        if let Err(why) = self.check_head(&self.pool).await? {
+            return Ok(Verification {
+                entries: rows.len(),
+                broken: Some((self.read_anchor().map_or(last_seq, |a| a.seq), why)),
+            });
         }
         Ok(Verification {
             entries: rows.len(),
@@ -522,6 +660,67 @@ mod tests {
             .unwrap();
         let v = keyed.verify().await.unwrap();
         assert!(v.broken.as_ref().is_some_and(|(_, why)| why.contains("MAC")), "{v:?}");
+    }
+
+    /// Issue 29: deleting the newest rows and resetting the sequence was reported as
+    /// "truncated" only until the next append moved the anchor back, then "intact". Now the
+    /// anchor only moves forward, an append refuses while the table does not reach it, and a
+    /// missing anchor with entries present is an error; only a restore re-anchors, in the log.
+    #[tokio::test]
+    async fn the_journal_cannot_be_rewound() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = crate::db::open(&dir.path().join("j.db")).await.unwrap();
+        let head = dir.path().join("journal.head");
+        let j = Journal::new(pool.clone()).with_anchor(head.clone());
+        for i in 0..4 {
+            j.append("ops", "serve", "qwen", &format!("r{i}"), serde_json::json!({}))
+                .await
+                .unwrap();
+        }
+        for stmt in [
+            "drop trigger journal_no_delete",
+            "delete from journal where seq > 2",
+            "delete from sqlite_sequence where name = 'journal'",
+            "insert into sqlite_sequence (name, seq) values ('journal', 2)",
+        ] {
+            sqlx::query(stmt).execute(&pool).await.unwrap();
+        }
+        let refused = j
+            .append("ops", "serve", "qwen", "cover-up", serde_json::json!({}))
+            .await;
+        assert!(matches!(refused, Err(JournalError::Rewound(_))), "{refused:?}");
+        assert!(j.alarm().await.is_some(), "the console raises it");
+        let v = j.verify().await.unwrap();
+        assert!(
+            v.broken.as_ref().is_some_and(|(_, why)| why.contains("truncated")),
+            "still truncated after an append: {v:?}"
+        );
+        // A writer that went back in time cannot move the anchor back either.
+        j.write_anchor(2, "x");
+        assert_eq!(j.read_anchor().map(|a| a.seq), Some(4));
+
+        // With the anchor files gone, entries present are an error, not "no check".
+        std::fs::remove_file(j.anchor_log().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&head);
+        let v = j.verify().await.unwrap();
+        assert!(
+            v.broken.as_ref().is_some_and(|(_, why)| why.contains("anchor")),
+            "{v:?}"
+        );
+        assert!(j
+            .append("ops", "serve", "qwen", "", serde_json::json!({}))
+            .await
+            .is_err());
+
+        // A restore re-anchors explicitly (logged with the file), and appends go on.
+        j.reanchor("backup.db sha256:abc").await.unwrap();
+        j.append("ops", "restore", "database", "", serde_json::json!({}))
+            .await
+            .unwrap();
+        assert_eq!(j.verify().await.unwrap().broken, None);
+        assert!(j.alarm().await.is_none());
+        let log = std::fs::read_to_string(j.anchor_log().unwrap()).unwrap();
+        assert!(log.contains("backup.db sha256:abc"), "{log}");
     }
 
     /// Issue 11: a journal write that failed was only logged. Now it is retried, then spooled,

@@ -195,3 +195,110 @@ async fn readyz_says_503_while_the_database_takes_no_writes() {
     sqlx::query("rollback").execute(&mut conn).await.unwrap();
     assert_eq!(client().get(&url).send().await.unwrap().status(), 200);
 }
+
+/// Runs SQL on the data directory's database behind the console's back (as someone with the
+/// file could); the rows of the last statement, each column as text, joined by `|`.
+async fn db_query(env: &Env, sql: &str) -> Vec<String> {
+    use sqlx::{Connection, Row};
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", env.data().join("roofline.db").display()))
+        .await
+        .unwrap();
+    let rows = sqlx::raw_sql(sql).fetch_all(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+    rows.iter()
+        .map(|r| {
+            (0..r.len())
+                .map(|i| {
+                    r.try_get::<i64, _>(i)
+                        .map(|n| n.to_string())
+                        .or_else(|_| r.try_get::<String, _>(i))
+                        .unwrap_or_default()
+                })
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect()
+}
+
+/// Issue 29, items 2 and 4. A restore was copied with the backup's own mode (0644 made the
+/// database world-readable), brought back the sessions that had been signed out, and left no
+/// journal entry. Deleting the newest journal rows and resetting the sequence was reported
+/// as "truncated" only until the next append, then "intact".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restore_is_private_signs_everyone_out_is_journaled_and_the_journal_cannot_be_rewound() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.add_user("alice", "admin");
+    env.vllm_profile("kept", free_port(), "");
+    let port = free_port();
+    let console = Console::start(&env, port);
+    let base = format!("http://127.0.0.1:{port}");
+    eventually(Duration::from_secs(30), async || console_engines(port).await).await;
+    Session::login(&base, "alice").await;
+    let file = env.data().join("nightly.db");
+    assert!(env.run(&["backup", file.to_str().unwrap()]).status.success());
+    drop(console);
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(db_query(&env, "select count(*) from session").await, ["1"]);
+
+    let out = env.run(&["restore", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{:?}", str(&out));
+    let mode = std::fs::metadata(env.data().join("roofline.db"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "the restored database is private");
+    assert_eq!(
+        db_query(&env, "select count(*) from session").await,
+        ["0"],
+        "everyone signs in again"
+    );
+    let sha = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(std::fs::read(&file).unwrap()))
+    };
+    let journal = str(&env.run(&["journal", "list", "--json"])).0;
+    assert!(journal.contains("\"restore\""), "{journal}");
+    assert!(journal.contains(&sha), "the restore names the file's hash: {journal}");
+    let verify = env.run(&["journal", "verify"]);
+    assert!(verify.status.success(), "{:?}", str(&verify));
+
+    // Someone with the database file deletes the newest rows and resets the sequence.
+    env.vllm_profile("more", free_port(), "");
+    env.vllm_profile("evenmore", free_port(), "");
+    let newest: i64 = db_query(&env, "select max(seq) from journal").await[0].parse().unwrap();
+    db_query(
+        &env,
+        &format!(
+            "drop trigger journal_no_delete; delete from journal where seq > {}; update sqlite_sequence set seq = {} where name = 'journal';",
+            newest - 2,
+            newest - 2
+        ),
+    )
+    .await;
+    // The next change is refused a journal row (it waits in the spool) ...
+    env.vllm_profile("cover", free_port(), "");
+    assert_eq!(
+        db_query(&env, "select max(seq) from journal").await[0],
+        (newest - 2).to_string(),
+        "nothing is appended over a rewound journal"
+    );
+    // ... and verify keeps saying so.
+    let verify = env.run(&["journal", "verify"]);
+    assert_eq!(verify.status.code(), Some(1), "{:?}", str(&verify));
+    assert!(
+        str(&verify).0.contains("truncated") || str(&verify).1.contains("truncated"),
+        "{:?}",
+        str(&verify)
+    );
+    // The console says so on /readyz and in every page's header.
+    let console = Console::start(&env, port);
+    eventually(Duration::from_secs(30), async || console_engines(port).await).await;
+    let readyz = client().get(format!("{base}/readyz")).send().await.unwrap();
+    assert_eq!(readyz.status(), 503);
+    assert!(readyz.text().await.unwrap().contains("journal"));
+    let s = Session::login(&base, "alice").await;
+    let page = s.get("/journal").send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("journal-alarm"), "the header shows the alarm");
+    drop(console);
+}

@@ -28,6 +28,9 @@ pub struct SessionState {
     pub caller: Option<Caller>,
     /// No account exists yet: the first admin is created with the setup secret.
     pub needs_setup: bool,
+    /// Why the change journal refuses new entries (shown to signed-in users on every page).
+    #[serde(default)]
+    pub journal_alarm: Option<String>,
 }
 
 /// An account as admins see it.
@@ -84,9 +87,15 @@ mod ssr {
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "whoami")]
 pub async fn whoami() -> Result<SessionState, ApiError> {
     let s = crate::api::service::authorized("whoami")?;
+    let caller = crate::api::service::caller_opt();
+    let journal_alarm = match caller {
+        Some(_) => s.0.journal_alarm().await,
+        None => None,
+    };
     Ok(SessionState {
-        caller: crate::api::service::caller_opt(),
+        caller,
         needs_setup: s.0.accounts().needs_setup().await?,
+        journal_alarm,
     })
 }
 

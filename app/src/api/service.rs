@@ -60,6 +60,9 @@ pub trait ConsoleService: Send + Sync + 'static {
     /// Journal entries, newest first, matching `query` when given.
     fn journal(&self, query: Option<String>) -> BoxFut<'_, Result<Vec<JournalEntry>, ApiError>>;
     fn journal_verify(&self) -> BoxFut<'_, Result<JournalCheck, ApiError>>;
+    /// Why the journal refuses appends (its table does not reach the anchor), if it does:
+    /// every page's header shows it.
+    fn journal_alarm(&self) -> BoxFut<'_, Option<String>>;
     /// The profile's recent starts and their phases.
     fn startup_history(&self, profile: String) -> BoxFut<'_, Result<Vec<crate::domain::phases::StartupRun>, ApiError>>;
     /// The engine's logged KV cache size against the calculator.

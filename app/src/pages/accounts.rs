@@ -150,6 +150,12 @@ pub fn UserMenu() -> impl IntoView {
     });
     view! {
         <Transition fallback=|| ()>
+            {move || me.get().and_then(|r| r.ok()).and_then(|s| s.journal_alarm).map(|why| view! {
+                <p class="journal-alarm" role="alert" data-testid="journal-alarm">
+                    {move || i18n.ta("journal-alarm", &[("why", why.clone().into())])}
+                    " " <a href="/journal">{move || i18n.t("nav-journal")}</a>
+                </p>
+            })}
             {move || me.get().and_then(|r| r.ok()).map(|s| match s.caller {
                 Some(c) => view! {
                     <span class="user" data-testid="user-menu" data-role=c.role.as_str()>

@@ -42,25 +42,113 @@ pub async fn restore(data: &std::path::Path, file: &std::path::Path, json: bool)
             return 1;
         }
     };
-    match crate::db::restore(&data.join("roofline.db"), file).await {
-        Ok(saved) => {
-            if json {
-                println!(
-                    "{}",
-                    serde_json::json!({"restored": file.display().to_string(), "previous": saved.display().to_string()})
-                );
-            } else {
-                println!(
-                    "restored the database from {}; the one it replaced is {}",
-                    file.display(),
-                    saved.display()
-                );
+    let db = data.join("roofline.db");
+    match crate::db::restore(&db, file).await {
+        Ok(saved) => match after_restore(data, &db, file, &saved).await {
+            Ok(report) => {
+                if json {
+                    println!("{report}");
+                } else {
+                    println!(
+                        "restored the database from {} (sha256 {}); the one it replaced is {}",
+                        file.display(),
+                        report["sha256"].as_str().unwrap_or(""),
+                        saved.display()
+                    );
+                    println!("every session was signed out; the journal is re-anchored at the restored head");
+                    if let Some(names) = report["passwords_differ"].as_array().filter(|a| !a.is_empty()) {
+                        let names: Vec<&str> = names.iter().filter_map(|n| n.as_str()).collect();
+                        println!(
+                            "these accounts have the backup's password again (changed or reset since): {}",
+                            names.join(", ")
+                        );
+                    }
+                }
+                0
             }
-            0
-        }
+            Err(e) => {
+                eprintln!("restored the database, but: {e:#}");
+                1
+            }
+        },
         Err(e) => {
             eprintln!("{e:#}");
             1
         }
     }
+}
+
+/// SHA-256 of a file, streamed.
+fn sha256_file(path: &std::path::Path) -> anyhow::Result<String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// What a restore must do beyond putting the file in place: sign everybody out (sessions the
+/// backup holds were valid then, not now), name the accounts whose password goes back to an
+/// older one, re-anchor the journal at the restored head and journal the restore with the
+/// file's hash.
+async fn after_restore(
+    data: &std::path::Path,
+    db: &std::path::Path,
+    file: &std::path::Path,
+    saved: &std::path::Path,
+) -> anyhow::Result<serde_json::Value> {
+    let sha256 = sha256_file(file)?;
+    let dir = crate::config::DataDir::open(data)?;
+    let pool = crate::db::open(db).await?;
+    let dropped = sqlx::query("delete from session").execute(&pool).await?.rows_affected();
+    let passwords_differ = password_changes(&pool, saved).await.unwrap_or_default();
+    let journal = crate::journal::Journal::new(pool.clone())
+        .with_anchor(data.join("journal.head"))
+        .with_key(dir.journal_key());
+    let restored = format!("{} sha256:{sha256}", file.display());
+    let anchor = journal.reanchor(&restored).await?;
+    let detail = serde_json::json!({
+        "file": file.display().to_string(),
+        "sha256": sha256,
+        "previous": saved.display().to_string(),
+        "sessions_dropped": dropped,
+        "passwords_differ": passwords_differ,
+        "anchor": {"seq": anchor.seq, "hash": anchor.hash},
+    });
+    journal
+        .append("roofline", "restore", "database", "roofline restore", detail.clone())
+        .await?;
+    pool.close().await;
+    Ok(detail)
+}
+
+/// Accounts whose password hash in the restored database differs from the one it replaced.
+async fn password_changes(pool: &sqlx::SqlitePool, saved: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    use sqlx::Connection;
+    use std::str::FromStr;
+    if !saved.exists() {
+        return Ok(Vec::new());
+    }
+    let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&format!("sqlite://{}", saved.display()))?.read_only(true);
+    let mut old = sqlx::SqliteConnection::connect_with(&opts).await?;
+    let before: Vec<(String, String)> = sqlx::query_as("select name, password_hash from account")
+        .fetch_all(&mut old)
+        .await?;
+    old.close().await.ok();
+    let now: Vec<(String, String)> = sqlx::query_as("select name, password_hash from account")
+        .fetch_all(pool)
+        .await?;
+    Ok(now
+        .into_iter()
+        .filter(|(name, hash)| before.iter().any(|(n, h)| n == name && h != hash))
+        .map(|(name, _)| name)
+        .collect())
 }

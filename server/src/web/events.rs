@@ -55,6 +55,9 @@ pub async fn readyz(State(s): State<WebState>) -> Response {
         Ok(Err(e)) => problems.push(format!("database not writable: {e}")),
         Err(_) => problems.push("database not writable: no write lock within 5 s".into()),
     }
+    if let Some(why) = s.control.journal().alarm().await {
+        problems.push(format!("the change journal refuses entries: {why}"));
+    }
     if s.fleet.has_changed().is_err() {
         problems.push("the engine collector has stopped".into());
     }

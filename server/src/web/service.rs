@@ -636,6 +636,10 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
+    fn journal_alarm(&self) -> BoxFut<'_, Option<String>> {
+        Box::pin(async move { self.control.journal().alarm().await })
+    }
+
     fn journal_verify(&self) -> BoxFut<'_, Result<app::api::JournalCheck, ApiError>> {
         Box::pin(async move { self.control.journal().verify().await.map_err(internal) })
     }
