@@ -459,6 +459,24 @@ impl Journal {
         Ok(rows.into_iter().map(entry).collect())
     }
 
+    /// One page of entries, newest first, older than `before` (a sequence number) when given:
+    /// how an export walks the whole journal without holding it.
+    pub async fn page(&self, query: Option<&str>, before: Option<i64>, limit: i64) -> Result<Vec<Entry>, JournalError> {
+        let like = query.map(|q| format!("%{}%", q.replace(['%', '_'], "")));
+        let rows: Vec<Row> = sqlx::query_as(
+            "select seq, at, who, kind, subject, reason, detail, prev_hash, hash from journal
+             where ($1 is null or seq < $1)
+               and ($2 is null or subject like $2 or kind like $2 or who like $2 or reason like $2 or detail like $2)
+             order by seq desc limit $3",
+        )
+        .bind(before)
+        .bind(like)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(entry).collect())
+    }
+
     /// Walks the whole chain from the start.
     pub async fn verify(&self) -> Result<Verification, JournalError> {
         let mut conn = self.pool.acquire().await?;

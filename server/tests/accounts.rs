@@ -134,3 +134,65 @@ async fn sign_in_sets_strict_cookies_and_is_rate_limited() {
         .expect("locked after five failures");
     assert!(body.contains("too many failed sign-ins"), "{body}");
 }
+
+/// Issue 29, item 5: an open event stream kept delivering to a disabled viewer for as long as
+/// it stayed open, and one session opened 400 of them. Now a stream ends within the re-check
+/// interval of its session ending, and a session's streams beyond its bound are refused (429).
+#[tokio::test(flavor = "multi_thread")]
+async fn event_streams_end_with_their_session_and_are_bounded_per_session() {
+    use futures::StreamExt;
+    let env = Env::new();
+    env.add_user("vera", "viewer");
+    env.add_user("root", "admin");
+    env.vllm_profile("s", free_port(), "");
+    let port = free_port();
+    let _console = Console::start_with_env(
+        &env,
+        port,
+        &[("ROOFLINE_STREAM_RECHECK_MS", std::path::Path::new("1000"))],
+    );
+    eventually(Duration::from_secs(30), async || console_engines(port).await).await;
+    let base = format!("http://127.0.0.1:{port}");
+    let vera = Session::login(&base, "vera").await;
+    let root = Session::login(&base, "root").await;
+
+    // The bound: a session's streams past 16 are refused, and given back when closed.
+    let mut open = Vec::new();
+    for i in 0..16 {
+        let r = vera.get(app::api::FLEET_STREAM).send().await.unwrap();
+        assert_eq!(r.status(), 200, "stream {i}");
+        open.push(r);
+    }
+    let r = vera.get(app::api::FLEET_STREAM).send().await.unwrap();
+    assert_eq!(r.status(), 429, "the 17th stream of one session");
+    assert!(r.headers().contains_key("retry-after"));
+    // Another user's streams are not counted against this one.
+    assert_eq!(root.get(app::api::FLEET_STREAM).send().await.unwrap().status(), 200);
+    open.truncate(1);
+    eventually(Duration::from_secs(10), async || {
+        (vera.get(app::api::RECORDS_STREAM).send().await.ok()?.status() == 200).then_some(())
+    })
+    .await;
+
+    // Disabled while the stream is open: the stream ends.
+    let mut body = open.pop().unwrap().bytes_stream();
+    assert!(body.next().await.is_some(), "the stream delivers");
+    let r = root
+        .post_json(
+            "update_account",
+            &serde_json::json!({"name": "vera", "role": null, "disabled": true, "password": null}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(chunk) = body.next().await {
+            if chunk.is_err() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "a revoked stream ends within the re-check interval");
+}

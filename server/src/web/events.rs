@@ -77,20 +77,14 @@ pub async fn readyz(State(s): State<WebState>) -> Response {
 
 /// `GET /api/events/fleet`: every engine's status, on change.
 pub async fn fleet(State(s): State<WebState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let mut rx = s.fleet.clone();
+    use futures::StreamExt;
     let client = s.metrics.sse_client();
-    let stream = async_stream(move |tx| async move {
-        let _client = client;
-        loop {
-            let snapshot = rx.borrow_and_update().clone();
-            let data = serde_json::to_string(&snapshot).unwrap_or_else(|_| "[]".into());
-            if tx.send(Event::default().data(data)).await.is_err() {
-                return;
-            }
-            if rx.changed().await.is_err() {
-                return;
-            }
-        }
+    // A watch holds only the newest snapshot: a reader that falls behind gets the latest
+    // state when it reads again, never a queue of old ones.
+    let stream = tokio_stream::wrappers::WatchStream::new(s.fleet.clone()).map(move |snapshot| {
+        let _client = &client;
+        let data = serde_json::to_string(&snapshot).unwrap_or_else(|_| "[]".into());
+        Ok(Event::default().data(data))
     });
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
@@ -160,7 +154,27 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
                 .find(|e| e.node.is_empty() && e.profile == profile)
                 .cloned();
             let Some(status) = status else { return };
-            let (lines, next, reset) = logs::read_since(&log_path, offset).unwrap_or((Vec::new(), offset, false));
+            // A reader far behind (it stopped reading while the engine logged a lot) gets the
+            // log's last part with a marker, never a backlog held for it.
+            let mut skipped = None;
+            if let Ok(len) = std::fs::metadata(&log_path).map(|m| m.len()) {
+                if len > offset.saturating_add(LOG_BEHIND_MAX) {
+                    let to = len - LOG_CATCH_UP;
+                    skipped = Some(to - offset);
+                    offset = to;
+                }
+            }
+            let (mut lines, next, reset) = logs::read_since(&log_path, offset).unwrap_or((Vec::new(), offset, false));
+            if let Some(bytes) = skipped {
+                // The first line read may start mid-line: the marker replaces it.
+                if !lines.is_empty() {
+                    lines.remove(0);
+                }
+                lines.insert(
+                    0,
+                    format!("… [{bytes} bytes of log skipped: this page fell behind; `roofline logs` has them]"),
+                );
+            }
             offset = next;
             let run = runs.lock().ok().and_then(|g| g.get(&profile).cloned());
             let points = history.since(&profile, last_point_ms);
@@ -217,13 +231,21 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
         .into_response()
 }
 
+/// How far behind the log's end a stream may be before it skips to the end's last part.
+const LOG_BEHIND_MAX: u64 = 1 << 20;
+/// How much of the end it then sends.
+const LOG_CATCH_UP: u64 = 256 << 10;
+
+/// A stream fed by a producer task. The channel holds one event: a reader that stops reading
+/// stops the producer at its next send (each producer sends the latest state when it
+/// resumes), so nothing queues up for it.
 fn async_stream<F, Fut>(producer: F) -> impl Stream<Item = Result<Event, Infallible>>
 where
     F: FnOnce(tokio::sync::mpsc::Sender<Event>) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     use futures::StreamExt;
-    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
     tokio::spawn(producer(tx));
     tokio_stream::wrappers::ReceiverStream::new(rx).map(Ok)
 }

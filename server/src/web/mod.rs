@@ -8,6 +8,7 @@ mod guard;
 mod incidents;
 mod prometheus;
 mod service;
+pub mod streams;
 mod tls_listener;
 
 use crate::control::EngineControl;
@@ -114,6 +115,7 @@ pub fn router(
         incidents,
         records: crate::records::Records::start(control_pool),
     };
+    let stream_gate = streams::StreamGate::new(crate::auth::Accounts::new(state.control.store.pool()));
     let routes = generate_route_list(app::App);
     Router::new()
         .route(app::api::FLEET_STREAM, get(events::fleet))
@@ -146,6 +148,8 @@ pub fn router(
         .fallback(leptos_axum::file_and_error_handler::<WebState, _>(move |o| {
             app::shell(o, urls.clone())
         }))
+        // Inside the guard: a stream is counted and re-checked only once it is let in.
+        .layer(axum::middleware::from_fn_with_state(stream_gate, streams::gate))
         .layer(axum::middleware::from_fn_with_state(auth, auth::guard))
         .layer(axum::middleware::from_fn(guard::refuse_cross_origin_writes))
         .layer(axum::extract::DefaultBodyLimit::max(1 << 20))

@@ -1,0 +1,143 @@
+//! The event streams' (`/api/events/*`) bounds: how many one session and the console hold
+//! open, and how long a stream outlives the session it was opened with.
+//!
+//! A stream is authorised once, when it opens; before these bounds a disabled account's open
+//! stream kept delivering for as long as it stayed open, and one session opened 400 of them.
+//! Now each stream re-checks its session every [`RECHECK`] and ends when the session has
+//! ended (signed out, expired, the account disabled or its sessions dropped by a restore),
+//! and a stream beyond [`PER_SESSION`] or [`TOTAL`] is refused with 429.
+
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Open streams one session may hold (a few tabs of engine pages, the fleet and the lists).
+pub const PER_SESSION: usize = 16;
+/// Open streams the console holds in all.
+pub const TOTAL: usize = 256;
+/// How often an open stream checks that its session still stands.
+pub const RECHECK: Duration = Duration::from_secs(5);
+
+/// The open streams, counted per session (by the token's hash) and in all.
+#[derive(Clone)]
+pub struct StreamGate {
+    accounts: crate::auth::Accounts,
+    open: Arc<Mutex<HashMap<String, usize>>>,
+    recheck: Duration,
+}
+
+/// One open stream's place; given back when the stream ends or is dropped.
+struct Slot {
+    open: Arc<Mutex<HashMap<String, usize>>>,
+    key: String,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Ok(mut open) = self.open.lock() {
+            if let Some(n) = open.get_mut(&self.key) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    open.remove(&self.key);
+                }
+            }
+        }
+    }
+}
+
+impl StreamGate {
+    pub fn new(accounts: crate::auth::Accounts) -> Self {
+        let recheck = std::env::var("ROOFLINE_STREAM_RECHECK_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+            .unwrap_or(RECHECK);
+        Self {
+            accounts,
+            open: Default::default(),
+            recheck,
+        }
+    }
+
+    /// A place for one more stream of this session, or why not.
+    fn acquire(&self, key: &str) -> Result<Slot, String> {
+        let mut open = self.open.lock().map_err(|_| "stream table poisoned".to_string())?;
+        let total: usize = open.values().sum();
+        if total >= TOTAL {
+            return Err(format!("the console holds {TOTAL} event streams, its most"));
+        }
+        let mine = open.entry(key.to_string()).or_default();
+        if *mine >= PER_SESSION {
+            return Err(format!(
+                "this session holds {PER_SESSION} event streams, its most: close a tab"
+            ));
+        }
+        *mine += 1;
+        Ok(Slot {
+            open: self.open.clone(),
+            key: key.to_string(),
+        })
+    }
+
+    /// Streams open now, in all.
+    pub fn open_streams(&self) -> usize {
+        self.open.lock().map(|o| o.values().sum()).unwrap_or(0)
+    }
+}
+
+/// Counts, bounds and re-checks every `/api/events/*` response (after the access guard).
+pub async fn gate(State(gate): State<StreamGate>, req: Request, next: Next) -> Response {
+    use futures::StreamExt;
+    if !req.uri().path().starts_with("/api/events/") {
+        return next.run(req).await;
+    }
+    // The guard refuses a stream without a session; nothing to count then.
+    let Some(token) = req.extensions().get::<app::api::SessionToken>().cloned() else {
+        return next.run(req).await;
+    };
+    let key = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(token.0.as_bytes()))
+    };
+    let slot = match gate.acquire(&key) {
+        Ok(s) => s,
+        Err(why) => {
+            tracing::warn!(%why, "event stream refused");
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [("retry-after", "10")],
+                format!("{why}\n"),
+            )
+                .into_response();
+        }
+    };
+    let resp = next.run(req).await;
+    if !resp.status().is_success() {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let (accounts, every) = (gate.accounts.clone(), gate.recheck);
+    let ended = async move {
+        loop {
+            tokio::time::sleep(every).await;
+            match accounts.session(&token.0).await {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    tracing::info!("event stream closed: its session ended");
+                    return;
+                }
+                // A database hiccup is not a revocation; the next check decides.
+                Err(e) => tracing::warn!(error = %e, "re-checking an event stream's session failed"),
+            }
+        }
+    };
+    let stream = body.into_data_stream().take_until(ended).map(move |chunk| {
+        let _held = &slot;
+        chunk
+    });
+    Response::from_parts(parts, axum::body::Body::from_stream(stream))
+}
