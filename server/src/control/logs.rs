@@ -53,16 +53,23 @@ pub const MAX_LINE: usize = 16 << 10;
 /// A file shorter than `offset` was rotated: reading restarts at 0 and `reset` is true. A
 /// line longer than a whole read is passed on cut, and reading moves past it.
 pub fn read_since(path: &Path, offset: u64) -> std::io::Result<(Vec<String>, u64, bool)> {
+    read_since_at_most(path, offset, READ_CHUNK)
+}
+
+/// [`read_since`] taking at most `chunk` bytes (the event streams take less per event: what
+/// they hold for a reader that stopped is bounded by it).
+pub fn read_since_at_most(path: &Path, offset: u64, chunk: u64) -> std::io::Result<(Vec<String>, u64, bool)> {
+    let chunk = chunk.max(MAX_LINE as u64);
     let mut f = File::open(path)?;
     let len = f.metadata()?.len();
     let (from, reset) = if len < offset { (0, true) } else { (offset, false) };
     f.seek(SeekFrom::Start(from))?;
     let mut buf = Vec::new();
-    f.take(READ_CHUNK).read_to_end(&mut buf)?;
+    f.take(chunk).read_to_end(&mut buf)?;
     // Keep an unterminated last line for the next read, unless it fills the whole read.
     let complete = match buf.iter().rposition(|b| *b == b'\n') {
         Some(p) => p + 1,
-        None if buf.len() as u64 == READ_CHUNK => buf.len(),
+        None if buf.len() as u64 == chunk => buf.len(),
         None => 0,
     };
     let text = String::from_utf8_lossy(&buf[..complete]);

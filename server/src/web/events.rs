@@ -164,7 +164,8 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
                     offset = to;
                 }
             }
-            let (mut lines, next, reset) = logs::read_since(&log_path, offset).unwrap_or((Vec::new(), offset, false));
+            let (mut lines, next, reset) =
+                logs::read_since_at_most(&log_path, offset, LOG_EVENT_MAX).unwrap_or((Vec::new(), offset, false));
             if let Some(bytes) = skipped {
                 // The first line read may start mid-line: the marker replaces it.
                 if !lines.is_empty() {
@@ -234,7 +235,10 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
 /// How far behind the log's end a stream may be before it skips to the end's last part.
 const LOG_BEHIND_MAX: u64 = 1 << 20;
 /// How much of the end it then sends.
-const LOG_CATCH_UP: u64 = 256 << 10;
+const LOG_CATCH_UP: u64 = 64 << 10;
+/// The most log one event carries (the rest follows in the next events): with one event
+/// queued and one being written, a stream that stopped reading holds a few hundred KiB.
+const LOG_EVENT_MAX: u64 = 128 << 10;
 
 /// A stream fed by a producer task. The channel holds one event: a reader that stops reading
 /// stops the producer at its next send (each producer sends the latest state when it
