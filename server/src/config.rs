@@ -513,6 +513,33 @@ impl DataDir {
         }
     }
 
+    /// This console's identity: a random id kept in the data directory (created on first use,
+    /// private), put on every container it starts so it adopts only its own.
+    pub fn console_id(&self) -> String {
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = self.root.join("console.id");
+        if let Ok(id) = std::fs::read_to_string(&path) {
+            let id = id.trim();
+            if id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return id.to_string();
+            }
+        }
+        let id = hex::encode(rand::random::<[u8; 16]>());
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, id.as_bytes()));
+        match written {
+            Ok(()) => id,
+            // Another process wrote it first: theirs is the one.
+            Err(_) => std::fs::read_to_string(&path)
+                .map(|s| s.trim().to_string())
+                .unwrap_or(id),
+        }
+    }
+
     /// The journal's HMAC key, when host configuration names a readable key file.
     pub fn journal_key(&self) -> Option<Vec<u8>> {
         self.journal_key.0.as_deref().cloned()

@@ -281,3 +281,73 @@ fn an_image_by_tag_is_refused_with_the_runbooks_words() {
     assert!(err.contains("docker image by digest, not by the latest tag"), "{err}");
     assert!(Path::new(BIN).exists());
 }
+
+/// Issue 29, item 3: anyone who can start containers in the console's runtime could start
+/// one with the profile's name and label, and `serve` adopted it as the engine (skipping the
+/// digest pin, the model check and the port check). Here the impostor is the console's own
+/// container started again without the console's label: refused, named, left running, and an
+/// incident is opened.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_container_the_console_did_not_start_is_refused_not_adopted() {
+    let port = free_port();
+    let env = env_with_container("twin", port, "");
+    env.serve_ok("twin");
+    let out = podman(&[
+        "container",
+        "inspect",
+        "--format",
+        "{{json .Config.CreateCommand}}",
+        "roofline-twin",
+    ]);
+    let created: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(env.run(&["stop", "--profile", "twin"]).status.success());
+    // The same command line, less the console's label.
+    let mut argv = Vec::new();
+    let mut i = 0;
+    while i < created.len() {
+        if created[i] == "--label"
+            && created
+                .get(i + 1)
+                .is_some_and(|l| l.starts_with("io.roofline.console="))
+        {
+            i += 2;
+            continue;
+        }
+        argv.push(created[i].clone());
+        i += 1;
+    }
+    let out = Command::new(&argv[0]).args(&argv[1..]).output().unwrap();
+    assert!(out.status.success(), "the impostor starts: {:?}", str(&out));
+    eventually(Duration::from_secs(30), async || {
+        containers_of("twin").iter().any(|c| c.contains(" Up")).then_some(())
+    })
+    .await
+    .unwrap();
+
+    let out = env.run(&["serve", "--profile", "twin", "--json"]);
+    let (stdout, stderr) = str(&out);
+    assert!(!out.status.success(), "adopted: {stdout} {stderr}");
+    assert!(
+        stdout.contains("roofline-twin") && stdout.contains("io.roofline.console"),
+        "{stdout}"
+    );
+    assert!(
+        containers_of("twin").iter().any(|c| c.contains(" Up")),
+        "left running for someone to inspect: {:?}",
+        containers_of("twin")
+    );
+    assert_ne!(env.status("twin")["state"], "healthy");
+    let incidents: i64 = {
+        use sqlx::Connection;
+        let mut conn =
+            sqlx::SqliteConnection::connect(&format!("sqlite://{}", env.data().join("roofline.db").display()))
+                .await
+                .unwrap();
+        sqlx::query_scalar("select count(*) from incident where profile = 'twin'")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap()
+    };
+    assert_eq!(incidents, 1, "an incident is opened");
+    let _ = podman(&["rm", "--force", "roofline-twin"]);
+}

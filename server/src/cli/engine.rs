@@ -164,6 +164,10 @@ pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
             OK
         }
         Err(e) => {
+            let incident = crate::incidents::on_serve_refused(control, profile, &e).await;
+            if let (Some(id), false) = (incident, json) {
+                eprintln!("opened incident #{id}");
+            }
             if json {
                 let failure = match &e {
                     ControlError::StartupFailed {

@@ -24,6 +24,9 @@ use std::path::Path;
 pub const LABEL_PROFILE: &str = "io.roofline.profile";
 /// Label naming the installation (host configuration) it was started from.
 pub const LABEL_INSTALL: &str = "io.roofline.installation";
+/// Label naming the console (its data directory's identity) that started it: a container
+/// someone else started with the profile's name and label is not ours to adopt.
+pub const LABEL_CONSOLE: &str = "io.roofline.console";
 
 /// The container name of a profile's engine (profile names are `[a-z0-9_-]`).
 pub fn name(profile: &str) -> String {
@@ -119,6 +122,7 @@ impl<'a> Container<'a> {
     pub fn run_argv(
         &self,
         profile: &Profile,
+        console: &str,
         install_name: &str,
         engine_argv: &[String],
         models_root: &Path,
@@ -147,6 +151,8 @@ impl<'a> Container<'a> {
                 &format!("{LABEL_PROFILE}={}", profile.name),
                 "--label",
                 &format!("{LABEL_INSTALL}={install_name}"),
+                "--label",
+                &format!("{LABEL_CONSOLE}={console}"),
                 "--mount",
                 &format!("type=bind,source={root},target={root},readonly"),
                 "--ipc",
@@ -229,6 +235,10 @@ pub struct Inspected {
     pub oom_killed: bool,
     pub image_digest: Option<String>,
     pub profile_label: Option<String>,
+    pub install_label: Option<String>,
+    pub console_label: Option<String>,
+    /// The command it runs (`Path` and `Args`).
+    pub command: Vec<String>,
 }
 
 impl Inspected {
@@ -254,6 +264,13 @@ pub fn parse_inspect(text: &str) -> Result<Inspected, String> {
     let s = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
     let pid = state.get("Pid").and_then(|p| p.as_i64()).unwrap_or(0);
     let digest = s(c, "ImageDigest").filter(|d| d.starts_with("sha256:"));
+    let label = |name: &str| {
+        c.get("Config")
+            .and_then(|cfg| cfg.get("Labels"))
+            .and_then(|l| l.get(name))
+            .and_then(|p| p.as_str())
+            .map(str::to_string)
+    };
     Ok(Inspected {
         id: s(c, "Id").ok_or("inspect output has no Id")?,
         running: state.get("Running").and_then(|r| r.as_bool()).unwrap_or(false),
@@ -262,13 +279,53 @@ pub fn parse_inspect(text: &str) -> Result<Inspected, String> {
         exit_code: state.get("ExitCode").and_then(|x| x.as_i64()).unwrap_or(0),
         oom_killed: state.get("OOMKilled").and_then(|x| x.as_bool()).unwrap_or(false),
         image_digest: digest,
-        profile_label: c
-            .get("Config")
-            .and_then(|cfg| cfg.get("Labels"))
-            .and_then(|l| l.get(LABEL_PROFILE))
-            .and_then(|p| p.as_str())
-            .map(str::to_string),
+        profile_label: label(LABEL_PROFILE),
+        install_label: label(LABEL_INSTALL),
+        console_label: label(LABEL_CONSOLE),
+        command: s(c, "Path")
+            .into_iter()
+            .chain(
+                c.get("Args")
+                    .and_then(|a| a.as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|a| a.as_str().map(str::to_string)),
+            )
+            .collect(),
     })
+}
+
+/// Why a running container under a profile's name is not the console's engine: each way it
+/// differs from what the console would have started (empty: it is ours).
+pub fn not_ours(
+    found: &Inspected,
+    pin: Option<&str>,
+    profile: &str,
+    install_name: &str,
+    console: &str,
+    expected: &[String],
+) -> Vec<String> {
+    let mut wrong = Vec::new();
+    if pin.is_none() || found.image_digest.as_deref() != pin {
+        wrong.push(format!(
+            "its image is {}, not the pinned {}",
+            found.image_digest.as_deref().unwrap_or("unknown"),
+            pin.unwrap_or("(no pin)")
+        ));
+    }
+    for (label, got, want) in [
+        (LABEL_PROFILE, &found.profile_label, profile),
+        (LABEL_INSTALL, &found.install_label, install_name),
+        (LABEL_CONSOLE, &found.console_label, console),
+    ] {
+        if got.as_deref() != Some(want) {
+            wrong.push(format!("its label {label} is {}", got.as_deref().unwrap_or("missing")));
+        }
+    }
+    if found.command != expected {
+        wrong.push("it runs another command than this profile renders".into());
+    }
+    wrong
 }
 
 /// The digest part of a pinned image reference.
@@ -317,28 +374,58 @@ pub async fn inspect(cli_args: &[String], id: &str) -> Result<Inspected, String>
 }
 
 impl super::EngineControl {
-    /// A running container named for the profile and labelled with it, but without a live
-    /// record (its state dir was lost, or it was started by an earlier console whose record
-    /// was removed): the record is written again from `inspect`, so the console adopts it
-    /// instead of starting a second engine on the same port.
-    pub(super) async fn adopt_container(&self, profile: &str, cli_args: &[String]) {
+    /// A running container named for the profile, without a live record (its state dir was
+    /// lost, or an earlier console's record was removed): adopted, so a second engine is not
+    /// started on the same port, but only when it is ours in every way that matters: the
+    /// image digest is the installation's pin, its labels name this profile, installation and
+    /// console, and it runs the command this profile renders. Anything else is refused naming
+    /// the container (anyone who can start containers in this runtime could have started it,
+    /// from any image); the caller opens an incident.
+    pub(super) async fn adopt_container(
+        &self,
+        profile: &str,
+        install_name: &str,
+        c: &Container<'_>,
+        expected: &[String],
+    ) -> Result<(), super::ControlError> {
         if matches!(self.running(profile), Some(super::Running::Alive(_))) {
-            return;
+            return Ok(());
         }
-        let Ok(found) = inspect(cli_args, &name(profile)).await else {
-            return;
+        let cli_args = c.cli();
+        let Ok(found) = inspect(&cli_args, &name(profile)).await else {
+            return Ok(());
         };
-        if !found.running || found.profile_label.as_deref() != Some(profile) || found.pid <= 0 {
-            return;
+        if !found.running || found.pid <= 0 {
+            return Ok(());
+        }
+        let console = self.data.console_id();
+        let wrong = not_ours(
+            &found,
+            pinned_digest(c.image),
+            profile,
+            install_name,
+            &console,
+            expected,
+        );
+        if !wrong.is_empty() {
+            tracing::error!(profile, container = %found.id, why = %wrong.join("; "), "refusing to adopt a foreign container");
+            return Err(super::ControlError::ForeignContainer {
+                profile: profile.to_string(),
+                container: format!("{} ({})", name(profile), found.id.chars().take(12).collect::<String>()),
+                why: wrong.join("; "),
+            });
         }
         let Some(stat) = super::procfs::stat(found.pid) else {
-            return;
+            return Ok(());
         };
         let Ok(stored) = self.stored_profile(profile).await else {
-            return;
+            return Ok(());
         };
-        let install = self.data.engine(&stored.engine);
-        let kind = install.map(|i| i.kind).unwrap_or(app::domain::engine::EngineKind::Vllm);
+        let kind = self
+            .data
+            .engine(&stored.engine)
+            .map(|i| i.kind)
+            .unwrap_or(app::domain::engine::EngineKind::Vllm);
         let record = super::EngineRecord {
             profile: profile.to_string(),
             pid: found.pid,
@@ -349,14 +436,14 @@ impl super::EngineControl {
             started_at: super::now_unix(),
             container: Some(ContainerRecord {
                 id: found.id.clone(),
-                cli: cli_args.to_vec(),
-                image: install.and_then(|i| i.image.clone()).unwrap_or_default(),
+                cli: cli_args,
+                image: c.image.to_string(),
                 image_digest: found.image_digest.clone(),
                 follower_pid: 0,
                 follower_ticks: 0,
             }),
         };
-        tracing::warn!(profile, container = %found.id, "adopting a running container that had no record");
+        tracing::warn!(profile, container = %found.id, "adopting a running container of ours that had no record");
         if super::write_atomic(
             &self.record_path(profile),
             &serde_json::to_vec_pretty(&record).unwrap_or_default(),
@@ -365,6 +452,27 @@ impl super::EngineControl {
         {
             self.ensure_follower(profile, &record);
         }
+        Ok(())
+    }
+
+    /// What is wrong with the container a live record names, read again from the runtime on
+    /// every status read (not only at start): its image digest must still be the pin the
+    /// record was started from, and its id the record's. `None` when all is as recorded or
+    /// the runtime cannot say (the pid check stands then).
+    pub(super) async fn container_mismatch(&self, c: &ContainerRecord) -> Option<String> {
+        let found = inspect(&c.cli, &c.id).await.ok()?;
+        let pin = pinned_digest(&c.image);
+        if found.id != c.id {
+            return Some(format!("the container is {}, not the recorded {}", found.id, c.id));
+        }
+        if pin.is_some() && found.image_digest.as_deref() != pin {
+            return Some(format!(
+                "the container runs image {}, not the pinned {}",
+                found.image_digest.as_deref().unwrap_or("unknown"),
+                pin.unwrap_or_default()
+            ));
+        }
+        None
     }
 
     /// Starts the profile's container (`launch` is the whole `run -d` argv) and the child
@@ -598,7 +706,9 @@ mod tests {
         let engine: Vec<String> = ["vllm", "serve", "/models/qwen", "--", "--rm"]
             .map(String::from)
             .to_vec();
-        let argv = c.run_argv(&p, "img", &engine, Path::new("/models"), 8001).unwrap();
+        let argv = c
+            .run_argv(&p, "c0ffee", "img", &engine, Path::new("/models"), 8001)
+            .unwrap();
         let image_at = argv.iter().position(|a| a == c.image).unwrap();
         // Everything a profile wrote comes after the image, where the CLI reads no options.
         assert_eq!(&argv[image_at + 1..], &engine[1..]);
@@ -618,7 +728,7 @@ mod tests {
             assert!(argv[..image_at].iter().any(|a| a == want), "{want} in {argv:?}");
         }
         assert_eq!(argv[image_at - 2..image_at], ["--entrypoint", "vllm"]);
-        let bad = c.run_argv(&p, "img", &engine, Path::new("/models,readonly=false"), 8001);
+        let bad = c.run_argv(&p, "c0ffee", "img", &engine, Path::new("/models,readonly=false"), 8001);
         assert!(bad.unwrap_err().contains("models root"));
     }
 
@@ -632,7 +742,7 @@ mod tests {
         let mut p = profile();
         p.host = "127.0.0.1".into();
         let argv = c
-            .run_argv(&p, "img", &["vllm".into()], Path::new("/models"), 8001)
+            .run_argv(&p, "c0ffee", "img", &["vllm".into()], Path::new("/models"), 8001)
             .unwrap();
         assert_eq!(argv[0], "docker");
         assert!(argv.windows(2).any(|w| w == ["--gpus", "\"device=0,2\""]), "{argv:?}");
@@ -692,5 +802,44 @@ mod tests {
         assert_eq!(parse_id(&format!("WARN[0000] something\n{id}\n")).unwrap(), id);
         assert!(parse_id("").is_err());
         assert!(parse_id("--rm; rm -rf /").is_err());
+    }
+
+    #[test]
+    fn only_a_container_with_the_pin_the_labels_and_the_command_is_ours() {
+        let cmd: Vec<String> = ["vllm", "serve", "/models/m"].map(String::from).to_vec();
+        let ours = Inspected {
+            id: "abc".into(),
+            running: true,
+            status: "running".into(),
+            pid: 7,
+            exit_code: 0,
+            oom_killed: false,
+            image_digest: Some("sha256:aa".into()),
+            profile_label: Some("p".into()),
+            install_label: Some("img".into()),
+            console_label: Some("c0ffee".into()),
+            command: cmd.clone(),
+        };
+        assert!(not_ours(&ours, Some("sha256:aa"), "p", "img", "c0ffee", &cmd).is_empty());
+        let other_image = Inspected {
+            image_digest: Some("sha256:bb".into()),
+            ..ours.clone()
+        };
+        let why = not_ours(&other_image, Some("sha256:aa"), "p", "img", "c0ffee", &cmd);
+        assert_eq!(why.len(), 1);
+        assert!(why[0].contains("sha256:bb"), "{why:?}");
+        let other_console = Inspected {
+            console_label: None,
+            command: vec!["sh".into()],
+            ..ours.clone()
+        };
+        assert_eq!(
+            not_ours(&other_console, Some("sha256:aa"), "p", "img", "c0ffee", &cmd).len(),
+            2
+        );
+        assert!(
+            !not_ours(&ours, None, "p", "img", "c0ffee", &cmd).is_empty(),
+            "no pin: nothing to match"
+        );
     }
 }

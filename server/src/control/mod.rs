@@ -113,6 +113,13 @@ pub enum ControlError {
     /// The container CLI refused or failed a step (its own message follows).
     #[error("profile {profile}: container: {reason}")]
     Container { profile: String, reason: String },
+    /// A running container has the profile's name but is not the console's to adopt.
+    #[error("profile {profile}: a container named {container} runs, but it is not this console's engine ({why}); it is left running and not adopted: inspect it, remove it (`podman rm -f`), then serve again")]
+    ForeignContainer {
+        profile: String,
+        container: String,
+        why: String,
+    },
     #[error("starting {program}: {source}")]
     Spawn { program: String, source: std::io::Error },
     #[error("state directory: {0}")]
@@ -434,7 +441,14 @@ impl EngineControl {
         };
         let port = profile.port.unwrap_or(install.kind.default_port());
         let launch = c
-            .run_argv(profile, install_name, &argv, &self.data.models_root(), port)
+            .run_argv(
+                profile,
+                &self.data.console_id(),
+                install_name,
+                &argv,
+                &self.data.models_root(),
+                port,
+            )
             .map_err(|reason| ControlError::Container {
                 profile: profile.name.clone(),
                 reason,
@@ -659,7 +673,11 @@ impl EngineControl {
         mut progress: impl FnMut(&Progress) + Send,
     ) -> Result<ServeOutcome, ControlError> {
         let Resolved {
-            profile, kind, launch, ..
+            profile,
+            kind,
+            launch,
+            argv: engine_argv,
+            ..
         } = self.resolve_as(name, candidate).await?;
         // Checked at every start, not only on import: a profile stored before the policy (or
         // under a laxer host configuration) does not run either.
@@ -673,8 +691,9 @@ impl EngineControl {
         let lock = self.lock(name)?;
         let install = self.data.engine(&profile.engine).cloned();
         if let Some(c) = install.as_ref().and_then(container::Container::of) {
-            // A container of ours that runs without a record (its state dir was lost): adopted.
-            self.adopt_container(name, &c.cli()).await;
+            // A container of ours that runs without a record (its state dir was lost): adopted;
+            // one that is not ours: refused.
+            self.adopt_container(name, &profile.engine, &c, &engine_argv).await?;
         }
         match self.running(name) {
             Some(Running::Alive(record)) => {
@@ -1105,6 +1124,16 @@ impl EngineControl {
                 status.port = record.port;
                 status.uptime_s = procfs::process_uptime_s(record.start_ticks);
                 status.health_code = self.probe_health(&record.host, record.port).await;
+                let mismatch = match &record.container {
+                    Some(c) => self.container_mismatch(c).await,
+                    None => None,
+                };
+                if let Some(why) = mismatch {
+                    // Not the engine that was started: never called healthy, whatever answers.
+                    status.state = EngineState::Unhealthy;
+                    status.note = Some(why);
+                    return status;
+                }
                 let healthy = status.health_code == Some(200);
                 let was_ready = self.ready_path(name).exists();
                 status.state = if healthy {

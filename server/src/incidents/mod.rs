@@ -370,3 +370,37 @@ impl Incidents {
         Ok(touched)
     }
 }
+
+/// A serve refused because a foreign container holds the engine's name opens an incident
+/// (with the evidence and the refusal on its timeline): someone who can start containers in
+/// the console's runtime put it there. Any other error: nothing to do. Returns the incident.
+pub async fn on_serve_refused(control: &EngineControl, profile: &str, error: &ControlError) -> Option<i64> {
+    let ControlError::ForeignContainer { container, why, .. } = error else {
+        return None;
+    };
+    let incidents = Incidents::new(control.clone(), None, None);
+    let opened = incidents.open(profile, "roofline", "foreign-container", false).await;
+    match opened {
+        Ok((id, _, _)) => {
+            let text = format!("serve refused: a container named {container} is not this console's engine ({why})");
+            if let Err(e) = incidents.store.append(id, "roofline", &Entry::Note { text }).await {
+                tracing::warn!(error = %e, id, "could not note the foreign container on the incident");
+            }
+            control
+                .journal()
+                .record(
+                    "roofline",
+                    "foreign-container",
+                    profile,
+                    "serve refused to adopt a container it did not start",
+                    serde_json::json!({"container": container, "why": why, "incident": id}),
+                )
+                .await;
+            Some(id)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, profile, "could not open an incident for a foreign container");
+            None
+        }
+    }
+}

@@ -204,7 +204,13 @@ impl ConsoleService for ConsoleServiceImpl {
             tracing::info!(profile = %profile, action = action.as_str(), "engine action requested from the console");
             tokio::spawn(async move {
                 let result = match action {
-                    EngineAction::Serve => control.serve(&profile, |_| {}).await.map(|o| format!("{o:?}")),
+                    EngineAction::Serve => {
+                        let r = control.serve(&profile, |_| {}).await;
+                        if let Err(e) = &r {
+                            crate::incidents::on_serve_refused(&control, &profile, e).await;
+                        }
+                        r.map(|o| format!("{o:?}"))
+                    }
                     EngineAction::Stop => control.stop(&profile).await.map(|o| format!("{o:?}")),
                     EngineAction::Restart => control.restart(&profile).await.map(|o| format!("{o:?}")),
                 };
