@@ -8,6 +8,8 @@
 //! - Exports: `--entries` journal entries of 2 KB each; `--exports` exports at once, read
 //!   slowly. Before, each built the whole journal (up to 100,000 entries) in memory.
 //!
+//! Run:
+//!
 //!     cargo bench -p server --bench stream_flood
 //!     cargo test -p server --bench stream_flood -- --short     # what scripts/test.sh runs
 //!
