@@ -220,6 +220,38 @@ pub struct LaunchConfig {
     pub reap_survivors: bool,
 }
 
+/// The fewest characters a bearer token in `[auth]` may have (`openssl rand -hex 32` gives 64).
+pub const MIN_TOKEN: usize = 32;
+
+impl AuthConfig {
+    /// Refuses a bearer token that anyone could guess: shorter than [`MIN_TOKEN`], or the
+    /// example configuration's placeholder (it worked as a real token). Checked when the
+    /// console starts; the error names the key.
+    pub fn check_secrets(&self) -> anyhow::Result<()> {
+        for (key, token) in [
+            ("alertmanager_token", &self.alertmanager_token),
+            ("prometheus_sd_token", &self.prometheus_sd_token),
+        ] {
+            let Some(t) = token else { continue };
+            let lower = t.to_ascii_lowercase();
+            let placeholder = ["change-me", "changeme", "example", "placeholder", "replace"]
+                .iter()
+                .any(|p| lower.contains(p));
+            let one_char = t.chars().all(|c| Some(c) == t.chars().next());
+            if placeholder || one_char {
+                bail!("{CONFIG_FILE}: [auth] {key} is a placeholder, not a secret: set a random one (`openssl rand -hex 32`)");
+            }
+            if t.chars().count() < MIN_TOKEN {
+                bail!(
+                    "{CONFIG_FILE}: [auth] {key} has {} characters; a token needs at least {MIN_TOKEN} (`openssl rand -hex 32`)",
+                    t.chars().count()
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Sign-in and machine access settings. Its `Debug` hides the token: configuration is logged
 /// and printed in errors, secrets must not be.
 #[derive(Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -769,6 +801,24 @@ mod tests {
         assert!(confined(dir.path(), &dir.path().join("m/../../etc")).is_err());
         assert!(confined(dir.path(), Path::new("/etc")).is_err());
         assert!(confined(dir.path(), Path::new("rel")).is_err());
+    }
+
+    #[test]
+    fn placeholder_and_short_tokens_are_refused_at_start() {
+        let example = include_str!("../../packaging/roofline.toml.example");
+        let c = HostConfig::parse(example).unwrap();
+        let e = c.auth.check_secrets().unwrap_err().to_string();
+        assert!(e.contains("alertmanager_token") && e.contains("placeholder"), "{e}");
+        let short = HostConfig::parse("[auth]\nprometheus_sd_token = \"sd-token\"\n").unwrap();
+        assert!(short
+            .auth
+            .check_secrets()
+            .unwrap_err()
+            .to_string()
+            .contains("prometheus_sd_token"));
+        let good =
+            HostConfig::parse("[auth]\nalertmanager_token = \"6f1c0d2b9a8e7f6d5c4b3a29180716f5e4d3c2b1\"\n").unwrap();
+        assert!(good.auth.check_secrets().is_ok());
     }
 
     #[test]

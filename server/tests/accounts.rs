@@ -196,3 +196,41 @@ async fn event_streams_end_with_their_session_and_are_bounded_per_session() {
     .await;
     assert!(ended.is_ok(), "a revoked stream ends within the re-check interval");
 }
+
+/// Issue 29, item 7: what a client typed reached the console's log verbatim, so a newline in
+/// it forged a log line (a failed sign-in's name needs no account at all).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_newline_in_what_a_client_sends_does_not_forge_a_log_line() {
+    use std::io::Read;
+    let env = Env::new();
+    env.add_user("olga", "operator");
+    let port = free_port();
+    // The log goes to standard error.
+    let mut console = Console(
+        std::process::Command::new(BIN)
+            .args(["--data", env.data().to_str().unwrap(), "console", "--addr"])
+            .arg(format!("127.0.0.1:{port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    eventually(Duration::from_secs(30), async || console_engines(port).await).await;
+    let base = format!("http://127.0.0.1:{port}");
+    // Every answer carries the headers that keep the console out of other sites' frames.
+    let r = client().get(format!("{base}/login")).send().await.unwrap();
+    assert_eq!(r.headers()["content-security-policy"], "frame-ancestors 'none'");
+    assert_eq!(r.headers()["x-frame-options"], "DENY");
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    let forged = "FORGED INFO server: admin signed in";
+    let _ = Session::try_login(&base, &format!("x\n{forged}"), "wrong password").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _ = console.0.kill();
+    let mut out = String::new();
+    console.0.stderr.take().unwrap().read_to_string(&mut out).unwrap();
+    assert!(out.contains("failed sign-in"), "{out}");
+    assert!(
+        !out.lines().any(|l| l.trim_start().starts_with("FORGED")),
+        "a line of the log was forged:\n{out}"
+    );
+}

@@ -177,6 +177,8 @@ async fn readyz_says_503_while_the_database_takes_no_writes() {
         .await
         .unwrap();
     sqlx::query("begin immediate").execute(&mut conn).await.unwrap();
+    // The database's answer is kept for a second.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
     let resp = client()
         .get(&url)
         .timeout(Duration::from_secs(20))
@@ -193,7 +195,16 @@ async fn readyz_says_503_while_the_database_takes_no_writes() {
         .unwrap();
     assert_eq!(healthz.status(), 200);
     sqlx::query("rollback").execute(&mut conn).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
     assert_eq!(client().get(&url).send().await.unwrap().status(), 200);
+    // Within the second, a burst of probes takes the write lock once, not once per probe.
+    let started = std::time::Instant::now();
+    sqlx::query("begin immediate").execute(&mut conn).await.unwrap();
+    for _ in 0..20 {
+        assert_eq!(client().get(&url).send().await.unwrap().status(), 200);
+    }
+    assert!(started.elapsed() < Duration::from_secs(1), "answered from the cache");
+    sqlx::query("rollback").execute(&mut conn).await.unwrap();
 }
 
 /// Runs SQL on the data directory's database behind the console's back (as someone with the

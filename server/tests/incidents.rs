@@ -11,7 +11,7 @@ use std::time::Duration;
 #[tokio::test(flavor = "multi_thread")]
 async fn alerts_open_and_join_incidents_and_actions_follow_the_runbook() {
     let (env, _port) = Env::serving_vllm("eng", "");
-    env.append_config("\n[auth]\nalertmanager_token = \"am-secret-token\"\n");
+    env.append_config("\n[auth]\nalertmanager_token = \"am-secret-token-0123456789abcdef0123\"\n");
     env.add_user("olga", "operator");
     env.add_user("vera", "viewer");
     let console_port = free_port();
@@ -44,7 +44,7 @@ async fn alerts_open_and_join_incidents_and_actions_follow_the_runbook() {
         .default_headers(
             [(
                 reqwest::header::AUTHORIZATION,
-                "Bearer am-secret-token".parse().unwrap(),
+                "Bearer am-secret-token-0123456789abcdef0123".parse().unwrap(),
             )]
             .into_iter()
             .collect(),
@@ -62,6 +62,43 @@ async fn alerts_open_and_join_incidents_and_actions_follow_the_runbook() {
     );
     let again = json(c.post(&alerts_url).json(&alert("firing"))).await;
     assert_eq!(again["incidents"][0], id, "a second alert joins the open incident");
+    // Issue 29: Alertmanager re-sends what still fires, and anyone with the token can post
+    // thousands of alerts: 5 posts made 506 timeline rows. A repeat adds nothing; a flood of
+    // distinct alerts adds a bounded number of rows and one note of what was left out.
+    let rows = || async {
+        use sqlx::Connection;
+        let mut conn =
+            sqlx::SqliteConnection::connect(&format!("sqlite://{}", env.data().join("roofline.db").display()))
+                .await
+                .unwrap();
+        let n: i64 = sqlx::query_scalar("select count(*) from incident_event where incident_id = $1")
+            .bind(id)
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        n
+    };
+    let before = rows().await;
+    for _ in 0..5 {
+        json(c.post(&alerts_url).json(&alert("firing"))).await;
+    }
+    assert_eq!(rows().await, before, "a firing alert re-sent adds nothing");
+    let many: Vec<serde_json::Value> = (0..500)
+        .map(
+            |i| serde_json::json!({"status": "firing", "labels": {"alertname": format!("Flood{i}"), "profile": "eng"}}),
+        )
+        .collect();
+    for _ in 0..5 {
+        let r = c
+            .post(&alerts_url)
+            .json(&serde_json::json!({"version": "4", "status": "firing", "alerts": many}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let added = rows().await - before;
+    assert!(added <= 25, "{added} timeline rows from 5 posts of 500 alerts");
     let bad = c
         .post(format!("{base}/api/alerts/alertmanager"))
         .body("{not json")

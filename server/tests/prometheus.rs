@@ -86,7 +86,7 @@ async fn prometheus_discovers_engines_and_a_fired_rule_opens_an_incident() {
     let engine_port = free_port();
     env.vllm_profile("storm", engine_port, "");
     env.serve_ok("storm");
-    env.append_config("\n[auth]\nalertmanager_token = \"am-token\"\nprometheus_sd_token = \"sd-token\"\n");
+    env.append_config("\n[auth]\nalertmanager_token = \"am-token-0123456789abcdef0123456789ab\"\nprometheus_sd_token = \"sd-token-0123456789abcdef0123456789ab\"\n");
     env.add_user("root", "admin");
     let console_port = free_port();
     let _console = Console::start(&env, console_port);
@@ -94,7 +94,7 @@ async fn prometheus_discovers_engines_and_a_fired_rule_opens_an_incident() {
     let sd = eventually(Duration::from_secs(30), async || {
         let r = client()
             .get(format!("{base}/api/prometheus/sd"))
-            .bearer_auth("sd-token")
+            .bearer_auth("sd-token-0123456789abcdef0123456789ab")
             .send()
             .await
             .ok()?;
@@ -144,7 +144,7 @@ async fn prometheus_discovers_engines_and_a_fired_rule_opens_an_incident() {
     std::fs::write(
         &am_config,
         format!(
-            "route:\n  receiver: none\n  group_wait: 0s\n  group_interval: 1s\n  routes:\n    - matchers: ['roofline=\"true\"']\n      receiver: roofline\n      group_wait: 0s\n      group_interval: 1s\nreceivers:\n  - name: none\n  - name: roofline\n    webhook_configs:\n      - url: {base}/api/alerts/alertmanager\n        send_resolved: true\n        http_config:\n          authorization:\n            credentials: am-token\n"
+            "route:\n  receiver: none\n  group_wait: 0s\n  group_interval: 1s\n  routes:\n    - matchers: ['roofline=\"true\"']\n      receiver: roofline\n      group_wait: 0s\n      group_interval: 1s\nreceivers:\n  - name: none\n  - name: roofline\n    webhook_configs:\n      - url: {base}/api/alerts/alertmanager\n        send_resolved: true\n        http_config:\n          authorization:\n            credentials: am-token-0123456789abcdef0123456789ab\n"
         ),
     )
     .unwrap();
@@ -167,7 +167,7 @@ async fn prometheus_discovers_engines_and_a_fired_rule_opens_an_incident() {
     std::fs::write(
         &prom_config,
         format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - {rules}\nalerting:\n  alertmanagers:\n    - static_configs:\n        - targets: ['127.0.0.1:{am_port}']\nscrape_configs:\n  - job_name: roofline-engines\n    http_sd_configs:\n      - url: {base}/api/prometheus/sd\n        refresh_interval: 1s\n        authorization:\n          type: Bearer\n          credentials: sd-token\n  - job_name: roofline-console\n    static_configs:\n      - targets: ['127.0.0.1:{console_port}']\n",
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - {rules}\nalerting:\n  alertmanagers:\n    - static_configs:\n        - targets: ['127.0.0.1:{am_port}']\nscrape_configs:\n  - job_name: roofline-engines\n    http_sd_configs:\n      - url: {base}/api/prometheus/sd\n        refresh_interval: 1s\n        authorization:\n          type: Bearer\n          credentials: sd-token-0123456789abcdef0123456789ab\n  - job_name: roofline-console\n    static_configs:\n      - targets: ['127.0.0.1:{console_port}']\n",
             rules = rules.display()
         ),
     )

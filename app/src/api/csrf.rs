@@ -13,6 +13,9 @@ use std::future::Future;
 pub const HEADER: &str = "x-csrf-token";
 /// The readable cookie that carries the token to scripts.
 pub const COOKIE: &str = "roofline_csrf";
+/// Its name over HTTPS: the `__Host-` prefix makes the browser refuse it unless it is
+/// Secure, for the whole host and set by the host itself (a sibling subdomain cannot plant it).
+pub const HOST_COOKIE: &str = "__Host-roofline_csrf";
 
 /// [`BrowserClient`] plus the CSRF header.
 pub struct CsrfClient;
@@ -27,7 +30,9 @@ pub fn token() -> String {
             .and_then(|d| d.dyn_into::<web_sys::HtmlDocument>().ok())
             .and_then(|d| d.cookie().ok())
             .unwrap_or_default();
-        return cookie_value(&cookies, COOKIE).unwrap_or_default();
+        return cookie_value(&cookies, HOST_COOKIE)
+            .or_else(|| cookie_value(&cookies, COOKIE))
+            .unwrap_or_default();
     }
     #[allow(unreachable_code)]
     String::new()

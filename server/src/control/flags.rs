@@ -189,6 +189,11 @@ pub(super) async fn run_in(install: &EngineInstall, argv: &[String], target: Tar
     out
 }
 
+/// One engine process at a time asks an installation for its version or help: concurrent
+/// flag checks (a burst of editor requests, every preflight at once) each started an engine
+/// process that imports torch. The second asker finds the first one's answer in the cache.
+static ASKING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 impl EngineControl {
     /// The version an installation reports (`--version` after its command).
     async fn installed_version(&self, install: &EngineInstall) -> Result<String, FlagsError> {
@@ -204,10 +209,17 @@ impl EngineControl {
             .flatten()
             .map(|exe| format!("{exe} {}", argv[1..].join(" ")));
         let remembered = self.data.cache_dir().join("flags").join("versions.json");
-        let mut known: std::collections::BTreeMap<String, String> = std::fs::read(&remembered)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
+        let read = || -> std::collections::BTreeMap<String, String> {
+            std::fs::read(&remembered)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default()
+        };
+        if let Some(v) = key.as_ref().and_then(|k| read().get(k).cloned()) {
+            return Ok(v);
+        }
+        let _asking = ASKING.lock().await;
+        let mut known = read();
         if let Some(v) = key.as_ref().and_then(|k| known.get(k)) {
             return Ok(v.clone());
         }
@@ -254,10 +266,17 @@ impl EngineControl {
             .cache_dir()
             .join("flags")
             .join(format!("{install_name}-{safe_version}.json"));
-        if let Ok(text) = std::fs::read_to_string(&cache) {
-            if let Ok(cached) = serde_json::from_str::<InstalledFlags>(&text) {
-                return Ok(cached);
-            }
+        let cached = || {
+            std::fs::read_to_string(&cache)
+                .ok()
+                .and_then(|text| serde_json::from_str::<InstalledFlags>(&text).ok())
+        };
+        if let Some(c) = cached() {
+            return Ok(c);
+        }
+        let _asking = ASKING.lock().await;
+        if let Some(c) = cached() {
+            return Ok(c);
         }
         let mut argv = self.data.command_for(install).map_err(|e| FlagsError::Help {
             command: "roofline".into(),

@@ -43,7 +43,17 @@ pub struct Incidents {
     gpu: Option<tokio::sync::watch::Receiver<GpuState>>,
     /// Without the console's history: how long the metric window scraped now lasts.
     scrape_window: Duration,
+    /// Alert rows written per incident in the current window (see [`MAX_ALERT_ROWS`]).
+    alert_rows: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<i64, AlertWindow>>>,
 }
+
+/// Alerts read from one webhook post; the rest are ignored (and logged).
+const MAX_ALERTS_PER_POST: usize = 200;
+/// New alert rows one incident takes per [`ALERT_WINDOW`]; past it, one note says how many
+/// were left out. Alertmanager re-sends what still fires, and anyone with the token can post
+/// thousands of alerts: 5 posts once made 506 timeline rows.
+const MAX_ALERT_ROWS: usize = 20;
+const ALERT_WINDOW: Duration = Duration::from_secs(600);
 
 /// How long a serve or restart may take before the re-check runs anyway.
 const RECHECK_WAIT: Duration = Duration::from_secs(120);
@@ -62,6 +72,7 @@ impl Incidents {
             history,
             gpu,
             scrape_window: Duration::from_secs(10),
+            alert_rows: Default::default(),
         }
     }
 
@@ -348,27 +359,101 @@ impl Incidents {
     /// `profile`, else `engine`) opens an incident, or joins the open one; resolved alerts are
     /// noted on the open incident. Returns the incidents touched.
     pub async fn alertmanager(&self, payload: &serde_json::Value) -> Result<Vec<i64>, IncidentServiceError> {
+        use std::collections::HashMap;
         let mut touched = Vec::new();
-        for alert in app::domain::incident::alerts_of(payload) {
+        let alerts = app::domain::incident::alerts_of(payload);
+        if alerts.len() > MAX_ALERTS_PER_POST {
+            tracing::warn!(
+                alerts = alerts.len(),
+                read = MAX_ALERTS_PER_POST,
+                "alertmanager post cut"
+            );
+        }
+        // Each incident's alerts as its timeline last recorded them: a repeat adds nothing.
+        let mut states: HashMap<i64, HashMap<String, String>> = HashMap::new();
+        let mut left_out: HashMap<i64, usize> = HashMap::new();
+        for alert in alerts.into_iter().take(MAX_ALERTS_PER_POST) {
             let profile = alert.profile.as_str();
             if self.control.store.get(profile).await.ok().flatten().is_none() {
                 continue;
             }
             let status = if alert.firing { "firing" } else { "resolved" };
-            let entry = Entry::Alert {
-                name: alert.name,
-                status: status.to_string(),
-            };
             let id = match self.store.open_for(profile).await? {
                 Some(id) => id,
                 None if status == "firing" => self.open(profile, "alertmanager", "alertmanager", false).await?.0,
                 None => continue,
             };
-            self.store.append(id, "alertmanager", &entry).await?;
             touched.push(id);
+            if !states.contains_key(&id) {
+                let mut known = HashMap::new();
+                for t in self.store.get(id).await?.timeline {
+                    if let Entry::Alert { name, status } = t.entry {
+                        known.insert(name, status);
+                    }
+                }
+                states.insert(id, known);
+            }
+            let known = states.entry(id).or_default();
+            if known.get(&alert.name).map(String::as_str) == Some(status) {
+                continue;
+            }
+            if !self.take_alert_row(id, false) {
+                *left_out.entry(id).or_default() += 1;
+                continue;
+            }
+            known.insert(alert.name.clone(), status.to_string());
+            let entry = Entry::Alert {
+                name: alert.name,
+                status: status.to_string(),
+            };
+            self.store.append(id, "alertmanager", &entry).await?;
         }
+        for (id, n) in left_out {
+            // One note per incident per window, however many posts are cut.
+            if self.take_alert_row(id, true) {
+                let text = format!(
+                    "{n} more alert notifications were not added: at most {MAX_ALERT_ROWS} alert rows per incident in {} minutes",
+                    ALERT_WINDOW.as_secs() / 60
+                );
+                self.store.append(id, "alertmanager", &Entry::Note { text }).await?;
+            }
+        }
+        touched.dedup();
         Ok(touched)
     }
+
+    /// Whether incident `id` may take another alert row in this window (`note`: the one note
+    /// of what was left out, once per window).
+    fn take_alert_row(&self, id: i64, note: bool) -> bool {
+        let Ok(mut rows) = self.alert_rows.lock() else {
+            return false;
+        };
+        let now = std::time::Instant::now();
+        let w = rows.entry(id).or_insert(AlertWindow {
+            start: now,
+            rows: 0,
+            noted: false,
+        });
+        if now.duration_since(w.start) > ALERT_WINDOW {
+            *w = AlertWindow {
+                start: now,
+                rows: 0,
+                noted: false,
+            };
+        }
+        if note {
+            return !std::mem::replace(&mut w.noted, true);
+        }
+        w.rows += 1;
+        w.rows <= MAX_ALERT_ROWS
+    }
+}
+
+/// One incident's alert rows in the current window.
+struct AlertWindow {
+    start: std::time::Instant,
+    rows: usize,
+    noted: bool,
 }
 
 /// A serve refused because a foreign container holds the engine's name opens an incident

@@ -21,6 +21,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 use std::net::SocketAddr;
 
 pub const SESSION_COOKIE: &str = "roofline_session";
+/// Its name when cookies are Secure (HTTPS): see [`csrf::HOST_COOKIE`].
+pub const HOST_SESSION_COOKIE: &str = "__Host-roofline_session";
 
 /// What the guard and the account service share.
 #[derive(Clone)]
@@ -102,7 +104,7 @@ pub async fn guard(State(auth): State<AuthState>, mut req: Request, next: Next) 
     if path.starts_with("/pkg/") || path == "/favicon.svg" {
         return next.run(req).await;
     }
-    let token = cookie(req.headers(), SESSION_COOKIE);
+    let token = cookie(req.headers(), auth.session_cookie());
     let session = match &token {
         Some(t) => auth.accounts.session(t).await.unwrap_or_else(|e| {
             tracing::warn!(error = %e, "reading the session failed");
@@ -219,15 +221,25 @@ fn urlencode(s: &str) -> String {
 }
 
 impl AuthState {
+    /// The session cookie's name: `__Host-` prefixed when cookies are Secure.
+    pub fn session_cookie(&self) -> &'static str {
+        if self.secure {
+            HOST_SESSION_COOKIE
+        } else {
+            SESSION_COOKIE
+        }
+    }
+
     fn cookies(&self, token: &str, csrf_token: &str, max_age: i64) -> Vec<String> {
         let secure = if self.secure { "; Secure" } else { "" };
+        let csrf_name = if self.secure { csrf::HOST_COOKIE } else { csrf::COOKIE };
         vec![
-            format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}"),
-            // Readable by our own scripts (they echo it in the header), not HttpOnly on purpose.
             format!(
-                "{}={csrf_token}; Path=/; SameSite=Strict; Max-Age={max_age}{secure}",
-                csrf::COOKIE
+                "{}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}",
+                self.session_cookie()
             ),
+            // Readable by our own scripts (they echo it in the header), not HttpOnly on purpose.
+            format!("{csrf_name}={csrf_token}; Path=/; SameSite=Strict; Max-Age={max_age}{secure}"),
         ]
     }
 
@@ -300,12 +312,13 @@ impl AuthState {
         match self.accounts.verify(&name, &password).await {
             Ok((id, role)) => {
                 self.limiter.succeeded(reservation);
-                tracing::info!(user = %name, %addr, "signed in");
+                tracing::info!(user = ?name, %addr, "signed in");
                 self.sign_in(id, name, role).await.map_err(LoginRefusal::Failed)
             }
             Err(AuthError::BadLogin) => {
                 // The reservation stays: it was a failed guess.
-                tracing::warn!(user = %name, %addr, "failed sign-in");
+                // Debug-quoted: a name is anyone's input, and a newline in it would forge a log line.
+                tracing::warn!(user = ?name, %addr, "failed sign-in");
                 Err(LoginRefusal::Wrong)
             }
             Err(AuthError::Busy) => {

@@ -36,9 +36,44 @@ pub async fn healthz() -> &'static str {
 }
 
 /// `GET /readyz`: the database takes a write lock and the collectors still run (their
-/// channels' senders are alive); 503 naming what is not, otherwise 200.
+/// channels' senders are alive); 503 naming what is not, otherwise 200. The database's answer
+/// is kept for a second: a probe per request took the write lock per request.
 pub async fn readyz(State(s): State<WebState>) -> Response {
-    let mut problems: Vec<String> = Vec::new();
+    let cached = s.readyz.lock().ok().and_then(|c| {
+        c.as_ref()
+            .filter(|(at, _)| at.elapsed() < Duration::from_secs(1))
+            .map(|(_, p)| p.clone())
+    });
+    let mut problems = match cached {
+        Some(p) => p,
+        None => {
+            let p = database_problems(&s).await;
+            if let Ok(mut c) = s.readyz.lock() {
+                *c = Some((std::time::Instant::now(), p.clone()));
+            }
+            p
+        }
+    };
+    if s.fleet.has_changed().is_err() {
+        problems.push("the engine collector has stopped".into());
+    }
+    if s.gpu.has_changed().is_err() {
+        problems.push("the GPU collector has stopped".into());
+    }
+    if problems.is_empty() {
+        "ready\n".into_response()
+    } else {
+        (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            format!("{}\n", problems.join("\n")),
+        )
+            .into_response()
+    }
+}
+
+/// What `/readyz` finds wrong with the database: not writable, or the journal refusing.
+async fn database_problems(s: &WebState) -> Vec<String> {
+    let mut problems = Vec::new();
     let pool = s.control.store.pool();
     // A write statement that changes nothing still takes SQLite's write lock. Inside a
     // transaction sqlx tracks, so a timeout that drops it midway still rolls back (a raw
@@ -58,21 +93,7 @@ pub async fn readyz(State(s): State<WebState>) -> Response {
     if let Some(why) = s.control.journal().alarm().await {
         problems.push(format!("the change journal refuses entries: {why}"));
     }
-    if s.fleet.has_changed().is_err() {
-        problems.push("the engine collector has stopped".into());
-    }
-    if s.gpu.has_changed().is_err() {
-        problems.push("the GPU collector has stopped".into());
-    }
-    if problems.is_empty() {
-        "ready\n".into_response()
-    } else {
-        (
-            axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            format!("{}\n", problems.join("\n")),
-        )
-            .into_response()
-    }
+    problems
 }
 
 /// `GET /api/events/fleet`: every engine's status, on change.

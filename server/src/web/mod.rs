@@ -37,7 +37,12 @@ pub struct WebState {
     pub metrics: Arc<crate::monitor::console_metrics::ConsoleMetrics>,
     pub incidents: crate::incidents::Incidents,
     pub records: crate::records::Records,
+    /// `/readyz`'s last database check and when it was made.
+    pub readyz: ReadyCache,
 }
+
+/// The database part of `/readyz`, kept for a second.
+pub type ReadyCache = Arc<std::sync::Mutex<Option<(std::time::Instant, Vec<String>)>>>;
 
 impl axum::extract::FromRef<WebState> for LeptosOptions {
     fn from_ref(s: &WebState) -> Self {
@@ -114,7 +119,9 @@ pub fn router(
         metrics,
         incidents,
         records: crate::records::Records::start(control_pool),
+        readyz: Default::default(),
     };
+    let hsts = state.control.data.config.tls.listener().is_some();
     let stream_gate = streams::StreamGate::new(crate::auth::Accounts::new(state.control.store.pool()));
     let routes = generate_route_list(app::App);
     Router::new()
@@ -152,6 +159,7 @@ pub fn router(
         .layer(axum::middleware::from_fn_with_state(stream_gate, streams::gate))
         .layer(axum::middleware::from_fn_with_state(auth, auth::guard))
         .layer(axum::middleware::from_fn(guard::refuse_cross_origin_writes))
+        .layer(axum::middleware::from_fn_with_state(hsts, guard::security_headers))
         .layer(axum::extract::DefaultBodyLimit::max(1 << 20))
         .layer(axum::middleware::from_fn(server_fn_status))
         .layer(axum::middleware::from_fn(request_id))
@@ -229,10 +237,16 @@ pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<(
         Ok(None) => {}
         Err(e) => bail!("reading accounts: {e}"),
     }
+    control.data.config.auth.check_secrets()?;
     let metrics = Arc::new(crate::monitor::console_metrics::ConsoleMetrics::default());
     let feeds = crate::monitor::start(control.clone(), metrics.clone()).await;
     let tls = match control.data.config.tls.listener() {
-        Some((cert, key)) => Some(crate::tls::server_config(cert, key).context("[tls] cert and key")?),
+        // Relative paths mean the data directory, as every other path in its configuration
+        // does (not wherever the console was started from).
+        Some((cert, key)) => Some(
+            crate::tls::server_config(&control.data.resolve(cert), &control.data.resolve(key))
+                .context("[tls] cert and key")?,
+        ),
         None => None,
     };
     let app = router(control, feeds, metrics, addr);
