@@ -237,7 +237,7 @@ impl AuthConfig {
             let placeholder = ["change-me", "changeme", "example", "placeholder", "replace"]
                 .iter()
                 .any(|p| lower.contains(p));
-            let one_char = t.chars().all(|c| Some(c) == t.chars().next());
+            let one_char = t.chars().all(|c| t.starts_with(c));
             if placeholder || one_char {
                 bail!("{CONFIG_FILE}: [auth] {key} is a placeholder, not a secret: set a random one (`openssl rand -hex 32`)");
             }

@@ -384,14 +384,14 @@ impl Incidents {
                 None => continue,
             };
             touched.push(id);
-            if !states.contains_key(&id) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = states.entry(id) {
                 let mut known = HashMap::new();
                 for t in self.store.get(id).await?.timeline {
                     if let Entry::Alert { name, status } = t.entry {
                         known.insert(name, status);
                     }
                 }
-                states.insert(id, known);
+                slot.insert(known);
             }
             let known = states.entry(id).or_default();
             if known.get(&alert.name).map(String::as_str) == Some(status) {

@@ -89,6 +89,33 @@ pub async fn refuse_cross_origin_writes(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
+/// Headers on every response: no page of the console may be framed by another origin
+/// (clickjacking an approve button), no content sniffing, no referrer to other sites, and over
+/// the console's own HTTPS listener, HSTS (`hsts`).
+pub async fn security_headers(
+    axum::extract::State(hsts): axum::extract::State<bool>,
+    req: Request,
+    next: Next,
+) -> Response {
+    use axum::http::{header, HeaderValue};
+    let mut resp = next.run(req).await;
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("frame-ancestors 'none'"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    if hsts {
+        h.insert(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static("max-age=31536000"),
+        );
+    }
+    resp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,31 +160,4 @@ mod tests {
         headers.insert(header::HOST, "127.0.0.1:3000".parse().unwrap());
         assert_eq!(requested_authority(&headers, &h2), Some("127.0.0.1:3000"));
     }
-}
-
-/// Headers on every response: no page of the console may be framed by another origin
-/// (clickjacking an approve button), no content sniffing, no referrer to other sites, and over
-/// the console's own HTTPS listener, HSTS (`hsts`).
-pub async fn security_headers(
-    axum::extract::State(hsts): axum::extract::State<bool>,
-    req: Request,
-    next: Next,
-) -> Response {
-    use axum::http::{header, HeaderValue};
-    let mut resp = next.run(req).await;
-    let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("frame-ancestors 'none'"),
-    );
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
-    if hsts {
-        h.insert(
-            header::STRICT_TRANSPORT_SECURITY,
-            HeaderValue::from_static("max-age=31536000"),
-        );
-    }
-    resp
 }
