@@ -185,3 +185,42 @@ fn host_environment_additions_are_exact_names() {
     assert_ne!(out.status.code(), Some(0), "a wildcard was accepted");
     assert!(stderr(&out).contains("NCCL_*"), "{}", stderr(&out));
 }
+
+/// Issue 29, item 7: `MODEL` was checked as a path (inside the models root) but passed to the
+/// engine as written, so a symbolic link swapped after the check pointed the engine out of
+/// the root. The engine gets the resolved path; clients keep the name they knew.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_engine_gets_the_model_path_as_resolved_when_checked() {
+    let env = Env::new();
+    let link = env.model().parent().unwrap().join("current");
+    std::os::unix::fs::symlink(env.model(), &link).unwrap();
+    let port = free_port();
+    env.profile(
+        "linked",
+        &format!(
+            "ENGINE=sim-vllm\nMODEL={}\nPORT={port}\nENV_ROOFLINE_SIM_STARTUP_S=0.2\n",
+            link.display()
+        ),
+    );
+    let served = env.serve_ok("linked");
+    let pid = served["pid"].as_i64().unwrap();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let argv: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let real = env.model().canonicalize().unwrap().display().to_string();
+    assert!(argv.contains(&real), "the resolved path {real} in {argv:?}");
+    let named = argv.iter().position(|a| a == "--served-model-name").map(|i| argv[i + 1].clone());
+    assert_eq!(named, Some(link.display().to_string()), "{argv:?}");
+    let models: serde_json::Value = client()
+        .get(format!("http://127.0.0.1:{port}/v1/models"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(models["data"][0]["id"], link.display().to_string(), "{models}");
+    let _ = env.run(&["stop", "--profile", "linked"]);
+}

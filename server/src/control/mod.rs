@@ -413,6 +413,31 @@ impl EngineControl {
         })
     }
 
+    /// The profile with `MODEL` as the engine must be given it: resolved on disk (no symbolic
+    /// link left below the models root), so a link swapped after the check cannot point the
+    /// engine out of the root. Written under the configured root (the path a container
+    /// mounts). The served name stays the path as written, so clients see no change. A path
+    /// that does not resolve inside the root is left as written: serve refuses it.
+    fn with_resolved_model(&self, profile: &Profile) -> Profile {
+        let root = self.data.models_root();
+        let Ok(canonical) = confined(&root, Path::new(&profile.model)) else {
+            return profile.clone();
+        };
+        let real_root = root.canonicalize().unwrap_or_else(|_| root.clone());
+        let Ok(rel) = canonical.strip_prefix(&real_root) else {
+            return profile.clone();
+        };
+        let model = root.join(rel).to_string_lossy().into_owned();
+        if model == profile.model {
+            return profile.clone();
+        }
+        Profile {
+            served_model_name: Some(profile.model_name().to_string()),
+            model,
+            ..profile.clone()
+        }
+    }
+
     /// The engine's command line and what the console executes for it: the same argv for a
     /// process, the container CLI's `run` around it for a container installation (whose
     /// engine binds every address inside its own network when the port is published).
@@ -426,6 +451,8 @@ impl EngineControl {
             program: "roofline".into(),
             source: std::io::Error::other(e.to_string()),
         })?;
+        let resolved = self.with_resolved_model(profile);
+        let profile = &resolved;
         let Some(c) = container::Container::of(install) else {
             let argv = render_argv(install.kind, &command, profile);
             return Ok((argv.clone(), argv));
