@@ -274,6 +274,12 @@ pub struct AuthConfig {
     /// sign-in rate limit.
     #[serde(default)]
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// The names this console is reached by (`gpu-a.internal`), beyond IP addresses,
+    /// `localhost` and the machine's own hostname. A request naming another host is refused:
+    /// a page on another site whose name resolves here (DNS rebinding) must not read even
+    /// the console's public endpoints.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
 }
 
 impl std::fmt::Debug for AuthConfig {
@@ -289,6 +295,7 @@ impl std::fmt::Debug for AuthConfig {
                 &self.prometheus_sd_token.as_ref().map(|_| "<hidden>"),
             )
             .field("trusted_proxies", &self.trusted_proxies)
+            .field("allowed_hosts", &self.allowed_hosts)
             .finish()
     }
 }
@@ -726,6 +733,7 @@ mod tests {
             alertmanager_token: Some("t".into()),
             prometheus_sd_token: Some("p".into()),
             trusted_proxies: vec!["127.0.0.1".parse().unwrap()],
+            allowed_hosts: vec!["gpu-a.internal".into()],
         };
         full.launch.allow_env = vec!["X".into()];
         full.journal.hmac_key_file = Some("/k".into());

@@ -222,6 +222,15 @@ async fn a_newline_in_what_a_client_sends_does_not_forge_a_log_line() {
     assert_eq!(r.headers()["content-security-policy"], "frame-ancestors 'none'");
     assert_eq!(r.headers()["x-frame-options"], "DENY");
     assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    // A name this console does not answer to (a page on another site whose name resolves
+    // here, DNS rebinding) reads nothing, not even the public endpoints.
+    let r = client()
+        .get(format!("{base}/readyz"))
+        .header("host", format!("rebind.example:{port}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 421);
     let forged = "FORGED INFO server: admin signed in";
     let _ = Session::try_login(&base, &format!("x\n{forged}"), "wrong password").await;
     tokio::time::sleep(Duration::from_millis(500)).await;

@@ -211,7 +211,10 @@ async fn the_engine_gets_the_model_path_as_resolved_when_checked() {
         .collect();
     let real = env.model().canonicalize().unwrap().display().to_string();
     assert!(argv.contains(&real), "the resolved path {real} in {argv:?}");
-    let named = argv.iter().position(|a| a == "--served-model-name").map(|i| argv[i + 1].clone());
+    let named = argv
+        .iter()
+        .position(|a| a == "--served-model-name")
+        .map(|i| argv[i + 1].clone());
     assert_eq!(named, Some(link.display().to_string()), "{argv:?}");
     let models: serde_json::Value = client()
         .get(format!("http://127.0.0.1:{port}/v1/models"))

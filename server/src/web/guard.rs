@@ -89,6 +89,71 @@ pub async fn refuse_cross_origin_writes(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
+/// The host names a request may name: IP addresses always (DNS rebinding needs a name),
+/// `localhost`, the machine's hostname, and `[auth] allowed_hosts`.
+#[derive(Clone, Debug)]
+pub struct HostNames(pub std::sync::Arc<Vec<String>>);
+
+impl HostNames {
+    pub fn new(configured: &[String]) -> Self {
+        let mut names: Vec<String> = configured.iter().map(|n| n.trim().to_ascii_lowercase()).collect();
+        names.push("localhost".into());
+        if let Ok(h) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+            let h = h.trim().to_ascii_lowercase();
+            if !h.is_empty() {
+                names.push(h);
+            }
+        }
+        Self(std::sync::Arc::new(names))
+    }
+
+    /// Whether a `Host` header's value names this console.
+    pub fn allows(&self, host: &str) -> bool {
+        let host = host.trim().to_ascii_lowercase();
+        // `[v6]:port`, `v4:port`, `name:port`.
+        let name = if let Some(rest) = host.strip_prefix('[') {
+            return rest
+                .split(']')
+                .next()
+                .is_some_and(|ip| ip.parse::<std::net::Ipv6Addr>().is_ok());
+        } else {
+            host.rsplit_once(':').map_or(host.as_str(), |(n, port)| {
+                if port.bytes().all(|b| b.is_ascii_digit()) {
+                    n
+                } else {
+                    host.as_str()
+                }
+            })
+        };
+        let name = name.trim_end_matches('.');
+        name.parse::<std::net::IpAddr>().is_ok() || self.0.iter().any(|n| n == name)
+    }
+}
+
+/// Refuses (421) a request whose `Host` is not one of this console's names.
+pub async fn allowed_host(
+    axum::extract::State(names): axum::extract::State<HostNames>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| req.uri().authority().map(|a| a.to_string()));
+    match host {
+        Some(h) if !names.allows(&h) => (
+            StatusCode::MISDIRECTED_REQUEST,
+            format!(
+                "{h:?} is not a name of this console: add it to [auth] allowed_hosts in roofline.toml (IP addresses, localhost and this machine's hostname always work)\n"
+            ),
+        )
+            .into_response(),
+        _ => next.run(req).await,
+    }
+}
+
 /// Headers on every response: no page of the console may be framed by another origin
 /// (clickjacking an approve button), no content sniffing, no referrer to other sites, and over
 /// the console's own HTTPS listener, HSTS (`hsts`).
@@ -159,5 +224,28 @@ mod tests {
         assert_eq!(requested_authority(&headers, &"/login".parse().unwrap()), None);
         headers.insert(header::HOST, "127.0.0.1:3000".parse().unwrap());
         assert_eq!(requested_authority(&headers, &h2), Some("127.0.0.1:3000"));
+    }
+
+    #[test]
+    fn a_host_is_an_address_or_one_of_the_consoles_names() {
+        let names = HostNames(std::sync::Arc::new(vec!["gpu-a.internal".into(), "localhost".into()]));
+        for ok in [
+            "127.0.0.1:3000",
+            "10.0.0.5",
+            "[::1]:3000",
+            "localhost:3000",
+            "GPU-A.internal:443",
+            "gpu-a.internal.",
+        ] {
+            assert!(names.allows(ok), "{ok}");
+        }
+        for refused in [
+            "evil.example:3000",
+            "gpu-a.internal.evil.example",
+            "rebind.127.0.0.1.nip.io:3000",
+            "[evil]:3000",
+        ] {
+            assert!(!names.allows(refused), "{refused}");
+        }
     }
 }

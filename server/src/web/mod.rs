@@ -122,6 +122,7 @@ pub fn router(
         readyz: Default::default(),
     };
     let hsts = state.control.data.config.tls.listener().is_some();
+    let names = guard::HostNames::new(&state.control.data.config.auth.allowed_hosts);
     let stream_gate = streams::StreamGate::new(crate::auth::Accounts::new(state.control.store.pool()));
     let routes = generate_route_list(app::App);
     Router::new()
@@ -160,6 +161,8 @@ pub fn router(
         .layer(axum::middleware::from_fn_with_state(auth, auth::guard))
         .layer(axum::middleware::from_fn(guard::refuse_cross_origin_writes))
         .layer(axum::middleware::from_fn_with_state(hsts, guard::security_headers))
+        // Outermost of the checks: a request for another site's name gets no further.
+        .layer(axum::middleware::from_fn_with_state(names, guard::allowed_host))
         .layer(axum::extract::DefaultBodyLimit::max(1 << 20))
         .layer(axum::middleware::from_fn(server_fn_status))
         .layer(axum::middleware::from_fn(request_id))
