@@ -50,6 +50,7 @@ if cargo test -q -p server --bench fleet_scale -- --short --stream /api/events/n
   echo "the fleet bench passed against a wrong stream URL"; cat "$log/broken-bench.txt"; exit 1
 fi
 cargo test -q -p server --bench signin_flood -- --short
+cargo test -q -p server --bench stream_flood -- --short
 cargo test -q -p server --bench stall -- --short
 cargo test -q -p server --bench model_hash -- --short
 scripts/bench-client.sh --short

@@ -140,6 +140,10 @@ async fn a_console_serves_https_and_fleet_members_trust_it_through_ca_file() {
         .collect();
     assert_eq!(cookies.len(), 2, "{cookies:?}");
     assert!(cookies.iter().all(|c| c.contains("; Secure")), "{cookies:?}");
+    // Issue 29: with the `__Host-` prefix (the browser refuses it unless Secure, host-only,
+    // Path=/), and HSTS on the console's own HTTPS listener.
+    assert!(cookies.iter().all(|c| c.starts_with("__Host-roofline_")), "{cookies:?}");
+    assert!(r.headers().contains_key("strict-transport-security"));
 
     // Host B trusts the private CA; host C only the system's roots.
     let fleet = format!("\n[[fleet]]\nname = \"gpu-a\"\nconsole = \"{base}\"\n");

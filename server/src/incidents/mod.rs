@@ -48,7 +48,7 @@ pub struct Incidents {
 }
 
 /// Alerts read from one webhook post; the rest are ignored (and logged).
-const MAX_ALERTS_PER_POST: usize = 200;
+const MAX_ALERTS_PER_POST: usize = 100;
 /// New alert rows one incident takes per [`ALERT_WINDOW`]; past it, one note says how many
 /// were left out. Alertmanager re-sends what still fires, and anyone with the token can post
 /// thousands of alerts: 5 posts once made 506 timeline rows.
