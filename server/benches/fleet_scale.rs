@@ -23,31 +23,11 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{arg, arg_text};
+use common::{add_user, arg, arg_text, free_port, sign_in, start_console};
 
 /// The bench's account (a viewer: the fleet page needs no more).
 const USER: &str = "bench";
 const PASSWORD: &str = "fleet bench passphrase";
-
-/// Signs in through the login server function; returns the session cookie.
-async fn sign_in(http: &reqwest::Client, base: &str) -> String {
-    let r = http
-        .post(format!("{base}/api/fn/login"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("name={USER}&password={}", PASSWORD.replace(' ', "+")))
-        .send()
-        .await
-        .expect("signing in");
-    assert!(r.status().is_success(), "sign-in refused: HTTP {}", r.status());
-    r.headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .filter_map(|v| v.split(';').next())
-        .find(|c| c.starts_with("roofline_session="))
-        .expect("a session cookie")
-        .to_string()
-}
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -121,37 +101,9 @@ async fn main() {
     }
     std::fs::write(dir.path().join("roofline.toml"), config).unwrap();
     // A real account, created the way an operator would (password on stdin, never argv).
-    let mut add = std::process::Command::new(env!("CARGO_BIN_EXE_roofline"))
-        .args([
-            "--data",
-            dir.path().to_str().unwrap(),
-            "user",
-            "add",
-            USER,
-            "--role",
-            "viewer",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("roofline user add");
-    {
-        use std::io::Write;
-        writeln!(add.stdin.take().unwrap(), "{PASSWORD}").unwrap();
-    }
-    assert!(add.wait().unwrap().success(), "roofline user add failed");
-    let console_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut console = std::process::Command::new(env!("CARGO_BIN_EXE_roofline"))
-        .args(["--data", dir.path().to_str().unwrap(), "console", "--addr"])
-        .arg(format!("127.0.0.1:{console_port}"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("starting the console");
+    add_user(dir.path(), USER, "viewer", PASSWORD);
+    let console_port = free_port();
+    let mut console = start_console(dir.path(), console_port);
     let base = format!("http://127.0.0.1:{console_port}");
     server::tls::install_default_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
@@ -209,7 +161,7 @@ async fn main() {
     };
 
     // The browser's view: the fleet event stream, signed in.
-    let cookie = sign_in(&http, &base).await;
+    let cookie = sign_in(&http, &base, USER, PASSWORD).await;
     let mut resp = http
         .get(format!("{base}{stream}"))
         .header("cookie", &cookie)

@@ -14,45 +14,16 @@
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{arg, percentile, rss_mib};
+use common::{add_user, arg, free_port, percentile, rss_mib, start_console};
 
 #[tokio::main]
 async fn main() {
     let short = std::env::args().any(|a| a == "--short");
     let attempts: usize = arg("--attempts", if short { 50 } else { 500 });
     let dir = tempfile::tempdir().unwrap();
-    let bin = env!("CARGO_BIN_EXE_roofline");
-    let mut add = std::process::Command::new(bin)
-        .args([
-            "--data",
-            dir.path().to_str().unwrap(),
-            "user",
-            "add",
-            "root",
-            "--role",
-            "admin",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        writeln!(add.stdin.take().unwrap(), "correct horse battery staple").unwrap();
-    }
-    assert!(add.wait().unwrap().success());
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut console = std::process::Command::new(bin)
-        .args(["--data", dir.path().to_str().unwrap(), "console", "--addr"])
-        .arg(format!("127.0.0.1:{port}"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    add_user(dir.path(), "root", "admin", "correct horse battery staple");
+    let port = free_port();
+    let mut console = start_console(dir.path(), port);
     let base = format!("http://127.0.0.1:{port}");
     server::tls::install_default_provider();
     let http = reqwest::Client::builder()

@@ -29,15 +29,7 @@ use std::time::{Duration, Instant};
 const CONFIG: &str = r#"{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "vocab_size": 128256}"#;
 
 mod common;
-use common::arg;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use common::{arg, free_port};
 
 /// A simulated engine, killed when dropped.
 struct Engine {

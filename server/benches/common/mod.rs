@@ -32,3 +32,65 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     }
     sorted[((p * (sorted.len() - 1) as f64).round() as usize).min(sorted.len() - 1)]
 }
+
+/// A free port on loopback (the OS picks it; a race with another process is possible but the
+/// console then fails to bind loudly).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `roofline user add NAME --role ROLE` in `data`, the password on standard input (never argv).
+pub fn add_user(data: &std::path::Path, name: &str, role: &str, password: &str) {
+    use std::io::Write;
+    let mut add = std::process::Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .arg("--data")
+        .arg(data)
+        .args(["user", "add", name, "--role", role])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("roofline user add");
+    writeln!(add.stdin.take().unwrap(), "{password}").unwrap();
+    assert!(add.wait().unwrap().success(), "roofline user add {name} failed");
+}
+
+/// A console on `data` at `127.0.0.1:port`, its output discarded.
+pub fn start_console(data: &std::path::Path, port: u16) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .arg("--data")
+        .arg(data)
+        .args(["console", "--addr"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting the console")
+}
+
+/// Signs in through the login server function; returns the session cookie (`name=value`).
+pub async fn sign_in(http: &reqwest::Client, base: &str, name: &str, password: &str) -> String {
+    let r = http
+        .post(format!("{base}/api/fn/login"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("name={name}&password={}", password.replace(' ', "+")))
+        .send()
+        .await
+        .expect("signing in");
+    assert!(
+        r.status().is_success(),
+        "sign-in of {name} refused: HTTP {}",
+        r.status()
+    );
+    r.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| v.split(';').next())
+        .find(|c| c.starts_with("roofline_session="))
+        .expect("a session cookie")
+        .to_string()
+}

@@ -115,7 +115,8 @@ pub fn random_token() -> String {
     hex::encode(b)
 }
 
-fn digest(token: &str) -> String {
+/// The SHA-256 of a token, hex: how sessions and setup secrets are stored and keyed.
+pub fn digest(token: &str) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(token.as_bytes()))
 }

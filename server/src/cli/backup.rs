@@ -78,23 +78,6 @@ pub async fn restore(data: &std::path::Path, file: &std::path::Path, json: bool)
     }
 }
 
-/// SHA-256 of a file, streamed.
-fn sha256_file(path: &std::path::Path) -> anyhow::Result<String> {
-    use sha2::{Digest, Sha256};
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex::encode(h.finalize()))
-}
-
 /// What a restore must do beyond putting the file in place: sign everybody out (sessions the
 /// backup holds were valid then, not now), name the accounts whose password goes back to an
 /// older one, re-anchor the journal at the restored head and journal the restore with the
@@ -105,7 +88,7 @@ async fn after_restore(
     file: &std::path::Path,
     saved: &std::path::Path,
 ) -> anyhow::Result<serde_json::Value> {
-    let sha256 = sha256_file(file)?;
+    let sha256 = crate::models::hash::sha256_file(file, &Default::default())?;
     let dir = crate::config::DataDir::open(data)?;
     let pool = crate::db::open(db).await?;
     let dropped = sqlx::query("delete from session").execute(&pool).await?.rows_affected();

@@ -50,12 +50,13 @@ impl Drop for Slot {
 }
 
 impl StreamGate {
+    /// `ROOFLINE_STREAM_RECHECK_MS` shortens the interval (tests); it can never lengthen it.
     pub fn new(accounts: crate::auth::Accounts) -> Self {
         let recheck = std::env::var("ROOFLINE_STREAM_RECHECK_MS")
             .ok()
             .and_then(|v| v.parse().ok())
             .map(Duration::from_millis)
-            .unwrap_or(RECHECK);
+            .map_or(RECHECK, |d| d.clamp(Duration::from_millis(100), RECHECK));
         Self {
             accounts,
             open: Default::default(),
@@ -99,10 +100,7 @@ pub async fn gate(State(gate): State<StreamGate>, req: Request, next: Next) -> R
     let Some(token) = req.extensions().get::<app::api::SessionToken>().cloned() else {
         return next.run(req).await;
     };
-    let key = {
-        use sha2::Digest;
-        hex::encode(sha2::Sha256::digest(token.0.as_bytes()))
-    };
+    let key = crate::auth::digest(&token.0);
     let slot = match gate.acquire(&key) {
         Ok(s) => s,
         Err(why) => {
