@@ -2,8 +2,8 @@
 # Builds the browser half of the console into target/site: the app crate for wasm32 with the
 # `hydrate` feature, split at its lazily loaded pages (wasm-split-cli: the fleet's part,
 # `console_bg.wasm`, plus one `split_*.wasm` per page and `chunk_*.wasm` for code pages share,
-# loaded through `__wasm_split.js`), wasm-bindgen's JS glue, the stylesheet, and ECharts (from
-# npm). Plain cargo + wasm-split-cli + wasm-bindgen, the steps cargo-leptos runs (not
+# loaded through `__wasm_split.js`), wasm-bindgen's JS glue, the stylesheet, and the console's
+# ECharts build (npm's echarts through esbuild). Plain cargo + wasm-split-cli + wasm-bindgen, the steps cargo-leptos runs (not
 # cargo-leptos itself: it costs ~25 minutes to install on the CI machine).
 #   PROFILE=release scripts/build-site.sh   for the size-optimised bundle (wasm-release profile)
 #   SITE=DIR scripts/build-site.sh          to write it elsewhere (scripts/dist.sh does)
@@ -30,10 +30,14 @@ mv "$split"/split_*.wasm "$split"/__wasm_split.js "$site/pkg/"
 if compgen -G "$split/chunk_*.wasm" >/dev/null; then mv "$split"/chunk_*.wasm "$site/pkg/"; fi
 wasm-bindgen --target web --no-typescript --keep-lld-exports --out-dir "$site/pkg" --out-name console "$split/console.wasm"
 cp style/main.css "$site/pkg/console.css"
-# ECharts from npm (pinned in app/assets/package-lock.json), served by the console itself.
-if [ ! -f app/assets/node_modules/echarts/dist/echarts.min.js ]; then
-  npm ci --prefix app/assets --no-audit --no-fund
+# ECharts: the console's own build (app/assets/echarts.js: only the chart types and
+# components it draws, and the Russian locale), bundled by esbuild; both pinned in
+# app/assets/package-lock.json, run here, nothing fetched at run time.
+assets=app/assets
+if [ ! -x "$assets/node_modules/.bin/esbuild" ] || [ ! -f "$assets/node_modules/echarts/package.json" ]; then
+  npm ci --prefix "$assets" --no-audit --no-fund
 fi
-cp app/assets/node_modules/echarts/dist/echarts.min.js "$site/pkg/echarts.min.js"
-cp app/assets/node_modules/echarts/i18n/langRU.js "$site/pkg/echarts-lang-ru.js"
+"$assets/node_modules/.bin/esbuild" "$assets/echarts.js" --bundle --minify --format=iife --target=es2020 \
+  --legal-comments=none --log-level=warning --outfile="$site/pkg/echarts.min.js"
+rm -f "$site/pkg/echarts-lang-ru.js"
 echo "site built in $site ($(du -h "$site/pkg/console_bg.wasm" | cut -f1) wasm)"

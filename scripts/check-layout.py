@@ -6,7 +6,7 @@
 2. no import circle among the top-level modules of `server/src` (a reference `crate::X` from a
    file of module Y is an edge Y -> X; `super::` inside a top-level module stays inside it);
 3. unsafe code stays denied (the workspace lint): the one file that may allow it is
-   `app/src/lazy_pages.rs`, for what leptos' `#[lazy_route]` expands to.
+   `app/src/lazy_pages.rs`, for what `wasm_split` (leptos' lazy loading) expands to.
 
 Exit 1 with every violation listed. `--self-test` runs the check on small trees that break each
 rule and on one that keeps them, so the check itself is known to fail when it should.

@@ -84,7 +84,6 @@ one() { # logical-name file stem ext
 printf 'bundle\t/pkg/%s\n' "$bundle_hash" > "$site/assets.txt"
 one css console.css console css
 one echarts echarts.min.js echarts.min js
-one echarts-ru echarts-lang-ru.js echarts-lang-ru js
 
 # 4. Precompressed copies.
 find "$site/pkg" -type f ! -name '*.br' ! -name '*.gz' -print0 | while IFS= read -r -d '' f; do

@@ -13,7 +13,7 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let code = match std::env::var_os("ROOFLINE_EMBED_SITE") {
         Some(dir) if !dir.is_empty() => embed(Path::new(&dir)),
-        _ => "pub const EMBEDDED: &[Asset] = &[];\npub const EMBEDDED_URLS: Option<[&str; 4]> = None;\n".to_string(),
+        _ => "pub const EMBEDDED: &[Asset] = &[];\npub const EMBEDDED_URLS: Option<[&str; 3]> = None;\n".to_string(),
     };
     std::fs::write(out.join("embedded_site.rs"), code).expect("writing embedded_site.rs");
 }
@@ -61,11 +61,10 @@ fn embed(dir: &Path) -> String {
     code.push_str("];\n");
     let _ = writeln!(
         code,
-        "pub const EMBEDDED_URLS: Option<[&str; 4]> = Some([{:?}, {:?}, {:?}, {:?}]);",
+        "pub const EMBEDDED_URLS: Option<[&str; 3]> = Some([{:?}, {:?}, {:?}]);",
         find("bundle"),
         find("css"),
-        find("echarts"),
-        find("echarts-ru")
+        find("echarts")
     );
     code
 }

@@ -22,9 +22,9 @@ pub struct AssetUrls {
     /// loads `/{pkg_dir}/console.js` and the wasm next to it.
     pub pkg_dir: String,
     pub css: String,
-    /// ECharts and its Russian locale: loaded only when a page draws a chart.
+    /// The console's ECharts build (its Russian locale inside): loaded only when a page draws
+    /// a chart.
     pub echarts: String,
-    pub echarts_ru: String,
 }
 
 impl AssetUrls {
@@ -34,7 +34,6 @@ impl AssetUrls {
             pkg_dir: "pkg".into(),
             css: "/pkg/console.css".into(),
             echarts: "/pkg/echarts.min.js".into(),
-            echarts_ru: "/pkg/echarts-lang-ru.js".into(),
         }
     }
 }
@@ -55,7 +54,7 @@ pub fn shell(options: LeptosOptions, assets: AssetUrls) -> impl IntoView {
     let hydrate = true;
     view! {
         <!DOCTYPE html>
-        <html lang=lang.code() data-role=role data-echarts=assets.echarts data-echarts-ru=assets.echarts_ru>
+        <html lang=lang.code() data-role=role data-echarts=assets.echarts>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>

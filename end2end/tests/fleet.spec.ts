@@ -13,7 +13,8 @@ test("the fleet page lists both simulated engines, healthy", async ({ page }) =>
   await expect(fleet.row("demo-vllm")).toContainText("127.0.0.1:18000");
   // Live signals from each engine's /metrics arrive over the page's event stream.
   await expect(fleet.row("demo-vllm").getByTestId("kv")).toContainText("%");
-  await expect(fleet.row("demo-sglang").getByTestId("waiting")).toHaveText("0");
+  // A number (the demo traffic keeps it moving: usually 0, more during a burst).
+  await expect(fleet.row("demo-sglang").getByTestId("waiting")).toHaveText(/^\d+\s*$/);
   await expect(fleet.row("demo-sglang")).toContainText("sglang");
 });
 

@@ -11,6 +11,9 @@ not-found-back = Back to the fleet
 
 ## Fleet
 fleet-title = Fleet
+fleet-demo-note = This is the demo: simulated engines the console started itself, with light demo traffic it sends them (console --demo). To run a real vLLM or SGLang, name its installation in the host configuration (roofline.toml: [engines.NAME] with kind and command), then create a profile for it; this note goes once a real engine is configured.
+fleet-demo-install = Install guide
+fleet-demo-config = Annotated host configuration
 fleet-engine-count = { $count ->
     [one] { $count } engine
    *[other] { $count } engines
@@ -38,6 +41,8 @@ state-unhealthy = unhealthy
 state-dead = dead
 badge-simulated = simulated
 badge-simulated-title = This engine is the Roofline simulator, not a real GPU engine.
+badge-demo-traffic = demo traffic
+badge-demo-traffic-title = The console itself sends this engine light synthetic requests (console --demo): its queue, KV cache and latency are not from clients.
 
 ## Startup phases
 phase-launched = Process started
@@ -770,6 +775,7 @@ model-finding-index-mismatch = the index and the shard disagree
 model-finding-shard-missing = a shard the index lists is missing
 model-finding-shard-unindexed = a shard the index does not list
 model-finding-no-safetensors = no safetensors weights
+model-finding-weights-simulated = no weights: the engine is the simulator, which loads none
 model-finding-no-manifest = no SHA256SUMS manifest
 model-finding-manifest = the manifest cannot be read
 model-finding-not-in-manifest = not in the manifest

@@ -11,6 +11,9 @@ not-found-back = Назад к парку
 
 ## Fleet
 fleet-title = Парк движков
+fleet-demo-note = Это демонстрация: симулированные движки, которые консоль запустила сама, и лёгкая демо-нагрузка, которую она им посылает (console --demo). Чтобы запустить настоящий vLLM или SGLang, опишите его установку в конфигурации хоста (roofline.toml: [engines.ИМЯ] с kind и command) и создайте для неё профиль; эта заметка исчезнет, когда появится настоящий движок.
+fleet-demo-install = Руководство по установке
+fleet-demo-config = Конфигурация хоста с пояснениями
 fleet-engine-count = { $count ->
     [one] { $count } движок
     [few] { $count } движка
@@ -40,6 +43,8 @@ state-unhealthy = не отвечает
 state-dead = мёртв
 badge-simulated = симулятор
 badge-simulated-title = Это симулятор Roofline, а не настоящий движок на GPU.
+badge-demo-traffic = демо-нагрузка
+badge-demo-traffic-title = Консоль сама посылает этому движку лёгкие синтетические запросы (console --demo): очередь, KV-кэш и задержки — не от клиентов.
 
 ## Startup phases
 phase-launched = Процесс запущен
@@ -804,6 +809,7 @@ model-finding-index-mismatch = индекс и шард расходятся
 model-finding-shard-missing = нет шарда из индекса
 model-finding-shard-unindexed = шард не указан в индексе
 model-finding-no-safetensors = нет весов safetensors
+model-finding-weights-simulated = весов нет: движок — симулятор, он их не загружает
 model-finding-no-manifest = нет манифеста SHA256SUMS
 model-finding-manifest = манифест не читается
 model-finding-not-in-manifest = нет в манифесте

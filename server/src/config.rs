@@ -134,6 +134,10 @@ pub struct HostConfig {
     /// leave them as the operator left them.
     #[serde(default)]
     pub autostart: Vec<String>,
+    /// Set by `console --demo`, never read from the file: the console plays demo traffic to
+    /// its simulated engines (`demo::load`), and their rows say so.
+    #[serde(skip)]
+    pub demo_load: bool,
     #[serde(default)]
     pub engines: BTreeMap<String, EngineInstall>,
     /// How often each engine's `/metrics` is scraped, in seconds (1 to 60; default 5).
@@ -344,6 +348,7 @@ impl Default for HostConfig {
             state_dir: default_state_dir(),
             serve_timeout_s: default_serve_timeout(),
             stop_grace_s: default_stop_grace(),
+            demo_load: false,
             autostart: Vec::new(),
             engines: BTreeMap::new(),
             scrape_interval_s: default_scrape_interval(),

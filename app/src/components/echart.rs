@@ -9,8 +9,9 @@ mod glue {
     use wasm_bindgen::prelude::*;
 
     #[wasm_bindgen(inline_js = r#"
-// ECharts is 1 MB: only pages that draw a chart load it, once, from the address the server
-// wrote on <html data-echarts> (content-hashed in a release).
+// ECharts (the console's own build, its Russian locale inside) is loaded only by pages that
+// draw a chart, once, from the address the server wrote on <html data-echarts>
+// (content-hashed in a release).
 function rlEcharts() {
   if (typeof echarts !== 'undefined') return Promise.resolve();
   if (window.__rlEcharts) return window.__rlEcharts;
@@ -22,7 +23,7 @@ function rlEcharts() {
     s.onerror = () => fail(new Error('cannot load ' + src));
     document.head.appendChild(s);
   });
-  window.__rlEcharts = load(root.dataset.echarts).then(() => load(root.dataset.echartsRu));
+  window.__rlEcharts = load(root.dataset.echarts);
   window.__rlEcharts.catch(() => { window.__rlEcharts = null; });
   return window.__rlEcharts;
 }

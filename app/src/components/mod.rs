@@ -16,6 +16,6 @@ pub use i18n_ctx::{initial_lang as i18n_ctx_initial, provide_i18n, use_i18n, I18
 pub use lang_switch::LangSwitch;
 pub use role_ctx::{can, initial_role, provide_role};
 pub use sse::{use_event_stream, use_record_changes};
-pub use state_badge::{PhaseSteps, SimulatedBadge, StateBadge};
+pub use state_badge::{DemoTrafficBadge, PhaseSteps, SimulatedBadge, StateBadge};
 pub use time::{Time, TimeMs};
 pub use vram_picture::{ConcurrencyCurve, VramBars};

@@ -30,6 +30,18 @@ pub fn SimulatedBadge() -> impl IntoView {
     }
 }
 
+/// Marks an engine whose load is the console's own demo traffic (`console --demo`), so no one
+/// reads its queue and latency as clients'.
+#[component]
+pub fn DemoTrafficBadge() -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <span class="badge simulated" data-testid="demo-traffic" title=move || i18n.t("badge-demo-traffic-title")>
+            {move || i18n.t("badge-demo-traffic")}
+        </span>
+    }
+}
+
 /// The startup milestones, the reached ones marked done.
 #[component]
 pub fn PhaseSteps(#[prop(into)] phase: Signal<Option<StartupPhase>>) -> impl IntoView {

@@ -104,6 +104,9 @@ pub struct EngineStatus {
     pub engine: String,
     pub kind: EngineKind,
     pub simulated: bool,
+    /// The console plays demo traffic to it (`console --demo`): its load is not clients'.
+    #[serde(default)]
+    pub demo_traffic: bool,
     pub host: String,
     pub port: u16,
     pub state: EngineState,
@@ -165,6 +168,7 @@ impl EngineStatus {
             engine: String::new(),
             kind,
             simulated: false,
+            demo_traffic: false,
             host: String::new(),
             port: 0,
             state,

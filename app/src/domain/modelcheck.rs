@@ -28,7 +28,7 @@ pub fn is_pickle(name: &str) -> bool {
 }
 
 /// Every finding's code (each has a wording `model-finding-{code}` in both locales).
-pub const CODES: [&str; 23] = [
+pub const CODES: [&str; 24] = [
     "missing",
     "no-chat-template",
     "pickle",
@@ -39,6 +39,7 @@ pub const CODES: [&str; 23] = [
     "shard-missing",
     "shard-unindexed",
     "no-safetensors",
+    "weights-simulated",
     "no-manifest",
     "manifest",
     "not-in-manifest",
@@ -54,12 +55,14 @@ pub const CODES: [&str; 23] = [
     "odd-name",
 ];
 
-/// How serious a finding is: an error fails the verification, a warning does not.
+/// How serious a finding is: an error fails the verification, a warning does not;
+/// `Simulated` is what a simulated installation stands in for (the weights it never loads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Error,
     Warning,
+    Simulated,
 }
 
 /// One thing found in a model directory; `code` is stable (tests, the UI's wording key
@@ -112,6 +115,21 @@ impl VerifyReport {
     }
     pub fn errors(&self) -> impl Iterator<Item = &Finding> {
         self.findings.iter().filter(|f| f.level == Level::Error)
+    }
+    /// The directory as a simulated installation reads it: it loads no weights, so their
+    /// absence is "simulated", not an error. Only a caller that knows the installation is the
+    /// simulator (host configuration) calls this; nothing in the directory can ask for it.
+    pub fn weights_simulated(&mut self) {
+        for f in &mut self.findings {
+            if f.code == "no-safetensors" {
+                *f = Finding {
+                    level: Level::Simulated,
+                    code: "weights-simulated".into(),
+                    file: String::new(),
+                    detail: "no weights: the simulator loads none".into(),
+                };
+            }
+        }
     }
     /// The first error, worded for a refusal ("tokenizer.json: missing").
     pub fn first_error(&self) -> Option<String> {

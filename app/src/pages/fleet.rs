@@ -1,7 +1,7 @@
 //! The fleet page: every engine on every host, its state and load, sortable by any figure.
 
 use crate::api::list_engines;
-use crate::components::{use_event_stream, use_i18n, SimulatedBadge, StateBadge};
+use crate::components::{use_event_stream, use_i18n, DemoTrafficBadge, SimulatedBadge, StateBadge};
 use crate::domain::engine::{EngineState, EngineStatus};
 use crate::i18n::duration;
 use crate::pages::ErrorNote;
@@ -25,6 +25,19 @@ pub fn FleetPage() -> impl IntoView {
             <div class="page-head">
                 <h1>{move || i18n.t("fleet-title")}</h1>
             </div>
+            {move || {
+                let demo = live.with(|l| l.as_deref().map(demo_only))
+                    .or_else(|| initial.get().and_then(|r| r.ok()).map(|rows| demo_only(&rows)))
+                    .unwrap_or(false);
+                demo.then(|| view! {
+                    <p class="callout" role="note" data-testid="demo-note">
+                        {move || i18n.t("fleet-demo-note")}" "
+                        <a href="/help/INSTALL.md" rel="external" data-testid="demo-install">{move || i18n.t("fleet-demo-install")}</a>
+                        " · "
+                        <a href="/help/roofline.toml.example" rel="external">{move || i18n.t("fleet-demo-config")}</a>
+                    </p>
+                })
+            }}
             <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
                 {move || initial.get().map(|first| match first {
                     Err(e) if live.with_untracked(Option::is_none) => view! { <ErrorNote error=e/> }.into_any(),
@@ -36,6 +49,13 @@ pub fn FleetPage() -> impl IntoView {
             </Transition>
         </section>
     }
+}
+
+/// Whether this console runs only the demo: engines of its own, every one of them simulated.
+/// The fleet page then says what the demo is and how to add a real engine, until there is one.
+pub fn demo_only(rows: &[EngineStatus]) -> bool {
+    let mut local = rows.iter().filter(|r| r.node.is_empty()).peekable();
+    local.peek().is_some() && local.all(|r| r.simulated)
 }
 
 /// A sortable column of the fleet table.
@@ -575,6 +595,7 @@ fn FleetRow(signals: RowSignals) -> impl IntoView {
                 {format!("{} ({})", row.engine, row.kind.as_str())}
                 " "
                 {row.simulated.then(|| view! { <SimulatedBadge/> })}
+                {row.demo_traffic.then(|| view! { " " <DemoTrafficBadge/> })}
             </td>
             <td class="mono">{address}</td>
             {cell(waiting, "waiting", Some(view! { " " <Spark values=waiting_trend max=None/> }.into_any()))}
@@ -605,6 +626,27 @@ mod tests {
             ..Default::default()
         });
         r
+    }
+
+    #[test]
+    fn the_demo_note_stays_until_a_real_engine_of_this_console_exists() {
+        let sim = |p: &str, node: &str| {
+            let mut r = row(p, node, EngineState::Healthy, None);
+            r.simulated = true;
+            r
+        };
+        assert!(!demo_only(&[]));
+        assert!(demo_only(&[sim("demo-vllm", ""), sim("demo-sglang", "")]));
+        // A remote console's real engines do not end this console's demo.
+        assert!(demo_only(&[
+            sim("demo-vllm", ""),
+            row("prod", "gpu-b", EngineState::Healthy, None)
+        ]));
+        assert!(!demo_only(&[
+            sim("demo-vllm", ""),
+            row("prod", "", EngineState::Stopped, None)
+        ]));
+        assert!(!demo_only(&[row("prod", "gpu-b", EngineState::Healthy, None)]));
     }
 
     #[test]

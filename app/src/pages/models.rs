@@ -137,7 +137,11 @@ fn ModelRow(model: ModelInfo) -> impl IntoView {
                             <p class=if ok { "ok" } else { "error" }>{summary}" "{manifest}</p>
                             <ul class="issues">
                                 {r.findings.into_iter().map(|f| {
-                                    let class = if f.level == Level::Error { "error" } else { "warning" };
+                                    let class = match f.level {
+                                        Level::Error => "error",
+                                        Level::Warning => "warning",
+                                        Level::Simulated => "muted",
+                                    };
                                     let what = i18n.t(&format!("model-finding-{}", f.code));
                                     view! {
                                         <li class=class data-testid="model-finding" data-code=f.code.clone()>

@@ -48,9 +48,18 @@ enum Command {
     Console {
         #[arg(long)]
         addr: Option<std::net::SocketAddr>,
-        /// On an empty data dir, create the demo fleet (two simulated engines) and start it.
+        /// On an empty data dir, create the demo fleet (two simulated engines) and start it;
+        /// in any case, play light demo traffic to the simulated engines while the console runs.
         #[arg(long)]
         demo: bool,
+        /// With --demo: switch a runbook fault on in one demo engine a few minutes in (default
+        /// preemption-storm; also hang, kv-exhaustion, tpot-slowdown, prefix-cache-miss, crash, …),
+        /// to try the incident wizard end to end.
+        #[arg(long, requires = "demo", num_args = 0..=1, default_missing_value = "preemption-storm", value_parser = parse_demo_fault)]
+        demo_incident: Option<crate::sim::faults::Fault>,
+        /// Seconds after the console starts that --demo-incident switches its fault on.
+        #[arg(long, requires = "demo_incident", default_value_t = 180)]
+        demo_incident_after: u64,
     },
     /// Start a profile's engine and wait until it is healthy (idempotent). A start the
     /// console knows will fail (a flag the installed engine refuses, a context above the
@@ -256,6 +265,18 @@ fn load_inference_env() {
 
 /// The web console's server, handed in by the binary: the CLI is an edge and does not import
 /// the other edge (`web`); `main.rs` wires the two together.
+/// `--demo-incident`'s fault: one the simulator plays while it serves (a start-time fault
+/// would only stop the demo engine from coming back).
+fn parse_demo_fault(s: &str) -> Result<crate::sim::faults::Fault, String> {
+    let f: crate::sim::faults::Fault = s.parse()?;
+    if f.at_start() {
+        return Err(format!(
+            "{s} acts at startup; --demo-incident takes a fault of a running engine"
+        ));
+    }
+    Ok(f)
+}
+
 pub type ConsoleServer = fn(
     EngineControl,
     std::net::SocketAddr,
@@ -361,13 +382,28 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
             }
         }
     }
-    let control = match open(&cli.data).await {
+    let mut control = match open(&cli.data).await {
         Ok(c) => c,
         Err(code) => return code,
     };
     let json = cli.json;
     match cli.command {
-        Command::Console { addr, .. } => console::run(control, addr, console).await,
+        Command::Console {
+            addr,
+            demo,
+            demo_incident,
+            demo_incident_after,
+        } => {
+            if demo {
+                control.data.config.demo_load = true;
+                let incident = demo_incident.map(|fault| crate::demo::load::DemoIncident {
+                    fault,
+                    after: std::time::Duration::from_secs(demo_incident_after),
+                });
+                crate::demo::load::spawn(control.clone(), incident);
+            }
+            console::run(control, addr, console).await
+        }
         Command::Serve {
             profile,
             reason,

@@ -83,6 +83,7 @@ pub async fn run(control: &EngineControl, command: ModelCommand, json: bool) -> 
                     let level = match f.level {
                         Level::Error => "error",
                         Level::Warning => "warning",
+                        Level::Simulated => "simulated",
                     };
                     println!(
                         "{level}: {}: {} [{}]",

@@ -283,13 +283,18 @@ impl EngineControl {
     /// The model directory against the runbook's air-gap rules before a start: the
     /// structure always; the hashes in full under `verify = "require"`, from the hash cache
     /// under `warn` (a start never waits minutes for hashes it would not refuse on). `Err`
-    /// when the directory cannot be read at all.
-    pub async fn check_model(&self, dir: &Path) -> Result<app::domain::modelcheck::VerifyReport, String> {
+    /// when the directory cannot be read at all. `simulated`: the installation is the
+    /// simulator (host configuration), which loads no weights.
+    pub async fn check_model(
+        &self,
+        dir: &Path,
+        simulated: bool,
+    ) -> Result<app::domain::modelcheck::VerifyReport, String> {
         let mode = match self.data.config.verify {
             crate::config::VerifyMode::Warn => crate::models::HashMode::CachedOnly,
             crate::config::VerifyMode::Require => crate::models::HashMode::Full,
         };
-        self.check_model_with(dir, mode).await
+        self.check_model_with(dir, mode, simulated).await
     }
 
     /// [`Self::check_model`] with the hashing chosen by the caller (a gate hashes in full).
@@ -297,15 +302,20 @@ impl EngineControl {
         &self,
         dir: &Path,
         mode: crate::models::HashMode,
+        simulated: bool,
     ) -> Result<app::domain::modelcheck::VerifyReport, String> {
         let cache = crate::models::hashcache::HashCache::new(self.store.pool());
         let root = self.data.models_root();
-        crate::models::verify(Some(&cache), dir, &root, mode, std::sync::Arc::new(|_| {}))
+        let mut report = crate::models::verify(Some(&cache), dir, &root, mode, std::sync::Arc::new(|_| {}))
             .await
             .map_err(|e| {
                 tracing::warn!(dir = %dir.display(), error = %e, "model check could not run");
                 e.to_string()
-            })
+            })?;
+        if simulated {
+            report.weights_simulated();
+        }
+        Ok(report)
     }
 
     /// The change journal in this data dir's database.
@@ -757,7 +767,9 @@ impl EngineControl {
             profile: name.into(),
             reason,
         })?;
-        let model_check = self.check_model(&model_dir).await;
+        let model_check = self
+            .check_model(&model_dir, install.as_ref().is_some_and(|i| i.simulator))
+            .await;
         let refusal = match (&model_check, self.data.config.verify) {
             (Ok(r), mode) => crate::models::refusal(mode, r),
             (Err(e), crate::config::VerifyMode::Require) => Some(e.clone()),
@@ -1130,6 +1142,7 @@ impl EngineControl {
         let mut status = EngineStatus {
             engine: profile.engine.clone(),
             simulated: install.is_some_and(|i| i.simulator),
+            demo_traffic: self.data.config.demo_load && install.is_some_and(|i| i.simulator),
             host: profile.host.clone(),
             port: profile.port.unwrap_or(kind.default_port()),
             model_name: profile.model_name().to_string(),

@@ -99,7 +99,7 @@ pub async fn collect(
     // on hashing); a path outside the models root is the launch policy's to report.
     let model_check = match crate::config::confined(&control.data.models_root(), std::path::Path::new(&p.model)) {
         Ok(dir) => control
-            .check_model_with(&dir, crate::models::HashMode::CachedOnly)
+            .check_model_with(&dir, crate::models::HashMode::CachedOnly, status.simulated)
             .await
             .ok(),
         Err(_) => None,

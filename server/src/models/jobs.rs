@@ -24,12 +24,14 @@ impl Verifications {
     }
 
     /// Starts verifying `dir` as `name`; `false` when one is already running. `done` is
-    /// called with the finished report (the journal entry).
+    /// called with the finished report (the journal entry). `simulated`: only simulated
+    /// installations load it (their missing weights are not an error).
     pub fn start(
         &self,
         name: String,
         dir: PathBuf,
         root: PathBuf,
+        simulated: bool,
         cache: HashCache,
         done: impl FnOnce(Result<app::domain::modelcheck::VerifyReport, String>) + Send + 'static,
     ) -> bool {
@@ -58,6 +60,12 @@ impl Verifications {
             });
             let result = verify(Some(&cache), &dir, &root, HashMode::Full, progress)
                 .await
+                .map(|mut r| {
+                    if simulated {
+                        r.weights_simulated();
+                    }
+                    r
+                })
                 .map_err(|e| e.to_string());
             if let Ok(mut g) = state.lock() {
                 if let Some(s) = g.get_mut(&key) {

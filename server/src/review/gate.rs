@@ -36,14 +36,23 @@ impl Changes {
         self.save_gate(row.id, &report).await;
         let checked =
             match crate::config::confined(&self.control.data.models_root(), std::path::Path::new(&candidate.model)) {
-                Ok(dir) => self.control.check_model_with(&dir, crate::models::HashMode::Full).await,
+                Ok(dir) => {
+                    let simulated = self.control.data.engine(&candidate.engine).is_some_and(|i| i.simulator);
+                    self.control
+                        .check_model_with(&dir, crate::models::HashMode::Full, simulated)
+                        .await
+                }
                 Err(e) => Err(e),
             };
         let mode = self.control.data.config.verify;
         match checked {
             Ok(r) => {
                 let refusal = crate::models::refusal(mode, &r);
-                let warnings = r.findings.len() - r.errors().count();
+                let warnings = r
+                    .findings
+                    .iter()
+                    .filter(|f| f.level == app::domain::modelcheck::Level::Warning)
+                    .count();
                 let args = [
                     ("files", r.files.to_string()),
                     ("warnings", warnings.to_string()),

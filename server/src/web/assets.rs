@@ -39,13 +39,12 @@ impl Site {
     /// The embedded bundle when this binary has one, else `dir`.
     pub fn detect(dir: PathBuf) -> Self {
         match EMBEDDED_URLS {
-            Some([bundle, css, echarts, echarts_ru]) if !EMBEDDED.is_empty() => Self::Embedded {
+            Some([bundle, css, echarts]) if !EMBEDDED.is_empty() => Self::Embedded {
                 files: EMBEDDED,
                 urls: app::AssetUrls {
                     pkg_dir: bundle.trim_start_matches('/').to_string(),
                     css: css.into(),
                     echarts: echarts.into(),
-                    echarts_ru: echarts_ru.into(),
                 },
             },
             _ => Self::Dir(dir),

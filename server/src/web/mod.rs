@@ -136,6 +136,7 @@ pub fn router(
         .route("/api/incidents/{id}/postmortem.md", get(incidents::postmortem_markdown))
         .route("/api/journal.json", get(incidents::journal_export))
         .route("/favicon.svg", get(favicon))
+        .route("/help/{doc}", get(help_doc))
         .route("/pkg/{*path}", get(assets::serve).with_state(Arc::new(site)))
         .route("/login", axum::routing::post(auth::login_form).with_state(auth.clone()))
         .route("/lang", axum::routing::post(auth::lang_form))
@@ -216,6 +217,18 @@ async fn request_id(req: axum::extract::Request, next: axum::middleware::Next) -
 async fn favicon() -> impl axum::response::IntoResponse {
     const SVG: &str = "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><path d='M1 14 L8 3 L15 14 Z' fill='#2f6fde'/></svg>";
     ([(axum::http::header::CONTENT_TYPE, "image/svg+xml")], SVG)
+}
+
+/// The release's own install guide and annotated host configuration, served by the console
+/// (the fleet page's first-run note links here: an air-gapped operator has no web to search).
+async fn help_doc(axum::extract::Path(doc): axum::extract::Path<String>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let text = match doc.as_str() {
+        "INSTALL.md" => include_str!("../../../packaging/INSTALL.md"),
+        "roofline.toml.example" => include_str!("../../../packaging/roofline.toml.example"),
+        _ => return axum::http::StatusCode::NOT_FOUND.into_response(),
+    };
+    ([(axum::http::header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
 }
 
 /// Runs the console until Ctrl-C or SIGTERM. Engines keep running: they are not our children

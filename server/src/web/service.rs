@@ -564,12 +564,28 @@ impl ConsoleService for ConsoleServiceImpl {
                 return Err(ApiError::Invalid(format!("{name:?} is not a model directory name")));
             }
             let dir = crate::config::confined(&root, &root.join(&name)).map_err(ApiError::Invalid)?;
+            // Its weights are "simulated" only when every profile that loads it runs on a
+            // simulated installation (host configuration), and one does.
+            let users: Vec<bool> = self
+                .control
+                .store
+                .list()
+                .await
+                .map_err(internal)?
+                .iter()
+                .filter(|p| {
+                    crate::config::confined(&root, std::path::Path::new(&p.profile.model)).ok() == Some(dir.clone())
+                })
+                .map(|p| self.control.data.engine(&p.profile.engine).is_some_and(|i| i.simulator))
+                .collect();
+            let simulated = !users.is_empty() && users.iter().all(|s| *s);
             let journal = self.control.journal();
             let subject = name.clone();
             let started = self.verifications.start(
                 name,
                 dir,
                 root,
+                simulated,
                 crate::models::hashcache::HashCache::new(self.control.store.pool()),
                 move |result| {
                     tokio::spawn(async move {

@@ -7,7 +7,9 @@ mod runs;
 mod startups;
 
 use crate::api::{get_engine, get_last_smoke, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
-use crate::components::{use_event_stream, use_i18n, ConfirmDialog, PhaseSteps, SimulatedBadge, StateBadge};
+use crate::components::{
+    use_event_stream, use_i18n, ConfirmDialog, DemoTrafficBadge, PhaseSteps, SimulatedBadge, StateBadge,
+};
 use crate::domain::engine::{EngineState, EngineStatus};
 use crate::domain::flagmap::display_argv;
 use crate::domain::series::{Point, Range};
@@ -125,6 +127,7 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
                 <h1>{profile.clone()}</h1>
                 <StateBadge state/>
                 {detail.status.simulated.then(|| view! { <SimulatedBadge/> })}
+                {detail.status.demo_traffic.then(|| view! { <DemoTrafficBadge/> })}
             </div>
             {move || incident.get().map(|id| view! {
                 <p class="incident-banner" role="status" data-testid="current-incident">

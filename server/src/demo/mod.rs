@@ -5,6 +5,9 @@ use crate::config::{DataDir, CONFIG_FILE};
 use anyhow::Context;
 use app::domain::profile::Profile;
 
+pub mod load;
+pub mod models;
+
 const HOST_CONFIG: &str = r#"# Roofline host configuration (demo). Engine installations that may run on this host;
 # profiles refer to them by name. Real engines look like:
 #   [engines.vllm-0-33]
@@ -36,11 +39,6 @@ simulator = true
 simulator_version = "0.34.0+synthetic"
 "#;
 
-/// A Llama-3.1-8B-shaped config (GQA, 32 layers, 8 KV heads).
-const LLAMA_CONFIG: &str = r#"{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "vocab_size": 128256, "torch_dtype": "bfloat16"}"#;
-/// A Qwen3-8B-shaped config.
-const QWEN_CONFIG: &str = r#"{"architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096, "intermediate_size": 12288, "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "vocab_size": 151936, "tie_word_embeddings": false, "torch_dtype": "bfloat16"}"#;
-
 /// Writes the demo host config, model directories and profiles into an empty data dir.
 /// Does nothing when a host configuration already exists.
 pub async fn init(root: &std::path::Path) -> anyhow::Result<bool> {
@@ -52,24 +50,37 @@ pub async fn init(root: &std::path::Path) -> anyhow::Result<bool> {
     std::fs::write(&cfg_path, HOST_CONFIG).context("writing demo host config")?;
     let data = DataDir::open(root)?;
     let models = data.models_root();
-    for (dir, config) in [("llama-3.1-8b-instruct", LLAMA_CONFIG), ("qwen3-8b", QWEN_CONFIG)] {
-        let d = models.join(dir);
-        std::fs::create_dir_all(&d)?;
-        std::fs::write(d.join("config.json"), config)?;
-        std::fs::write(
-            d.join("README.roofline"),
-            "Demo model directory for the Roofline engine simulator: config.json only, no weights.\n",
-        )?;
+    for m in [models::LLAMA, models::QWEN] {
+        m.write(&models)?;
     }
     let pool = crate::db::open(&data.db_path()).await?;
+    // Hashed once here, as `roofline model verify` would on a real host: the engines' start
+    // (which hashes nothing under `verify = "warn"`) then finds every file known and checked.
+    let cache = crate::models::hashcache::HashCache::new(pool.clone());
+    for m in [models::LLAMA, models::QWEN] {
+        let report = crate::models::verify(
+            Some(&cache),
+            &models.join(m.dir),
+            &models,
+            crate::models::HashMode::Full,
+            std::sync::Arc::new(|_| {}),
+        )
+        .await?;
+        anyhow::ensure!(
+            report.manifest && report.errors().all(|f| f.code == "no-safetensors"),
+            "demo model {}: {:?}",
+            m.dir,
+            report.findings
+        );
+    }
     let store = crate::control::profiles::ProfileStore::new(pool);
     let vllm = format!(
         "ENGINE=sim-vllm\nMODEL={}\nSERVED_MODEL_NAME=llama-3.1-8b\nTENSOR_PARALLEL=1\nCONTEXT_LENGTH=32768\nMEM_FRACTION=0.9\nTOOL_CALL_PARSER=llama3_json\nMAX_RUNNING_REQUESTS=64\nMAX_BATCHED_TOKENS=8192\nHOST=127.0.0.1\nPORT=18000\n",
-        models.join("llama-3.1-8b-instruct").display()
+        models.join(models::LLAMA.dir).display()
     );
     let sglang = format!(
         "ENGINE=sim-sglang\nMODEL={}\nSERVED_MODEL_NAME=qwen3-8b\nTENSOR_PARALLEL=1\nCONTEXT_LENGTH=32768\nMEM_FRACTION=0.88\nTOOL_CALL_PARSER=qwen25\nREASONING_PARSER=qwen3\nMAX_RUNNING_REQUESTS=64\nHOST=127.0.0.1\nPORT=18030\n",
-        models.join("qwen3-8b").display()
+        models.join(models::QWEN.dir).display()
     );
     for (name, text) in [("demo-vllm", vllm), ("demo-sglang", sglang)] {
         let (p, _) =
