@@ -35,3 +35,18 @@ test("the fleet table sorts by any column and keeps the order through live updat
   await expect(fleet.row("demo-vllm")).toContainText("this host");
   await expect(fleet.row("demo-vllm").getByTestId("gpu-mem")).toHaveText("—");
 });
+
+test("live updates change cells, not the table: rows are not rebuilt on every update", async ({ page }) => {
+  const fleet = new FleetPage(page);
+  await fleet.open();
+  await expect(fleet.rows).toHaveCount(2);
+  // Marks on the live DOM nodes: a table or row rebuilt by an update is a new node without
+  // the mark (with a thousand engines, a rebuild every second never finishes).
+  await page.getByTestId("fleet-table").evaluate((el) => ((el as any).__rlMark = true));
+  await fleet.row("demo-vllm").evaluate((el) => ((el as any).__rlMark = true));
+  const before = await fleet.row("demo-vllm").getByTestId("spark").first().locator("polyline").getAttribute("points");
+  // Several updates later (one a second), the sparkline moved in the same row of the same table.
+  await expect.poll(() => fleet.row("demo-vllm").getByTestId("spark").first().locator("polyline").getAttribute("points"), { timeout: 10_000 }).not.toBe(before);
+  expect(await page.getByTestId("fleet-table").evaluate((el) => (el as any).__rlMark === true)).toBe(true);
+  expect(await fleet.row("demo-vllm").evaluate((el) => (el as any).__rlMark === true)).toBe(true);
+});

@@ -329,6 +329,7 @@ fn FleetBody(rows: Vec<EngineStatus>, live: RwSignal<Option<Vec<EngineStatus>>>)
         })
     });
     let counts = Memo::new(move |_| snapshot.with(|rows| state_counts(rows)));
+    let empty = Memo::new(move |_| snapshot.with(Vec::is_empty));
     let total = Memo::new(move |_| snapshot.with(|rows| rows.iter().filter(|r| !r.profile.is_empty()).count()));
     let healthy =
         Memo::new(move |_| snapshot.with(|rows| rows.iter().filter(|r| r.state == EngineState::Healthy).count()));
@@ -439,7 +440,9 @@ fn FleetBody(rows: Vec<EngineStatus>, live: RwSignal<Option<Vec<EngineStatus>>>)
                 {move || (shown.get() != total.get()).then(|| i18n.ta("fleet-shown", &[("shown", shown.get().into()), ("count", total.get().into())]))}
             </span>
         </div>
-        {move || if snapshot.with(Vec::is_empty) {
+        // Through a memo: read from `snapshot` itself, this closure would run on every update
+        // and build the whole table again (a thousand rows, every second, never finishing).
+        {move || if empty.get() {
             view! { <p class="muted">{move || i18n.t("fleet-empty")}</p> }.into_any()
         } else {
             view! {
