@@ -9,7 +9,10 @@
 # and producers stripped), the stylesheet and ECharts; content-hashed names; each file stored
 # with its brotli and gzip copies, so the console never compresses per request.
 #   scripts/dist.sh            build (about 15 minutes on two cores from cold)
+#   scripts/dist.sh --binary   only the binary (target/dist/roofline; what scripts/run.sh runs)
 #   OUT=DIR scripts/dist.sh    put the tarball elsewhere (default dist/)
+# A rebuild on an unchanged tree links nothing again: the bundle is published into the
+# embedded directory file by file (scripts/publish-site.sh), so unchanged files keep their time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -19,6 +22,7 @@ name="roofline-${version}-linux-x86_64"
 out="${OUT:-dist}"
 work="target/dist-work"
 raw="$work/raw"
+next="$work/site.next"
 site="$work/site"
 
 need() { command -v "$1" >/dev/null || { echo "dist: $1 is missing (scripts/setup.sh --dist installs it)" >&2; exit 1; }; }
@@ -27,7 +31,7 @@ need gzip
 need sha256sum
 
 # 1. The browser bundle, release profile.
-rm -rf "$raw" "$site"
+rm -rf "$raw" "$next"
 PROFILE=release SITE="$raw" scripts/build-site.sh
 
 # 2. wasm-opt from npm (pinned in packaging/tools/package-lock.json).
@@ -71,28 +75,27 @@ echo "wasm-opt: $(echo "$parts" | wc -l) parts, $before -> $(cd "$raw/pkg" && ca
 #    stylesheet and ECharts each get their own hash, so an unchanged ECharts stays cached
 #    across releases.
 hash_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
-mkdir -p "$site/pkg"
+mkdir -p "$next/pkg"
 bundle_files=$(cd "$raw/pkg" && { echo console.js; echo __wasm_split.js; echo "$parts"; find snippets -type f 2>/dev/null; } | LC_ALL=C sort)
 bundle_hash=$(cd "$raw/pkg" && hash_of $bundle_files)
-mkdir -p "$site/pkg/$bundle_hash"
-(cd "$raw/pkg" && tar cf - $bundle_files) | (cd "$site/pkg/$bundle_hash" && tar xf -)
+mkdir -p "$next/pkg/$bundle_hash"
+(cd "$raw/pkg" && tar cf - $bundle_files) | (cd "$next/pkg/$bundle_hash" && tar xf -)
 one() { # logical-name file stem ext
   local h; h=$(hash_of "$raw/pkg/$2")
-  cp "$raw/pkg/$2" "$site/pkg/$3.$h.$4"
-  printf '%s\t/pkg/%s\n' "$1" "$3.$h.$4" >> "$site/assets.txt"
+  cp "$raw/pkg/$2" "$next/pkg/$3.$h.$4"
+  printf '%s\t/pkg/%s\n' "$1" "$3.$h.$4" >> "$next/assets.txt"
 }
-printf 'bundle\t/pkg/%s\n' "$bundle_hash" > "$site/assets.txt"
+printf 'bundle\t/pkg/%s\n' "$bundle_hash" > "$next/assets.txt"
 one css console.css console css
 one echarts echarts.min.js echarts.min js
 
-# 4. Precompressed copies.
-find "$site/pkg" -type f ! -name '*.br' ! -name '*.gz' -print0 | while IFS= read -r -d '' f; do
-  brotli -q 11 -f -o "$f.br" "$f"
-  gzip -9 -n -c "$f" > "$f.gz"
-done
+# 4. Into the embedded directory, with precompressed copies of what changed.
+scripts/publish-site.sh "$next" "$site"
 
 # 5. The binary, with the bundle compiled in.
 ROOFLINE_EMBED_SITE="$root/$site" cargo build -p server --bin roofline --profile dist
+
+[ "${1:-}" = "--binary" ] && { echo "dist: target/dist/roofline"; exit 0; }
 
 # 6. The tarball.
 stage="$work/$name"

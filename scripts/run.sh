@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the release (scripts/dist.sh: the tarball's binary, with the browser bundle compiled
-# in) and runs it at http://127.0.0.1:3000 with a demo fleet of two simulated engines (data
-# in ./.roofline, or ROOFLINE_DATA). Extra arguments go to `roofline console`.
+# Builds the release binary (scripts/dist.sh --binary: the tarball's binary, with the browser
+# bundle compiled in; a second run on an unchanged tree links nothing) and runs it at
+# http://127.0.0.1:3000 with a demo fleet of two simulated engines and their demo traffic
+# (data in ./.roofline, or ROOFLINE_DATA). Extra arguments go to `roofline console`.
 #   scripts/run.sh --debug [ARGS]   a debug build serving target/site instead (faster to build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,5 +14,6 @@ if [ "${1:-}" = "--debug" ]; then
   cargo build -p server
   exec target/debug/roofline --data "${ROOFLINE_DATA:-.roofline}" console --demo "$@"
 fi
-scripts/dist.sh
+# Only the binary (no tarball); on an unchanged tree nothing is linked again.
+scripts/dist.sh --binary
 exec target/dist/roofline --data "${ROOFLINE_DATA:-.roofline}" console --demo "$@"

@@ -154,12 +154,18 @@ async fn targets(control: &EngineControl) -> Vec<Target> {
     healthy_simulated(control).await.into_iter().map(|(_, t)| t).collect()
 }
 
+/// Demo traffic goes only to this console's own healthy engines of simulated installations:
+/// never a real engine, never another host's.
+pub fn is_target(s: &app::domain::engine::EngineStatus) -> bool {
+    s.simulated && s.node.is_empty() && s.state == EngineState::Healthy
+}
+
 async fn healthy_simulated(control: &EngineControl) -> Vec<(String, Target)> {
     let mut out: Vec<(String, Target)> = control
         .statuses()
         .await
         .into_iter()
-        .filter(|s| s.simulated && s.node.is_empty() && s.state == EngineState::Healthy)
+        .filter(is_target)
         .map(|s| {
             let t = Target {
                 base: crate::engine::base_url(&s.host, s.port),
@@ -252,6 +258,22 @@ mod tests {
         assert!((900..1100).contains(&streamed), "{streamed}");
         for s in 0..SYSTEMS.len() {
             assert!(reqs.iter().any(|r| r.system == s));
+        }
+    }
+
+    #[test]
+    fn only_this_consoles_healthy_simulated_engines_get_demo_traffic() {
+        use app::domain::engine::{EngineKind, EngineStatus};
+        let row = |simulated: bool, node: &str, state: EngineState| EngineStatus {
+            simulated,
+            node: node.into(),
+            ..EngineStatus::blank("p", EngineKind::Vllm, state)
+        };
+        assert!(is_target(&row(true, "", EngineState::Healthy)));
+        assert!(!is_target(&row(false, "", EngineState::Healthy)), "a real engine");
+        assert!(!is_target(&row(true, "gpu-b", EngineState::Healthy)), "another console's");
+        for state in [EngineState::Starting, EngineState::Hung, EngineState::Dead, EngineState::Stopped] {
+            assert!(!is_target(&row(true, "", state)), "{state:?}");
         }
     }
 
