@@ -131,10 +131,15 @@ pub fn option(kind: ChartKind, points: &[Point], label: impl Fn(&str) -> String)
     if let Some(x) = json.get_mut("xAxis").and_then(|x| x.as_object_mut()) {
         x.insert("axisLabel".into(), serde_json::json!({ "hideOverlap": true }));
         if let (Some(first), Some(last)) = (points.first(), points.last()) {
-            if last.t_ms > first.t_ms {
-                x.insert("min".into(), first.t_ms.into());
-                x.insert("max".into(), last.t_ms.into());
-            }
+            // One point (a console that has just started): the minute before it, not the
+            // two days ECharts guesses for a lone timestamp.
+            let from = if last.t_ms > first.t_ms {
+                first.t_ms
+            } else {
+                last.t_ms - 60_000
+            };
+            x.insert("min".into(), from.into());
+            x.insert("max".into(), last.t_ms.into());
         }
     }
     json
@@ -221,6 +226,15 @@ mod tests {
             (1000.into(), 2000.into())
         );
         assert_eq!(json["xAxis"]["axisLabel"]["hideOverlap"], true);
+    }
+
+    #[test]
+    fn a_lone_point_gets_the_minute_before_it_as_its_axis() {
+        let json = option(ChartKind::Queue, &[point(120_000, Some(1.0))], |k| k.to_string());
+        assert_eq!(
+            (json["xAxis"]["min"].clone(), json["xAxis"]["max"].clone()),
+            (60_000.into(), 120_000.into())
+        );
     }
 
     #[test]

@@ -29,3 +29,20 @@ test("charts follow the language", async ({ page, context, baseURL }) => {
   await expect(new Charts(page).card("queue")).toContainText("Запросы");
   await expect(page.getByTestId("range-1h")).toHaveText("1 час");
 });
+
+test("the state timeline under the charts shows the engine's states across the range", async ({ page, context, baseURL }) => {
+  const engine = new EnginePage(page, "demo-vllm");
+  await engine.open();
+  const bar = page.getByTestId("state-timeline").locator("svg");
+  await expect(bar).toHaveAttribute("data-states", /healthy/);
+  await expect(bar.locator("rect.tl-healthy").first()).toBeAttached();
+  await expect(page.getByTestId("timeline-summary")).toContainText(/start/);
+  // A longer range reads the same record.
+  await new Charts(page).range("1h");
+  await expect(bar).toHaveAttribute("data-states", /healthy/);
+  await new Charts(page).range("15m");
+  await context.addCookies([{ name: "lang", value: "ru", url: baseURL! }]);
+  await engine.open();
+  await expect(page.getByTestId("state-timeline")).toContainText("Состояние за период");
+  await expect(page.getByTestId("timeline-summary")).toContainText(/запуск/);
+});

@@ -263,6 +263,16 @@ col-probe = Completion probe
 
 ## Charts (engine page)
 charts-title = Live charts
+timeline-title = State over the range
+timeline-empty = No state recorded in this range yet.
+timeline-summary = { $starts ->
+    [one] one start
+   *[other] { $starts } starts
+    }, { $incidents ->
+    [0] never hung or dead
+    [one] hung or dead once
+   *[other] hung or dead { $incidents } times
+    }
 range-label = Time range
 range-15m = 15 min
 range-1h = 1 hour

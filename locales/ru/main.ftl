@@ -266,6 +266,18 @@ col-probe = Проба генерации
 
 ## Графики (страница движка)
 charts-title = Графики в реальном времени
+timeline-title = Состояние за период
+timeline-empty = За этот период состояние ещё не записано.
+timeline-summary = { $starts ->
+    [one] { $starts } запуск
+    [few] { $starts } запуска
+   *[many] { $starts } запусков
+    }, { $incidents ->
+    [0] ни разу не зависал и не падал
+    [one] завис или упал { $incidents } раз
+    [few] зависал или падал { $incidents } раза
+   *[many] зависал или падал { $incidents } раз
+    }
 range-label = Интервал
 range-15m = 15 мин
 range-1h = 1 час

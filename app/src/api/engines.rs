@@ -91,6 +91,18 @@ pub async fn get_series(
     service::authorized("get_series")?.0.series(profile, range).await
 }
 
+/// The states the engine was seen in across the range (the engine page's state timeline).
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_state_timeline")]
+pub async fn get_state_timeline(
+    profile: String,
+    range: crate::domain::series::Range,
+) -> Result<crate::domain::timeline::StateTimeline, ApiError> {
+    service::authorized("get_state_timeline")?
+        .0
+        .state_timeline(profile, range)
+        .await
+}
+
 /// The profile's recent starts with their phase timelines, oldest first (at most 10).
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_startup_history")]
 pub async fn get_startup_history(profile: String) -> Result<Vec<crate::domain::phases::StartupRun>, ApiError> {

@@ -65,6 +65,11 @@ pub trait ConsoleService: Send + Sync + 'static {
     fn journal_alarm(&self) -> BoxFut<'_, Option<String>>;
     /// The profile's recent starts and their phases.
     fn startup_history(&self, profile: String) -> BoxFut<'_, Result<Vec<crate::domain::phases::StartupRun>, ApiError>>;
+    fn state_timeline(
+        &self,
+        profile: String,
+        range: crate::domain::series::Range,
+    ) -> BoxFut<'_, Result<crate::domain::timeline::StateTimeline, ApiError>>;
     /// The engine's logged KV cache size against the calculator.
     fn vram_check(&self, profile: String) -> BoxFut<'_, Result<VramCheck, ApiError>>;
     fn predict_vram(&self, profile: String, env_text: Option<String>) -> BoxFut<'_, Result<VramPrediction, ApiError>>;

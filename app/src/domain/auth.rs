@@ -85,6 +85,7 @@ pub const SERVER_FNS: &[(&str, Access)] = &[
     ("get_model_verify", Access::Role(Role::Viewer)),
     ("start_model_verify", Access::Role(Role::Operator)),
     ("get_startup_history", Access::Role(Role::Viewer)),
+    ("get_state_timeline", Access::Role(Role::Viewer)),
     ("list_journal", Access::Role(Role::Viewer)),
     ("verify_journal", Access::Role(Role::Viewer)),
     ("get_profile_editor", Access::Role(Role::Viewer)),

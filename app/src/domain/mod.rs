@@ -26,6 +26,7 @@ pub mod signals;
 pub mod stall;
 pub mod startup_failure;
 pub mod text;
+pub mod timeline;
 pub mod toolcall;
 pub mod triage;
 pub mod upgrade;

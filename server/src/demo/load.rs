@@ -271,8 +271,16 @@ mod tests {
         };
         assert!(is_target(&row(true, "", EngineState::Healthy)));
         assert!(!is_target(&row(false, "", EngineState::Healthy)), "a real engine");
-        assert!(!is_target(&row(true, "gpu-b", EngineState::Healthy)), "another console's");
-        for state in [EngineState::Starting, EngineState::Hung, EngineState::Dead, EngineState::Stopped] {
+        assert!(
+            !is_target(&row(true, "gpu-b", EngineState::Healthy)),
+            "another console's"
+        );
+        for state in [
+            EngineState::Starting,
+            EngineState::Hung,
+            EngineState::Dead,
+            EngineState::Stopped,
+        ] {
             assert!(!is_target(&row(true, "", state)), "{state:?}");
         }
     }

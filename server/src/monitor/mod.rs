@@ -10,6 +10,7 @@
 pub mod console_metrics;
 pub mod history;
 pub mod remote;
+pub mod states;
 
 use crate::control::EngineControl;
 use crate::monitor::console_metrics::ConsoleMetrics;
@@ -399,6 +400,7 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
     tokio::spawn(async move {
         let mut gpu_read_at = Instant::now();
         let mut pruned_at: Option<Instant> = None;
+        let states = states::StateLog::new(control.store.pool());
         let mut local: Vec<EngineStatus> = tx.borrow().clone();
         let mut next_tick = tokio::time::Instant::now() + INTERVAL;
         let mut remote = remote;
@@ -465,9 +467,13 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
                 control.write_verdicts(&next);
                 // Evidence before action: what a restart would destroy is kept the moment an
                 // engine is called hung or dead (control::capture).
+                let mut entered: Vec<(String, EngineState)> = Vec::new();
                 for r in &next {
                     let bad = matches!(r.state, EngineState::Hung | EngineState::Dead);
                     let before = last_state.insert(r.profile.clone(), r.state);
+                    if before != Some(r.state) {
+                        entered.push((r.profile.clone(), r.state));
+                    }
                     let newly = match before {
                         Some(b) => b != r.state,
                         // Seen first as dead: only when something of it still runs.
@@ -486,6 +492,17 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
                             tracing::info!(profile = %name, processes = c.processes.len(), "evidence captured before any action");
                         });
                     }
+                }
+                // The state timeline: each state entered, written off the tick.
+                if !entered.is_empty() {
+                    let (log, at) = (states.clone(), now_ms());
+                    tokio::spawn(async move {
+                        for (profile, state) in entered {
+                            if let Err(e) = log.record(&profile, at, state).await {
+                                tracing::warn!(profile = %profile, error = %e, "the state timeline misses a change");
+                            }
+                        }
+                    });
                 }
                 last_state.retain(|p, _| next.iter().any(|r| &r.profile == p));
                 local = next;
@@ -506,6 +523,9 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
                 pruned_at = Some(Instant::now());
                 if let Err(e) = pruner.prune(now_ms()).await {
                     tracing::warn!(error = %e, "pruning signal rollups");
+                }
+                if let Err(e) = states.prune(now_ms()).await {
+                    tracing::warn!(error = %e, "pruning the state timeline");
                 }
             }
             if tx.is_closed() {

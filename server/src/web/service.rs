@@ -535,6 +535,20 @@ impl ConsoleService for ConsoleServiceImpl {
         })
     }
 
+    fn state_timeline(
+        &self,
+        profile: String,
+        range: app::domain::series::Range,
+    ) -> BoxFut<'_, Result<app::domain::timeline::StateTimeline, ApiError>> {
+        Box::pin(async move {
+            let now = crate::clock::now_ms();
+            crate::monitor::states::StateLog::new(self.control.store.pool())
+                .timeline(&profile, now - range.secs() * 1000, now)
+                .await
+                .map_err(crate::api_error::internal)
+        })
+    }
+
     fn vram_check(&self, profile: String) -> BoxFut<'_, Result<app::api::VramCheck, ApiError>> {
         Box::pin(async move {
             crate::vram::engine_check(&self.control, &profile)

@@ -5,6 +5,7 @@
 mod charts;
 mod runs;
 mod startups;
+mod timeline;
 
 use crate::api::{get_engine, get_last_smoke, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
 use crate::components::{
@@ -162,6 +163,7 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
             <FailurePanel status/>
             <OpenIncidentButton profile=profile.clone()/>
             <ChartsPanel profile=profile.clone() status points range gpu/>
+            <timeline::StateTimelineBar profile=profile.clone() range state/>
             <GpuPanel gpu/>
             <RunPanel profile=profile.clone() run running=Signal::derive(move || status.read().state == EngineState::Healthy)/>
             <Transition fallback=|| ()>
