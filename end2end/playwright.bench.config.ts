@@ -1,4 +1,5 @@
 import { defineConfig } from "@playwright/test";
+import { chromium } from "./chromium";
 
 // Browser benches (scripts/bench-fleet-browser.sh): a console the script started, signed into
 // by the bench itself. Figures go to ROOFLINE_BENCH_OUT; BENCHMARKS.md has them.
@@ -13,10 +14,7 @@ export default defineConfig({
   use: {
     baseURL: process.env.ROOFLINE_URL ?? "http://127.0.0.1:3997",
     trace: "off",
-    launchOptions: {
-      executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
-    },
+    launchOptions: chromium,
   },
   projects: [{ name: "chromium", use: { browserName: "chromium" } }],
 });

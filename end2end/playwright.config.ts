@@ -1,4 +1,5 @@
 import { defineConfig } from "@playwright/test";
+import { chromium } from "./chromium";
 
 // The console under test is started by scripts/test.sh (a fresh data dir with the demo fleet);
 // ROOFLINE_URL points at it. Browsers come from Debian's chromium package: nothing is downloaded.
@@ -16,10 +17,7 @@ export default defineConfig({
     baseURL: process.env.ROOFLINE_URL ?? "http://127.0.0.1:3000",
     trace: "off",
     storageState: "test-results/.auth/admin.json",
-    launchOptions: {
-      executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
-    },
+    launchOptions: chromium,
   },
   projects: [{ name: "chromium", use: { browserName: "chromium" } }],
 });

@@ -1,4 +1,5 @@
 import { defineConfig } from "@playwright/test";
+import { chromium } from "./chromium";
 
 // The release tarball's checks (scripts/test-release.sh): the console unpacked into an empty
 // directory, started on a fresh data dir. No global sign-in: the browser signs in through the
@@ -14,10 +15,7 @@ export default defineConfig({
   use: {
     baseURL: process.env.ROOFLINE_URL ?? "http://127.0.0.1:3996",
     trace: "off",
-    launchOptions: {
-      executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
-    },
+    launchOptions: chromium,
   },
   projects: [{ name: "chromium", use: { browserName: "chromium" } }],
 });

@@ -19,27 +19,28 @@ pub fn StateBadge(#[prop(into)] state: Signal<EngineState>) -> impl IntoView {
     }
 }
 
+/// A badge whose words are `badge-{name}` (and `badge-{name}-title` on hover) and whose test id
+/// is `name`: what marks an engine as not what it may look like.
+fn marker(name: &'static str) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <span class="badge simulated" data-testid=name title=move || i18n.t(&format!("badge-{name}-title"))>
+            {move || i18n.t(&format!("badge-{name}"))}
+        </span>
+    }
+}
+
 /// Marks an engine that is the simulator, never a real GPU engine.
 #[component]
 pub fn SimulatedBadge() -> impl IntoView {
-    let i18n = use_i18n();
-    view! {
-        <span class="badge simulated" data-testid="simulated" title=move || i18n.t("badge-simulated-title")>
-            {move || i18n.t("badge-simulated")}
-        </span>
-    }
+    marker("simulated")
 }
 
 /// Marks an engine whose load is the console's own demo traffic (`console --demo`), so no one
 /// reads its queue and latency as clients'.
 #[component]
 pub fn DemoTrafficBadge() -> impl IntoView {
-    let i18n = use_i18n();
-    view! {
-        <span class="badge simulated" data-testid="demo-traffic" title=move || i18n.t("badge-demo-traffic-title")>
-            {move || i18n.t("badge-demo-traffic")}
-        </span>
-    }
+    marker("demo-traffic")
 }
 
 /// The startup milestones, the reached ones marked done.
