@@ -65,7 +65,7 @@ async fn backup_online_restore_offline_and_a_copy_before_each_migration() {
     // undone) is copied before the console migrates it.
     let old = env.data().join("old.db");
     std::fs::copy(&file, &old).unwrap();
-    {
+    let newest = {
         use sqlx::Connection;
         let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", old.display()))
             .await
@@ -79,25 +79,43 @@ async fn backup_online_restore_offline_and_a_copy_before_each_migration() {
             .execute(&mut conn)
             .await
             .unwrap();
-        // Undo what the newest migration made: its table and the triggers that write to it.
-        let triggers: Vec<String> = sqlx::query_scalar(
-            "select name from sqlite_master where type = 'trigger' and name like 'record_version_%'",
-        )
-        .fetch_all(&mut conn)
-        .await
-        .unwrap();
-        for t in triggers {
-            sqlx::query(&format!("drop trigger {t}"))
+        // Undo what the newest migration made: every table, index and trigger its file
+        // creates (read from the migration itself, so the test follows the next one).
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let file = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&format!("{newest}_"))
+            })
+            .unwrap();
+        let sql = std::fs::read_to_string(file).unwrap().to_lowercase();
+        let mut made: Vec<(String, String)> = Vec::new();
+        for line in sql.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if let ["create", kind @ ("table" | "index" | "trigger"), name, ..] = words.as_slice() {
+                made.push((kind.to_string(), name.trim_end_matches('(').to_string()));
+            }
+        }
+        assert!(
+            !made.is_empty(),
+            "the newest migration creates nothing this test can undo"
+        );
+        // Triggers and indexes first, then tables.
+        made.sort_by_key(|(kind, _)| kind == "table");
+        for (kind, name) in made {
+            sqlx::query(&format!("drop {kind} if exists {name}"))
                 .execute(&mut conn)
                 .await
                 .unwrap();
         }
-        sqlx::query("drop table record_version")
-            .execute(&mut conn)
-            .await
-            .unwrap();
         conn.close().await.unwrap();
-    }
+        newest
+    };
     let out = env.run(&["restore", old.to_str().unwrap()]);
     assert!(out.status.success(), "{:?}", str(&out));
     assert!(profiles(&env).contains("kept"));
@@ -107,7 +125,9 @@ async fn backup_online_restore_offline_and_a_copy_before_each_migration() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert!(
-        backups.iter().any(|b| b.starts_with("roofline-before-20261204000001-")),
+        backups
+            .iter()
+            .any(|b| b.starts_with(&format!("roofline-before-{newest}-"))),
         "{backups:?}"
     );
 }
