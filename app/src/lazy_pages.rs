@@ -1,13 +1,14 @@
-//! Every page but the fleet, in three lazily loaded parts of the browser bundle: the fleet page
+//! Every page but the fleet, in four lazily loaded parts of the browser bundle: the fleet page
 //! (the one an operator opens first, often over a VPN) loads only the fleet's code, and a
 //! part is fetched when one of its pages is first opened (or hydrated). `scripts/build-site.sh`
 //! splits the wasm at these points (`wasm-split-cli`, what cargo-leptos runs).
 //!
 //! Pages are grouped, not split one by one: with a part per page, the code pages share fell
 //! into one chunk per combination of pages using it (120 files, 104 of them under 1 KiB, for
-//! the engine page alone), each a request. Three parts leave at most four shared chunks:
+//! the engine page alone), each a request. Four parts leave few shared chunks:
 //! `engine` (the page an incident is worked from), `operations` (incidents, benches, the
-//! journal) and `configuration` (profiles, the editor, changes, VRAM, models, accounts).
+//! journal), `profiles` (profiles, the editor, changes and their review) and `setup` (VRAM,
+//! models, accounts).
 //!
 //! A split point is `wasm_split` (what leptos' `#[lazy]` expands to), named by its group
 //! rather than by the call site: every function of a group lands in one part. Its expansion
@@ -88,12 +89,14 @@ lazy_pages! {
         bench_compare_route: BenchCompareRoute => BenchComparePage,
         journal_route: JournalRoute => JournalPage,
     }
-    configuration {
+    profiles {
         profile_list_route: ProfileListRoute => ProfileListPage,
         profile_route: ProfileRoute => ProfilePage,
         profile_edit_route: ProfileEditRoute => ProfileEditPage,
         change_list_route: ChangeListRoute => ChangeListPage,
         change_route: ChangeRoute => ChangePage,
+    }
+    setup {
         vram_route: VramRoute => VramPage,
         models_route: ModelsRoute => ModelsPage,
         account_route: AccountRoute => AccountPage,
