@@ -263,8 +263,6 @@ fn load_inference_env() {
     }
 }
 
-/// The web console's server, handed in by the binary: the CLI is an edge and does not import
-/// the other edge (`web`); `main.rs` wires the two together.
 /// `--demo-incident`'s fault: one the simulator plays while it serves (a start-time fault
 /// would only stop the demo engine from coming back).
 fn parse_demo_fault(s: &str) -> Result<crate::sim::faults::Fault, String> {
@@ -277,6 +275,8 @@ fn parse_demo_fault(s: &str) -> Result<crate::sim::faults::Fault, String> {
     Ok(f)
 }
 
+/// The web console's server, handed in by the binary: the CLI is an edge and does not import
+/// the other edge (`web`); `main.rs` wires the two together.
 pub type ConsoleServer = fn(
     EngineControl,
     std::net::SocketAddr,
