@@ -159,11 +159,19 @@ async fn a_containerised_engine_is_served_adopted_logged_checked_and_stopped() {
     assert!(out.status.success(), "{:?}", str(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["known"].as_u64().unwrap() > 3, "{report}");
-    assert!(
-        !podman(&["ps", "--all", "--format", "{{.Names}}"])
-            .stdout
-            .windows(17)
-            .any(|w| w == b"roofline-oneshot-"),
+    // Only this console's: the other tests' preflights run one-off containers at the same time.
+    let console = std::fs::read_to_string(env.data().join("console.id")).unwrap();
+    let out = podman(&[
+        "ps",
+        "--all",
+        "--filter",
+        &format!("label=io.roofline.console={}", console.trim()),
+        "--format",
+        "{{.Names}}",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "roofline-boxed",
         "one-off containers are removed"
     );
 

@@ -185,8 +185,17 @@ impl<'a> Container<'a> {
     }
 
     /// A one-off run of a command inside the image (help, version, environment report):
-    /// removed when it ends, no network, the given environment; GPUs only when asked.
-    pub fn oneshot_argv(&self, command: &[String], env: &[(String, String)], gpus: bool, label: &str) -> Vec<String> {
+    /// removed when it ends, no network, the given environment; GPUs only when asked. It
+    /// carries the console's label like an engine container, so one left behind by a killed
+    /// console is known as that console's.
+    pub fn oneshot_argv(
+        &self,
+        command: &[String],
+        env: &[(String, String)],
+        gpus: bool,
+        label: &str,
+        console: &str,
+    ) -> Vec<String> {
         let mut argv = self.cli();
         argv.extend(
             [
@@ -200,6 +209,8 @@ impl<'a> Container<'a> {
                 label,
                 "--label",
                 &format!("{LABEL_INSTALL}=oneshot"),
+                "--label",
+                &format!("{LABEL_CONSOLE}={console}"),
             ]
             .map(String::from),
         );
@@ -754,7 +765,8 @@ mod tests {
         i.runtime = Some(ContainerRuntime::Podman);
         i.gpus = Some("none".into());
         let c = Container::of(&i).unwrap();
-        let argv = c.oneshot_argv(&["vllm".into(), "--version".into()], &[], true, "x");
+        let argv = c.oneshot_argv(&["vllm".into(), "--version".into()], &[], true, "x", "c0ffee");
+        assert!(argv.windows(2).any(|w| w == ["--label", "io.roofline.console=c0ffee"]));
         assert!(!argv.iter().any(|a| a.contains("nvidia.com")), "{argv:?}");
         assert!(argv.windows(2).any(|w| w == ["--network", "none"]));
         assert_eq!(argv.last().map(String::as_str), Some("--version"));

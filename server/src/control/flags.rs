@@ -168,7 +168,12 @@ pub(super) async fn run(argv: &[String], target: Target) -> Result<String, Strin
 /// image (`run --rm`, no network, the target's environment passed in; GPUs for the host
 /// report only). A run that fails or times out has its container removed by name, since
 /// killing the CLI client does not stop a container.
-pub(super) async fn run_in(install: &EngineInstall, argv: &[String], target: Target) -> Result<String, String> {
+pub(super) async fn run_in(
+    install: &EngineInstall,
+    argv: &[String],
+    target: Target,
+    console: &str,
+) -> Result<String, String> {
     let Some(c) = super::container::Container::of(install) else {
         return run(argv, target).await;
     };
@@ -180,7 +185,7 @@ pub(super) async fn run_in(install: &EngineInstall, argv: &[String], target: Tar
         env.push(("VLLM_TARGET_DEVICE".into(), "cpu".into()));
     }
     let label = format!("roofline-oneshot-{:016x}", rand::random::<u64>());
-    let wrapped = c.oneshot_argv(argv, &env, target == Target::Host, &label);
+    let wrapped = c.oneshot_argv(argv, &env, target == Target::Host, &label, console);
     let out = run(&wrapped, Target::Cli).await;
     if out.is_err() {
         let rm = super::container::cli_argv(&c.cli(), &["rm", "--force", &label]);
@@ -233,7 +238,7 @@ impl EngineControl {
                 "import sglang; print(sglang.__version__)".into(),
             ];
         }
-        let out = run_in(install, &argv, Target::Cpu)
+        let out = run_in(install, &argv, Target::Cpu, &self.data.console_id())
             .await
             .map_err(|detail| FlagsError::Help {
                 command: argv.join(" "),
@@ -283,7 +288,7 @@ impl EngineControl {
             detail: e.to_string(),
         })?;
         argv.extend(help_args(install.kind).iter().map(|s| s.to_string()));
-        let help = run_in(install, &argv, Target::Cpu)
+        let help = run_in(install, &argv, Target::Cpu, &self.data.console_id())
             .await
             .map_err(|detail| FlagsError::Help {
                 command: argv.join(" "),
