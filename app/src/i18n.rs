@@ -388,7 +388,7 @@ mod tests {
 
     #[test]
     fn keys_built_at_run_time_exist_in_both_locales() {
-        use crate::domain::{engine::*, profile::IssueKind, startup_failure::FailureRow};
+        use crate::domain::{engine::*, phases::StartupPhase, profile::IssueKind, startup_failure::FailureRow};
         let mut keys = Vec::new();
         for s in EngineState::ALL {
             keys.push(format!("state-{}", s.as_str()));

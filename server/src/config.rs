@@ -381,7 +381,7 @@ impl HostConfig {
                 if !install.simulator {
                     bail!("{CONFIG_FILE}: [engines.{name}] simulator_version is only for `simulator = true`");
                 }
-                crate::sim::release::Release::parse(&format!("{}@{v}", install.kind.as_str()))
+                crate::releases::Release::parse(&format!("{}@{v}", install.kind.as_str()))
                     .map_err(|e| anyhow::anyhow!("{CONFIG_FILE}: [engines.{name}] simulator_version: {e}"))?;
             }
         }

@@ -2,13 +2,15 @@
 //! [`cli::main`] or the engine simulator, and tests build [`web::router`] in-process.
 //!
 //! The layout is one-way (see `ARCHITECTURE.md`): the edges [`cli`] and [`web`] import the
-//! features; features import the core ([`config`], [`db`], [`engine`], [`journal`], [`gpu`])
-//! and the pure domain in `app::domain`; nothing imports an edge. `scripts/check-layout.sh`
-//! fails the test run when a module breaks that.
+//! features; features import the core (the modules under "Core" below) and the pure domain in
+//! `app::domain`; the core imports no feature; nothing imports an edge; no module's children
+//! import each other in a circle. `scripts/check-layout.py` fails the test run when a module
+//! breaks that.
 // Server-rendered leptos views are deeply nested types (the incident wizard, in test builds).
 #![recursion_limit = "256"]
 
-// Core: the clock, host configuration, the database, HTTP to one engine, the change journal, NVML.
+// Core: the clock, host configuration, the database, HTTP to one engine, the change journal, NVML,
+// the releases the simulator plays (what `simulator_version` is checked against).
 pub mod api_error;
 pub mod clock;
 pub mod config;
@@ -17,6 +19,7 @@ pub mod engine;
 pub mod gpu;
 pub mod journal;
 pub mod records;
+pub mod releases;
 pub mod tls;
 
 // Features.

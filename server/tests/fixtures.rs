@@ -44,7 +44,7 @@ fn captured_metrics_bodies_parse_without_errors() {
 
 #[test]
 fn startup_milestones_are_recognised_in_real_logs() {
-    use app::domain::engine::StartupPhase;
+    use app::domain::phases::StartupPhase;
     for (name, expect) in [
         ("vllm-startup-ok.log", StartupPhase::Ready),
         ("sglang-startup-ok.log", StartupPhase::Ready),

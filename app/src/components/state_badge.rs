@@ -1,7 +1,7 @@
 //! Engine state badges and the startup phase stepper.
 
 use super::i18n_ctx::use_i18n;
-use crate::domain::engine::{EngineState, StartupPhase};
+use crate::domain::{engine::EngineState, phases::StartupPhase};
 use leptos::prelude::*;
 
 /// A coloured badge for an engine state, with text (colour is never the only signal).

@@ -112,7 +112,7 @@ proptest! {
         now in any::<f64>(),
         scrapes in proptest::collection::vec((any::<f64>(), any::<Option<f64>>(), any::<Option<f64>>(), any::<Option<f64>>(), any::<Option<f64>>()), 0..20),
     ) {
-        use super::engine::StartupPhase;
+        use super::phases::StartupPhase;
         use super::phases::{stalled, PhaseMark};
         let mark = |(p, at_s): &(usize, f64)| PhaseMark { phase: StartupPhase::ALL[*p], at_s: *at_s };
         let current: Vec<PhaseMark> = marks.iter().map(mark).collect();

@@ -7,8 +7,84 @@
 //! profile's own history is the yardstick: a phase taking over twice its median of past starts,
 //! and at least [`STALL_FLOOR_S`] more than that median, is called stalled.
 
-use crate::domain::engine::StartupPhase;
 use serde::{Deserialize, Serialize};
+
+/// Coarse startup progress read from the engine's own log milestones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StartupPhase {
+    Launched,
+    LoadingWeights,
+    /// Weights are in; the engine measures its peak memory (vLLM's profile run; SGLang's
+    /// memory-pool sizing).
+    Profiling,
+    AllocatingKvCache,
+    CapturingGraphs,
+    StartingServer,
+    Ready,
+}
+
+impl StartupPhase {
+    /// Every phase, in the order an engine passes them.
+    pub const ALL: [StartupPhase; 7] = [
+        Self::Launched,
+        Self::LoadingWeights,
+        Self::Profiling,
+        Self::AllocatingKvCache,
+        Self::CapturingGraphs,
+        Self::StartingServer,
+        Self::Ready,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Launched => "launched",
+            Self::LoadingWeights => "loading-weights",
+            Self::Profiling => "profiling",
+            Self::AllocatingKvCache => "allocating-kv-cache",
+            Self::CapturingGraphs => "capturing-graphs",
+            Self::StartingServer => "starting-server",
+            Self::Ready => "ready",
+        }
+    }
+
+    /// The phase a log line proves the engine has reached, if it is a milestone.
+    /// Wording follows both engines' current and older releases.
+    pub fn from_log_line(line: &str) -> Option<Self> {
+        if line.contains("Application startup complete.") || line.contains("fired up and ready to roll") {
+            Some(Self::Ready)
+        } else if line.contains("Starting vLLM server on")
+            || line.contains("Starting vLLM API server")
+            || line.contains("Uvicorn running on")
+        {
+            Some(Self::StartingServer)
+        } else if line.contains("Capturing CUDA graphs")
+            || line.contains("CUDA graph begin")
+            || line.contains("Capture cuda graph begin")
+        {
+            Some(Self::CapturingGraphs)
+        } else if line.contains("GPU KV cache size")
+            || line.contains("Available KV cache memory")
+            || line.contains("KV Cache is allocated")
+        {
+            Some(Self::AllocatingKvCache)
+        } else if line.contains("Model loading took")
+            || line.contains("Loading weights took")
+            || line.contains("Loading model weights took")
+            || line.contains("Load weight end")
+            || line.contains("Memory profiling")
+        {
+            Some(Self::Profiling)
+        } else if line.contains("Starting to load model")
+            || line.contains("Loading model")
+            || line.contains("Load weight begin")
+        {
+            Some(Self::LoadingWeights)
+        } else {
+            None
+        }
+    }
+}
 
 /// When a phase began, in seconds from the launch.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -143,6 +219,32 @@ impl Timeline {
 mod tests {
     use super::*;
     use StartupPhase::*;
+
+    #[test]
+    fn milestones_from_both_engines() {
+        assert_eq!(
+            StartupPhase::from_log_line(
+                "(APIServer pid=1) INFO 12-02 10:00:00 [launcher.py:46] Application startup complete."
+            ),
+            Some(StartupPhase::Ready)
+        );
+        assert_eq!(
+            StartupPhase::from_log_line("[2026-12-02 10:00:00 TP0] Load weight begin. avail mem=78.50 GB"),
+            Some(StartupPhase::LoadingWeights)
+        );
+        assert_eq!(
+            StartupPhase::from_log_line("(Worker_TP0 pid=3) INFO [gpu_model_runner.py:4879] Model loading took 14.99 GiB memory and 20.1 seconds"),
+            Some(StartupPhase::Profiling)
+        );
+        assert_eq!(
+            StartupPhase::from_log_line(
+                "INFO 12-25 12:00:00 model_runner.py:1072] Loading model weights took 14.9888 GB"
+            ),
+            Some(StartupPhase::Profiling)
+        );
+        assert_eq!(StartupPhase::from_log_line("random"), None);
+        assert!(StartupPhase::Ready > StartupPhase::Launched);
+    }
 
     fn run(ts: &[(StartupPhase, f64)]) -> Vec<PhaseMark> {
         ts.iter()

@@ -1015,7 +1015,7 @@ mod tests {
 
     #[test]
     fn a_stalled_start_is_a_hang_with_its_phase() {
-        use crate::domain::engine::StartupPhase;
+        use crate::domain::phases::StartupPhase;
         let ev = Evidence {
             state: Some(EngineState::Starting),
             health_status: None,

@@ -369,7 +369,7 @@ async fn cli(argv: &[String]) -> Result<String, String> {
         .cloned();
     match tokio::time::timeout(
         std::time::Duration::from_secs(CLI_TIMEOUT_S + 30),
-        super::flags::run(argv, super::flags::Target::Cli),
+        super::command::run(argv, super::command::Target::Cli),
     )
     .await
     {

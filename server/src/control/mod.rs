@@ -7,6 +7,7 @@
 
 pub mod actions;
 pub mod capture;
+mod command;
 pub mod container;
 pub mod flags;
 pub mod logs;
@@ -18,8 +19,9 @@ pub mod upgrade;
 pub mod verdicts;
 
 use crate::config::{confined, DataDir};
-use app::domain::engine::{EngineKind, EngineState, EngineStatus, StartupPhase};
+use app::domain::engine::{EngineKind, EngineState, EngineStatus};
 use app::domain::flagmap::render_argv;
+use app::domain::phases::StartupPhase;
 use app::domain::profile::{Profile, AIR_GAP_ENV};
 use app::domain::startup_failure::{classify, FailureMatch};
 use nix::sys::signal::{killpg, Signal};

@@ -41,7 +41,7 @@ impl EngineControl {
             detail: e.to_string(),
         })?;
         let argv = report_argv(install.kind, install.simulator, command);
-        let text = super::flags::run_in(install, &argv, super::flags::Target::Host, &self.data.console_id())
+        let text = super::flags::run_in(install, &argv, super::command::Target::Host, &self.data.console_id())
             .await
             .map_err(|detail| FlagsError::Help {
                 command: argv.join(" "),

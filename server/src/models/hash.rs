@@ -14,7 +14,7 @@ const CHUNK: usize = 1 << 20;
 
 /// SHA-256 of one file as lowercase hex, adding the bytes read to `done` as it goes.
 pub fn sha256_file(path: &std::path::Path, done: &AtomicU64) -> std::io::Result<String> {
-    let mut f = super::verify::open_regular(path)?;
+    let mut f = super::files::open_regular(path)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; CHUNK];
     loop {

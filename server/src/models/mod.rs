@@ -4,6 +4,7 @@
 //! that makes a second check instant (`hashcache`); parallel hashing with progress (`hash`);
 //! and the verifications the Models page starts and follows (`jobs`).
 
+mod files;
 pub mod hash;
 pub mod hashcache;
 pub mod jobs;

@@ -3,6 +3,7 @@
 //! shard's size against its header), then the manifest (every listed file hashed, in
 //! parallel, or answered from the hash cache).
 
+use super::files::open_regular;
 use super::hash;
 use super::hashcache::{FileId, HashCache};
 use app::domain::modelcheck::{
@@ -126,25 +127,6 @@ pub fn walk(dir: &Path, root: &Path) -> Result<(Vec<Entry>, Vec<Finding>), Verif
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok((files, findings))
-}
-
-/// Opens a file for reading only if it is a regular file. Opened non-blocking, so a file
-/// swapped for a FIFO after the walk cannot hang the check (a FIFO's open waits for a writer);
-/// the type is then read from the open descriptor, not from the path.
-pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)?;
-    if f.metadata()?.is_file() {
-        Ok(f)
-    } else {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ))
-    }
 }
 
 /// The JSON header of one safetensors file (8-byte little-endian length, then JSON) with
