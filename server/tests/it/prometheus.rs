@@ -4,11 +4,8 @@
 //! packaged rules, Alertmanager posts it to the console, and the console opens the incident.
 //! Also `promtool check rules` on the packaged rules and `promtool check metrics` on the
 //! console's own `/metrics`, and every query of the packaged dashboard is valid PromQL.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

@@ -1,11 +1,8 @@
 //! Incidents through the console: an Alertmanager alert opens one (and a second alert joins
 //! it), actions need a reason and must be offered by the diagnosis, and the postmortem
 //! downloads as Markdown.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,8 +2,6 @@
 //! spawned binary, no socket): the access table, the guard and the CSRF check for every server
 //! function; cross-origin writes refused; every response carries a request id; an internal
 //! error shows the browser that id, never the detail.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
 use app::domain::auth::{Access, Role, SERVER_FNS};
 use axum::body::Body;

@@ -1,10 +1,7 @@
 //! `roofline metrics` against simulated engines: the normalised signals move under load, a
 //! hang is called hung, SGLang without metrics says why.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn metrics(env: &Env, profile: &str, window: &str) -> (Option<i32>, serde_json::Value) {
     let out = env.run(&["metrics", "--profile", profile, "--window", window, "--json"]);

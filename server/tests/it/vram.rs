@@ -1,10 +1,7 @@
 //! `roofline vram` on model directories and against a started (simulated) engine's own
 //! "GPU KV cache size" line.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn a_started_engine_agrees_with_the_prediction() {

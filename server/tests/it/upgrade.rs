@@ -3,11 +3,8 @@
 //! retyped, a parser renamed, a flag deprecated, a default moved), then the change through
 //! review and the gate, whose metric step finds the family the new release renamed, with the
 //! old profile one rollback away.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 const NEXT: &str =

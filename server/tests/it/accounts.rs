@@ -1,12 +1,9 @@
 //! Accounts over real HTTP (the access table, guard and CSRF checks for every server function
 //! run in-process, in `router.rs`): roles at work; sign-in rate-limited; cookies HttpOnly and SameSite;
 //! disabling an account ends its sessions; the last admin stays.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common::*;
 use app::domain::auth::Role;
-use common::*;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,10 +1,7 @@
 //! Engine control end to end: real simulator processes started, probed and stopped through
 //! the `roofline` CLI.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn serve_healthy_logs_stop() {

@@ -1,9 +1,6 @@
 //! `roofline flags` against the installed engine's own `--help` (the simulator installation).
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn unknown_profile_flags_are_reported_with_the_closest_name() {

@@ -1,11 +1,8 @@
 //! Every row of the incident runbook's tables, end to end: a simulator fault is injected, then
 //! `roofline triage --profile NAME --json` captures evidence and must name that row first.
 //! Each case is named after its row so a failure says which one.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 /// Runs the triage (blocking, in a thread) and returns the primary rule and the JSON.

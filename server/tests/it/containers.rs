@@ -7,11 +7,8 @@
 //! filesystem with the binary and the libraries it links). This kernel needs `--runtime runc`
 //! (crun fails on its cgroup layout, so host configuration passes it as the CLI's global
 //! argument) and `default_ulimits = []` (a containers.conf in `CONTAINERS_CONF`).
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;

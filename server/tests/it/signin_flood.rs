@@ -4,7 +4,6 @@
 //! 401, and a name that cannot exist costs no hash. In-process, so the console's own hash
 //! counter is exact (one test per binary).
 // Tests panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
 use app::domain::auth::Role;
 use axum::body::Body;

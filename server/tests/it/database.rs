@@ -1,10 +1,7 @@
 //! Several `roofline` processes opening one fresh data dir at the same moment (the console and
 //! a CLI status poll, as the test script and operators' scripts do) must all get a database.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn concurrent_processes_on_a_fresh_database_all_succeed() {

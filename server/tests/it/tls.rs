@@ -1,11 +1,8 @@
 //! TLS both ways: a console serving HTTPS from `[tls] cert`/`key` (plain HTTP refused, cookies
 //! `Secure`), and consoles polling it as a fleet member, one trusting its private CA through
 //! `[tls] ca_file`, one not (that host shows as unreachable, the certificate named).
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::time::Duration;
 

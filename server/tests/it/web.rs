@@ -1,10 +1,7 @@
 //! The console over real HTTP: server rendering in both languages, the guards (sign-in for
 //! pages, no cross-origin writes), and the JSON fleet.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,11 +1,8 @@
 //! Operating the console's own state: `/healthz` and `/readyz`, `roofline backup` while the
 //! console runs, `roofline restore` only once it stopped, and the copy the console makes of
 //! an existing database before a migration changes its schema.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 fn profiles(env: &Env) -> String {

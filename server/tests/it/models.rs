@@ -2,11 +2,8 @@
 //! on the sending side (checked by the real `sha256sum -c`), `roofline model verify` with its
 //! progress and its cache, each defect named by file, `verify = "require"` refusing to serve,
 //! and the Models page's verification over HTTP.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -1,10 +1,7 @@
 //! Every fault scenario of the simulator, observed from outside: over HTTP and `/metrics`,
 //! the way the console's collectors and an operator see them.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]

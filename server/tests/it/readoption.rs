@@ -1,9 +1,6 @@
 //! Engines outlive the console: after `kill -9` of the console, a new console re-adopts them.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]

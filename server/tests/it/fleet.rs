@@ -1,10 +1,7 @@
 //! The fleet across hosts: a console lists the engines of a remote console, scrapes a bare
 //! engine URL itself, and shows a host that does not answer as unreachable.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,8 +1,6 @@
 //! Domain logic against the real captured data in testdata/fixtures (copied from
 //! shared/fixtures): engine logs through the startup-failure classifier, metrics bodies
 //! through the parser.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
 use app::domain::prometheus::parse;
 use app::domain::startup_failure::{classify, FailureRow};

@@ -2,11 +2,8 @@
 //! approved by somebody else (never the author), gated on the real simulator (serve, health,
 //! smoke-toolcall, bench thresholds), active, and rolled back in one step; a failing gate
 //! leaves the previous profile serving. Every step lands in the journal with who did it.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 fn propose(id: Option<i64>, env_text: &str, reason: &str, submit: bool) -> String {

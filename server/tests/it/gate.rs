@@ -1,10 +1,7 @@
 //! The runbook's gate steps against simulated engines: smoke-toolcall passes on a healthy
 //! engine and fails on a broken parser, bench measures with vLLM's definitions.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 fn json_out(out: &std::process::Output) -> serde_json::Value {

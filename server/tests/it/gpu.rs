@@ -1,10 +1,7 @@
 //! `roofline gpu` with recorded readings (the NVML seam): our engines' processes are named,
 //! foreign ones are flagged; without a driver the answer says so.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn recording(env: &Env, pid: i64) -> std::path::PathBuf {
     let recording = serde_json::json!({"status": "available", "driver": "570.86.15", "gpus": [{

@@ -1,10 +1,7 @@
 //! The change journal from outside: CLI actions and profile changes are recorded with who and
 //! why, and `roofline journal verify` finds a row edited behind the console's back.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn actions_are_journaled_and_tampering_is_evident() {
