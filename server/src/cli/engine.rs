@@ -142,11 +142,10 @@ pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
         Ok(outcome) => {
             let (what, pid) = match outcome {
                 ServeOutcome::Started { pid } => {
-                    // Self-calibration: this start's own memory lines sharpen the next prediction.
-                    let _ = crate::vram::calibrate(control, profile).await;
-                    // The pinned set this start ran on (once: the console's monitor sees the
-                    // same start).
-                    if let Err(e) = control.record_start_once(profile).await {
+                    // Calibration and the pinned set, as the console's monitor records them
+                    // (once per start: the monitor may see the same start).
+                    let recorded = crate::monitor::on_healthy_start(control, profile).await;
+                    if let Err(e) = recorded.pinned {
                         eprintln!("the known-good set is not recorded: {e}");
                     }
                     ("started", pid)

@@ -931,7 +931,9 @@ impl EngineControl {
                     marks: timeline.marks.clone(),
                     stall,
                 };
-                let _ = write_atomic(&state_path, &serde_json::to_vec(&state).unwrap_or_default());
+                if let Err(e) = write_atomic(&state_path, &serde_json::to_vec(&state).unwrap_or_default()) {
+                    tracing::warn!(profile = name, error = %e, "the start's phase record is not written");
+                }
                 written = Some((timeline.marks.len(), stall.is_some()));
             }
             progress(&Progress {
@@ -981,7 +983,9 @@ impl EngineControl {
                 keep(&timeline, "timeout").await;
                 let _ = std::fs::remove_file(&state_path);
                 let last_lines = logs::tail(&log_path, FAILURE_LINES).unwrap_or_default();
-                let _ = self.stop_inner(name).await;
+                if let Err(e) = self.stop_inner(name).await {
+                    tracing::error!(profile = name, error = %e, "the engine that timed out starting is not stopped");
+                }
                 return Err(ControlError::Timeout {
                     profile: name.into(),
                     timeout_s: timeout.as_secs(),

@@ -183,35 +183,29 @@ impl Incidents {
                 .journal()
                 .record(&who, kind, &profile, &reason, context)
                 .await;
-            let _ = this
-                .store
-                .append(
-                    id,
-                    &who,
-                    &Entry::Outcome {
-                        action: action.id().to_string(),
-                        ok,
-                        detail,
-                    },
-                )
-                .await;
+            let outcome = Entry::Outcome {
+                action: action.id().to_string(),
+                ok,
+                detail,
+            };
+            if let Err(e) = this.store.append(id, &who, &outcome).await {
+                tracing::error!(incident = id, error = %e, "the action's outcome is not on the incident's timeline");
+            }
             // Operating rule 2: health and metrics after each action.
             match this.evidence(&profile, inc.evidence.clients_see_errors).await {
                 Ok(ev) => {
                     let d = diagnose(&ev);
                     let state = ev.state.map(|s| s.as_str()).unwrap_or("stopped").to_string();
-                    let _ = this.store.set_latest(id, &ev, &d).await;
-                    let _ = this
-                        .store
-                        .append(
-                            id,
-                            &who,
-                            &Entry::Recheck {
-                                rule: d.primary().map(|f| f.rule),
-                                state,
-                            },
-                        )
-                        .await;
+                    if let Err(e) = this.store.set_latest(id, &ev, &d).await {
+                        tracing::error!(incident = id, error = %e, "the recheck's evidence is not stored");
+                    }
+                    let recheck = Entry::Recheck {
+                        rule: d.primary().map(|f| f.rule),
+                        state,
+                    };
+                    if let Err(e) = this.store.append(id, &who, &recheck).await {
+                        tracing::error!(incident = id, error = %e, "the recheck is not on the incident's timeline");
+                    }
                 }
                 Err(e) => tracing::warn!(incident = id, error = %e, "re-check after an action"),
             }

@@ -8,9 +8,12 @@
 //! are polled by [`remote`] on their own task and merged in.
 
 pub mod console_metrics;
+mod healthy_start;
 pub mod history;
 pub mod remote;
 pub mod states;
+
+pub use healthy_start::{on_healthy_start, HealthyStart};
 
 use crate::control::EngineControl;
 use crate::monitor::console_metrics::ConsoleMetrics;
@@ -436,17 +439,7 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
                 for name in healthy.difference(&was_healthy) {
                     let (control, name) = (control.clone(), name.clone());
                     tokio::spawn(async move {
-                        match crate::vram::calibrate(&control, &name).await {
-                            Ok(Some(c)) => {
-                                tracing::info!(profile = %name, activation_gib = c.activation_gib, other_gib = c.other_gib, "VRAM calculator calibrated from this start")
-                            }
-                            Ok(None) => {}
-                            Err(e) => tracing::debug!(profile = %name, "no calibration from this start: {e}"),
-                        }
-                        // The pinned set of this start.
-                        if let Err(e) = control.record_start_once(&name).await {
-                            tracing::warn!(profile = %name, error = %e, "the known-good set of this start is not recorded");
-                        }
+                        on_healthy_start(&control, &name).await;
                     });
                 }
                 was_healthy = healthy;

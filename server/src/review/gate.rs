@@ -306,7 +306,7 @@ impl Changes {
         {
             tracing::warn!(profile = %name, error = %e, "the known-good set of the gate is not recorded");
         }
-        let _ = self.store.add_event(row.id, &who, "gate-passed", "").await;
+        self.event(row.id, &who, "gate-passed", "").await;
         self.journal(
             &who,
             "change-activated",
@@ -317,7 +317,9 @@ impl Changes {
         .await;
         if !was_running {
             // The gate leaves the engine as it found it.
-            let _ = self.control.stop_held(&hold).await;
+            if let Err(e) = self.control.stop_held(&hold).await {
+                tracing::error!(profile = %name, error = %e, "the gate's engine, not running before it, is not stopped");
+            }
         }
     }
 
@@ -403,7 +405,9 @@ impl Changes {
     ) {
         report.passed = Some(false);
         if was_running.is_some() {
-            let _ = self.control.stop_held(hold).await;
+            if let Err(e) = self.control.stop_held(hold).await {
+                tracing::error!(profile = %row.profile, error = %e, "the failed candidate is not stopped");
+            }
         }
         if was_running == Some(true) {
             let restored = self.control.serve_held(hold, None, |_| {}).await;
@@ -425,17 +429,22 @@ impl Changes {
             }
         }
         self.save_gate(row.id, &report).await;
-        let _ = self
+        match self
             .store
             .transition(row.id, ChangeState::Gating, ChangeState::GateFailed)
-            .await;
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(change = row.id, "the change left gating while its gate failed"),
+            Err(e) => tracing::error!(change = row.id, error = %e, "the failed gate's state is not written"),
+        }
         let why = report
             .steps
             .iter()
             .find(|s| s.pass == Some(false))
             .map(|s| format!("{}: {}", s.name, s.detail))
             .unwrap_or_default();
-        let _ = self.store.add_event(row.id, &who, "gate-failed", &why).await;
+        self.event(row.id, &who, "gate-failed", &why).await;
         self.journal(
             &who,
             "gate-failed",

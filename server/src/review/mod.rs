@@ -67,6 +67,15 @@ pub fn parse_profile(name: &str, env_text: &str) -> Result<Profile, ApiError> {
 }
 
 impl Changes {
+    /// A change's timeline entry. Written after the state moved, so a failed write cannot
+    /// undo the move and is not the caller's error: it is logged naming the change and the
+    /// entry, never dropped silently.
+    async fn event(&self, id: i64, who: &str, kind: &str, text: &str) {
+        if let Err(e) = self.store.add_event(id, who, kind, text).await {
+            tracing::error!(change = id, kind, error = %e, "the change's timeline entry is not written");
+        }
+    }
+
     /// What the console would execute for `env_text` as profile `name` (the container CLI's
     /// `run` for a container installation); empty when it does not parse or names no
     /// installation of this host: the review then shows the texts alone.
@@ -112,9 +121,7 @@ impl Changes {
                 .transition(id, ChangeState::Gating, ChangeState::GateFailed)
                 .await
             {
-                let _ = self
-                    .store
-                    .add_event(id, "console", "gate-failed", "the console restarted while the gate ran")
+                self.event(id, "console", "gate-failed", "the console restarted while the gate ran")
                     .await;
             }
         }
@@ -294,13 +301,13 @@ impl ChangeService for Changes {
                             short(&content_hash(&row.env)),
                             short(&content_hash(&env))
                         );
-                        let _ = self.store.add_event(id, &caller.name, "edited", &note).await;
+                        self.event(id, &caller.name, "edited", &note).await;
                     }
                     id
                 }
             };
             let kind = if submit { "submitted" } else { "drafted" };
-            let _ = self.store.add_event(id, &caller.name, kind, &reason).await;
+            self.event(id, &caller.name, kind, &reason).await;
             if submit {
                 let row = self.store.get(id).await.map_err(store_error)?;
                 self.journal(&caller.name, "change-submitted", &row, &reason, serde_json::json!({}))
@@ -351,7 +358,7 @@ impl ChangeService for Changes {
                 return Err(moved_on(id));
             }
             let kind = if approve { "approved" } else { "changes-requested" };
-            let _ = self.store.add_event(id, &caller.name, kind, &comment).await;
+            self.event(id, &caller.name, kind, &comment).await;
             self.journal(
                 &caller.name,
                 if approve {
@@ -374,10 +381,7 @@ impl ChangeService for Changes {
             let facts = self.facts(&row, &caller).await?;
             let to = review::check(ChangeAction::Withdraw, &facts).map_err(refused)?;
             self.transition(&row, to).await?;
-            let _ = self
-                .store
-                .add_event(id, &caller.name, "withdrawn", comment.trim())
-                .await;
+            self.event(id, &caller.name, "withdrawn", comment.trim()).await;
             self.journal(
                 &caller.name,
                 "change-withdrawn",
@@ -431,7 +435,7 @@ impl ChangeService for Changes {
                 .hold_for_gate(&row.profile)
                 .map_err(|e| ApiError::Invalid(e.to_string()))?;
             self.transition(&row, to).await?;
-            let _ = self.store.add_event(id, &caller.name, "gate-started", "").await;
+            self.event(id, &caller.name, "gate-started", "").await;
             self.save_gate(id, &app::domain::review::GateReport::default()).await;
             let this = self.clone();
             let who = caller.name.clone();
@@ -454,7 +458,7 @@ impl ChangeService for Changes {
             let previous = parse_profile(&row.profile, &row.base_env)?;
             self.transition(&row, to).await?;
             self.control.store.upsert(&previous).await.map_err(internal)?;
-            let _ = self.store.add_event(id, &caller.name, "rolled-back", &reason).await;
+            self.event(id, &caller.name, "rolled-back", &reason).await;
             let running = self.control.is_running(&row.profile);
             self.journal(
                 &caller.name,
