@@ -41,19 +41,31 @@ pub fn hash_of(prev: &str, at: &str, who: &str, kind: &str, subject: &str, reaso
 /// What `verify` found (shared with the UI).
 pub use app::api::JournalCheck as Verification;
 
-type Row = (i64, String, String, String, String, String, String, String, String);
+/// A journal row as stored: read by column name.
+#[derive(sqlx::FromRow)]
+struct Row {
+    seq: i64,
+    at: String,
+    who: String,
+    kind: String,
+    subject: String,
+    reason: String,
+    detail: String,
+    prev_hash: String,
+    hash: String,
+}
 
-fn entry((seq, at, who, kind, subject, reason, detail, prev_hash, hash): Row) -> Entry {
+fn entry(r: Row) -> Entry {
     Entry {
-        seq,
-        at,
-        who,
-        kind,
-        subject,
-        reason,
-        detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::String(detail)),
-        prev_hash,
-        hash,
+        seq: r.seq,
+        at: r.at,
+        who: r.who,
+        kind: r.kind,
+        subject: r.subject,
+        reason: r.reason,
+        detail: serde_json::from_str(&r.detail).unwrap_or(serde_json::Value::String(r.detail)),
+        prev_hash: r.prev_hash,
+        hash: r.hash,
     }
 }
 

@@ -164,23 +164,29 @@ impl EngineControl {
 
     /// The newest set `profile` started well on.
     pub async fn known_good(&self, profile: &str) -> anyhow::Result<Option<KnownGood>> {
-        type Row = (String, String, i64, String, Option<String>, Option<String>);
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            profile: String,
+            install: String,
+            at_ms: i64,
+            facts: String,
+            image_digest: Option<String>,
+            bench: Option<String>,
+        }
         let row: Option<Row> = sqlx::query_as(
             "select profile, install, at_ms, facts, image_digest, bench from known_good where profile = $1 order by id desc limit 1",
         )
         .bind(profile)
         .fetch_optional(&self.store.pool())
         .await?;
-        Ok(
-            row.map(|(profile, install, at_ms, facts, image_digest, bench)| KnownGood {
-                profile,
-                install,
-                at_ms,
-                facts: serde_json::from_str(&facts).unwrap_or_default(),
-                image_digest,
-                bench: bench.and_then(|b| serde_json::from_str(&b).ok()),
-            }),
-        )
+        Ok(row.map(|r| KnownGood {
+            profile: r.profile,
+            install: r.install,
+            at_ms: r.at_ms,
+            facts: serde_json::from_str(&r.facts).unwrap_or_default(),
+            image_digest: r.image_digest,
+            bench: r.bench.and_then(|b| serde_json::from_str(&b).ok()),
+        }))
     }
 
     /// The pinned set against the host now, for the driver-mismatch row.

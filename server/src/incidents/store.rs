@@ -20,17 +20,19 @@ pub struct IncidentStore {
     pool: SqlitePool,
 }
 
-type Row = (
-    i64,
-    String,
-    String,
-    String,
-    bool,
-    String,
-    String,
-    Option<String>,
-    String,
-);
+/// An incident row as stored: read by column name.
+#[derive(sqlx::FromRow)]
+struct Row {
+    incident_id: i64,
+    profile: String,
+    opened_at: String,
+    opened_by: String,
+    resolved: bool,
+    evidence: String,
+    diagnosis: String,
+    latest: Option<String>,
+    postmortem: String,
+}
 
 impl IncidentStore {
     pub fn new(pool: SqlitePool) -> Self {
@@ -113,8 +115,17 @@ impl IncidentStore {
         .bind(id)
         .fetch_optional(&self.pool)
         .await?;
-        let (id, profile, opened_at, opened_by, resolved, evidence, diagnosis, latest, postmortem) =
-            row.ok_or(IncidentError::NotFound(id))?;
+        let Row {
+            incident_id: id,
+            profile,
+            opened_at,
+            opened_by,
+            resolved,
+            evidence,
+            diagnosis,
+            latest,
+            postmortem,
+        } = row.ok_or(IncidentError::NotFound(id))?;
         let corrupt = |source| IncidentError::Corrupt { id, source };
         let events: Vec<(String, String, String)> = sqlx::query_as(
             "select at, who, entry from incident_event where incident_id = $1 order by incident_event_id",

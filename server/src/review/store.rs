@@ -43,34 +43,36 @@ impl ChangeRow {
     }
 }
 
-type Row = (
-    i64,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    Option<String>,
-    String,
-    String,
-);
+/// A change row as stored: read by column name ([`COLUMNS`]).
+#[derive(sqlx::FromRow)]
+struct Row {
+    change_id: i64,
+    profile: String,
+    author: String,
+    state: String,
+    reason: String,
+    base_env: String,
+    env: String,
+    gate_report: Option<String>,
+    created_at: String,
+    updated_at: String,
+}
 
 const COLUMNS: &str = "change_id, profile, author, state, reason, base_env, env, gate_report, created_at, updated_at";
 
 fn decode(r: Row) -> ChangeRow {
     ChangeRow {
-        id: r.0,
-        profile: r.1,
-        author: r.2,
+        id: r.change_id,
+        profile: r.profile,
+        author: r.author,
         // An unknown state (a newer console wrote it) reads as withdrawn: nothing acts on it.
-        state: ChangeState::parse(&r.3).unwrap_or(ChangeState::Withdrawn),
-        reason: r.4,
-        base_env: r.5,
-        env: r.6,
-        gate: r.7.and_then(|g| serde_json::from_str(&g).ok()),
-        created_at: r.8,
-        updated_at: r.9,
+        state: ChangeState::parse(&r.state).unwrap_or(ChangeState::Withdrawn),
+        reason: r.reason,
+        base_env: r.base_env,
+        env: r.env,
+        gate: r.gate_report.and_then(|g| serde_json::from_str(&g).ok()),
+        created_at: r.created_at,
+        updated_at: r.updated_at,
     }
 }
 
