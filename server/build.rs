@@ -3,6 +3,10 @@
 //! each file with its `.br` and `.gz`, and `assets.txt` naming the entry points) and builds
 //! with `ROOFLINE_EMBED_SITE` pointing at it; without it the binary embeds nothing and serves
 //! `target/site` from disk (a development build).
+#![expect(
+    clippy::expect_used,
+    reason = "a build script reports a broken bundle by panicking with what is wrong"
+)]
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -14,7 +14,11 @@
 //! rather than by the call site: every function of a group lands in one part. Its expansion
 //! declares the loader's wasm import and its `static` with `unsafe`: the one place the crate
 //! allows unsafe code, and none of it is written here.
-#![allow(unsafe_code)]
+#![allow(
+    unsafe_code,
+    non_snake_case,
+    reason = "what wasm_split expands to in the hydrate build: unsafe statics and exports named after the function"
+)]
 
 use crate::pages::{
     accounts::{AccountPage, AccountsPage},
@@ -40,7 +44,6 @@ macro_rules! lazy_pages {
             #[doc = concat!("The route of [`", stringify!($page), "`], loaded with the `", stringify!($group), "` part.")]
             pub struct $route;
 
-            #[allow(non_snake_case)]
             mod $m {
                 use super::*;
 

@@ -16,8 +16,12 @@
 //! reads the fleet stream with its session cookie, as the fleet page does; for every row whose `scraped_at_ms`
 //! is new it records now − scraped_at_ms. Console CPU is from /proc/PID/stat over the window.
 //! Stand-ins, client and console share the machine's cores.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a bench or test panics on a broken setup, naming it, and reads as one scenario"
+)]
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

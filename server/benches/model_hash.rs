@@ -7,8 +7,12 @@
 //! The files were just written, so they are in the page cache: the figures are the hashing,
 //! not the disk (on a cold NVMe read the disk usually sets the pace; both tools then wait
 //! alike).
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a bench or test panics on a broken setup, naming it, and reads as one scenario"
+)]
 
 use std::path::Path;
 use std::process::Command;

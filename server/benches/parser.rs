@@ -6,8 +6,12 @@
 //!
 //! Each parser runs for about two seconds per body after a warm-up; the figure is the median
 //! of five such rounds, in MB/s of exposition text.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a bench or test panics on a broken setup, naming it, and reads as one scenario"
+)]
 
 use std::time::{Duration, Instant};
 

@@ -9,7 +9,12 @@
 //! `--short` (50 attempts, debug build) only proves the bench works: it exits 1 unless every
 //! attempt was answered and the figures were measured.
 // Benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a bench or test panics on a broken setup, naming it, and reads as one scenario"
+)]
 
 use std::time::{Duration, Instant};
 

@@ -19,8 +19,12 @@
 //!
 //! The last three must never be called hung. `--short` proves the bench runs; the figures come
 //! from the full run and go in BENCHMARKS.md.
-// Tests and benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a bench or test panics on a broken setup, naming it, and reads as one scenario"
+)]
 
 use app::domain::engine::{EngineKind, EngineState, EngineStatus};
 use std::sync::Arc;

@@ -17,7 +17,12 @@
 //! 1 unless the bounds held (streams past the caps refused, exports past two refused, every
 //! accepted export complete) and the figures were measured.
 // Benches panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a bench or test panics on a broken setup, naming it, and reads as one scenario"
+)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -30,12 +30,14 @@ pub fn token() -> String {
             .and_then(|d| d.dyn_into::<web_sys::HtmlDocument>().ok())
             .and_then(|d| d.cookie().ok())
             .unwrap_or_default();
-        return cookie_value(&cookies, HOST_COOKIE)
+        cookie_value(&cookies, HOST_COOKIE)
             .or_else(|| cookie_value(&cookies, COOKIE))
-            .unwrap_or_default();
+            .unwrap_or_default()
     }
-    #[allow(unreachable_code)]
-    String::new()
+    #[cfg(not(feature = "hydrate"))]
+    {
+        String::new()
+    }
 }
 
 /// One cookie's value out of a `Cookie` header or `document.cookie`.
@@ -60,7 +62,6 @@ where
         <BrowserClient as Client<E, IS, OS>>::send(req)
     }
 
-    #[allow(clippy::type_complexity)]
     fn open_websocket(
         path: &str,
     ) -> impl Future<

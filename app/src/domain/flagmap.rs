@@ -178,6 +178,10 @@ pub const SGLANG_SPECULATIVE_KEYS: &[(&str, &str)] = &[
     ("num_draft_tokens", "--speculative-num-draft-tokens"),
 ];
 
+#[expect(
+    clippy::expect_used,
+    reason = "FLAG_MAP has a row for every Setting (the test every_setting_has_a_row)"
+)]
 fn row(setting: Setting) -> &'static FlagRow {
     FLAG_MAP
         .iter()
@@ -349,6 +353,38 @@ pub fn display_argv(argv: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_setting_has_a_row() {
+        use Setting::*;
+        let all = [
+            Model,
+            ServedModelName,
+            TensorParallel,
+            ContextLength,
+            MemFraction,
+            AutoToolChoice,
+            ToolCallParser,
+            ReasoningParser,
+            Quantization,
+            KvCacheDtype,
+            MaxRunningRequests,
+            MaxBatchedTokens,
+            Speculative,
+            Host,
+            Port,
+            Metrics,
+        ];
+        // A new setting stops this match from compiling until it is listed above.
+        for s in all {
+            match s {
+                Model | ServedModelName | TensorParallel | ContextLength | MemFraction | AutoToolChoice
+                | ToolCallParser | ReasoningParser | Quantization | KvCacheDtype | MaxRunningRequests
+                | MaxBatchedTokens | Speculative | Host | Port | Metrics => {}
+            }
+            assert!(FLAG_MAP.iter().any(|r| r.setting == s), "{s:?} has no row");
+        }
+    }
 
     fn full(engine: &str) -> Profile {
         let text = format!(

@@ -192,452 +192,506 @@ fn generating(points: &[Point]) -> bool {
         .is_some_and(|g| g > 0.0)
 }
 
-/// Runs every rule on the evidence.
+/// Runs every rule on the evidence: the runbook's four steps in its order (health, metrics,
+/// GPU, logs), each a function that reads its step and adds the rows that hold, then the rows
+/// that need more than one step.
 pub fn diagnose(ev: &Evidence) -> Diagnosis {
-    let points = &ev.points;
-    let mut steps = Vec::new();
-    let mut findings = Vec::new();
-    let bursts = preemption_bursts(points);
+    let bursts = preemption_bursts(&ev.points);
     let investigation = ev
         .investigation
         .clone()
         .unwrap_or_else(|| investigate(&ev.log_tail.join("\n"), bursts));
-
-    // 1. Health.
-    let mut health = Vec::new();
-    match ev.health_status {
-        Some(code) => health.push(reading(
-            "ev-health-status",
-            &[
-                ("code", code.to_string()),
-                ("ms", ev.health_ms.map(fmt0).unwrap_or_default()),
-            ],
-        )),
-        None => health.push(reading("ev-health-none", &[])),
-    }
-    if let Some(ms) = ev.probe_ms {
-        health.push(reading("ev-probe-ok", &[("ms", fmt0(ms))]));
-    } else if ev.probe_failed {
-        health.push(reading("ev-probe-failed", &[]));
-    }
-    let alive = ev.health_status == Some(200);
-    if ev.health_status.is_none() {
-        // OOM under load and failed starts are more specific than "dead"; they come from the
-        // log step below and sort first.
-        let mut evidence = health.clone();
-        if let Some(state) = ev.state {
-            evidence.push(reading("ev-state", &[("state", state.as_str().to_string())]));
-        }
-        findings.push(Finding {
-            rule: Rule::Dead,
-            evidence,
-            actions: vec![Action::Serve, Action::Restart],
-        });
-    } else if alive && (ev.probe_failed || ev.state == Some(EngineState::Hung)) && !generating(points) {
-        let mut evidence = health.clone();
-        for s in [Signature::CudaError, Signature::Nccl, Signature::Watchdog] {
-            if let Some(f) = investigation.scan.get(s) {
-                evidence.push(reading(
-                    "ev-log-line",
-                    &[("line", f.last.line.to_string()), ("text", f.last.text.clone())],
-                ));
-            }
-        }
-        if let Some((w0, w1)) = ends(points, |p| p.live.waiting.zip(p.live.running).map(|(w, r)| w + r)) {
-            if let Some(g) = points.iter().rev().find_map(|p| p.live.rates.generation_tokens_per_s) {
-                if w1 > 0.0 && g == 0.0 {
-                    evidence.push(reading("ev-queue-stuck", &[("from", fmt0(w0)), ("to", fmt0(w1))]));
-                }
-            }
-        }
-        findings.push(Finding {
-            rule: Rule::Hung,
-            evidence,
-            actions: vec![Action::Restart],
-        });
-    }
-    steps.push(StepResult {
-        step: Step::Health,
-        readings: health,
-    });
-
-    // 2. Metrics.
-    let mut metrics = Vec::new();
-    if let Some(note) = &ev.metrics_note {
-        metrics.push(reading("ev-metrics-none", &[("reason", note.clone())]));
-    } else if points.is_empty() {
-        metrics.push(reading("ev-metrics-empty", &[]));
-    }
-    let mins = minutes(points);
-    let waiting = ends(points, |p| p.live.waiting);
-    let kv = points.iter().rev().find_map(|p| p.live.kv_usage);
-    if let Some((w0, w1)) = waiting {
-        metrics.push(reading(
-            "ev-waiting",
-            &[("from", fmt0(w0)), ("to", fmt0(w1)), ("minutes", mins.clone())],
-        ));
-    }
-    if let Some(k) = kv {
-        metrics.push(reading("ev-kv", &[("pct", fmt0(k * 100.0))]));
-    }
-    // The queue rows, evaluated by the same function the log investigator uses on the
-    // engines' stats lines.
-    let samples: Vec<(f64, Option<f64>)> = points
-        .iter()
-        .filter_map(|p| p.live.waiting.map(|w| (w, p.live.kv_usage)))
-        .collect();
-    if let (true, Some(q)) = (alive, queue_row(&samples)) {
-        let (w0, w1) = waiting.unwrap_or_default();
-        let k = kv.unwrap_or(0.0);
-        let evidence = vec![reading(
-            "ev-waiting-kv",
-            &[
-                ("from", fmt0(w0)),
-                ("to", fmt0(w1)),
-                ("minutes", mins.clone()),
-                ("pct", fmt0(k * 100.0)),
-            ],
-        )];
-        findings.push(queue_finding(ev, q, evidence));
-    }
-    let preempt = points.iter().rev().find_map(|p| p.live.rates.preemptions_per_s);
-    if let Some(p) = preempt {
-        metrics.push(reading("ev-preemptions", &[("rate", format!("{p:.1}"))]));
-    }
-    if alive && bursts {
-        findings.push(Finding {
-            rule: Rule::Preemptions,
-            evidence: vec![reading(
-                "ev-preemptions",
-                &[("rate", format!("{:.1}", preempt.unwrap_or(0.0)))],
-            )],
-            actions: kv_relief(ev),
-        });
-    }
-    let ttft = ends(points, |p| p.live.ttft_p95_ms);
-    let hit = ends(points, |p| p.live.rates.prefix_hit_rate);
-    if let (true, Some((t0, t1)), Some((h0, h1))) = (alive, ttft, hit) {
-        // p95 up by half (and by more than timer noise) while the hit rate lost 20 points.
-        if t1 >= t0 * 1.5 && t1 - t0 >= 5.0 && h0 - h1 >= 0.2 {
-            findings.push(Finding {
-                rule: Rule::PrefixMiss,
-                evidence: vec![reading(
-                    "ev-ttft-hit",
-                    &[
-                        ("from", fmt0(t0)),
-                        ("to", fmt0(t1)),
-                        ("hit_from", fmt0(h0 * 100.0)),
-                        ("hit_to", fmt0(h1 * 100.0)),
-                    ],
-                )],
-                actions: vec![],
-            });
-        }
-    }
-    steps.push(StepResult {
-        step: Step::Metrics,
-        readings: metrics,
-    });
-
-    // 3. GPU.
-    let mut gpu = Vec::new();
-    match &ev.gpu {
-        Some(GpuState::NoDriver { reason }) => gpu.push(reading("ev-gpu-none", &[("reason", reason.clone())])),
-        Some(state @ GpuState::Available { gpus, .. }) => {
-            for g in gpus {
-                gpu.push(reading(
-                    "ev-gpu",
-                    &[
-                        ("index", g.index.to_string()),
-                        (
-                            "used",
-                            format!("{:.1}", g.memory_used_bytes as f64 / (1u64 << 30) as f64),
-                        ),
-                        (
-                            "total",
-                            format!("{:.1}", g.memory_total_bytes as f64 / (1u64 << 30) as f64),
-                        ),
-                        (
-                            "temp",
-                            g.temperature_c.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
-                        ),
-                        ("throttle", g.throttle.join(", ")),
-                    ],
-                ));
-            }
-            for (index, p) in foreign(state) {
-                gpu.push(reading(
-                    "ev-gpu-foreign",
-                    &[("index", index.to_string()), ("pid", p.pid.to_string())],
-                ));
-            }
-            for g in gpus {
-                let pending = g.retired_pages_pending == Some(true) || g.remapped_rows_pending == Some(true);
-                if g.ecc_uncorrected.is_some_and(|n| n > 0) || pending {
-                    gpu.push(reading(
-                        "ev-gpu-ecc",
-                        &[
-                            ("index", g.index.to_string()),
-                            ("count", g.ecc_uncorrected.unwrap_or(0).to_string()),
-                            ("pending", if pending { "yes" } else { "no" }.to_string()),
-                        ],
-                    ));
-                }
-            }
-            if let GpuState::Available { events, .. } = state {
-                for e in events
-                    .iter()
-                    .filter(|e| ev.captured_at_ms - e.at_ms <= RECENT_CHANGE_MS)
-                    .rev()
-                    .take(5)
-                {
-                    gpu.push(xid_reading(e, ev.captured_at_ms));
-                }
-            }
-        }
-        None => {}
-    }
-    let tpot = ends(points, |p| p.live.itl_p95_ms);
-    // "The same traffic": the prompt tokens the engine takes in (arrivals, as long as it keeps
-    // up) within a factor of two; the running count is no guide, it grows as decode slows.
-    let traffic = ends(points, |p| p.live.rates.prompt_tokens_per_s);
-    let running = points.iter().rev().find_map(|p| p.live.running).unwrap_or(0.0);
-    if let (true, Some((t0, t1)), Some((r0, r1))) = (alive, tpot, traffic) {
-        let same_traffic = r0 > 0.0 && r1 > 0.0 && r1 / r0 <= 2.0 && r0 / r1 <= 2.0;
-        if t0 > 0.0 && t1 >= t0 * 1.5 && same_traffic {
-            let mut evidence = vec![reading(
-                "ev-tpot",
-                &[("from", fmt0(t0)), ("to", fmt0(t1)), ("running", fmt0(running))],
-            )];
-            evidence.extend(
-                gpu.iter()
-                    .filter(|r| r.key == "ev-gpu-foreign" || r.key == "ev-gpu")
-                    .cloned(),
-            );
-            findings.push(Finding {
-                rule: Rule::TpotNeighbor,
-                evidence,
-                actions: vec![],
-            });
-        }
-    }
-    steps.push(StepResult {
-        step: Step::Gpu,
-        readings: gpu,
-    });
-
-    // 4. Logs.
-    let mut logs = Vec::new();
-    for f in &investigation.scan.found {
-        if f.signature != Signature::Ready {
-            logs.push(reading(
-                "ev-log-signature",
-                &[
-                    ("signature", f.signature.id().to_string()),
-                    ("count", f.count.to_string()),
-                    ("line", f.last.line.to_string()),
-                    ("text", f.last.text.clone()),
-                ],
-            ));
-        }
-    }
-    // A failed start never became ready; an engine that was ready and then ran out of memory
-    // is the OOM-under-load case, even though its exit matched the OOM startup row.
-    let startup_row = ev.failure.as_ref().map(|m| m.row).or(investigation.startup_failure);
-    let served = investigation.served;
-    let log_lines = |inv: &Investigation| -> Vec<Reading> {
-        inv.evidence
-            .iter()
-            .map(|h| reading("ev-log-line", &[("line", h.line.to_string()), ("text", h.text.clone())]))
-            .collect()
+    let mut t = Triage {
+        ev,
+        investigation: &investigation,
+        alive: ev.health_status == Some(200),
+        findings: Vec::new(),
     };
-    if investigation.row == Some(Rule::OomUnderLoad) && !alive {
-        findings.insert(
-            0,
-            Finding {
-                rule: Rule::OomUnderLoad,
-                evidence: log_lines(&investigation),
-                actions: vec![
-                    Action::EditProfile {
-                        key: "MEM_FRACTION".into(),
-                        value: "0.88".into(),
-                    },
-                    Action::EditProfile {
-                        key: "MAX_BATCHED_TOKENS".into(),
-                        value: "8192".into(),
-                    },
-                    Action::Restart,
-                ],
-            },
-        );
-    } else if let (Some(row), false, false) = (startup_row, alive, served) {
-        let line = ev
-            .failure
-            .as_ref()
-            .map(|m| m.line.clone())
-            .or_else(|| investigation.evidence.first().map(|h| h.text.clone()))
-            .unwrap_or_default();
-        let rule = Rule::of_startup(row);
-        let mut evidence = vec![reading("ev-log-line", &[("line", String::new()), ("text", line)])];
-        // The runbook's action for an incomplete transfer is to check the directory: the
-        // check's errors are the evidence (the first five).
-        if rule == Rule::StartIncompleteWeights {
-            if let Some(check) = &ev.model_check {
-                evidence.extend(check.errors().take(5).map(|f| {
-                    reading(
-                        "ev-model-finding",
-                        &[("file", f.file.clone()), ("detail", f.detail.clone())],
-                    )
-                }));
-            }
-        }
-        // "Restore the pinned versions from the journal": each pinned version against the
-        // host's, the ones that moved first.
-        if rule == Rule::StartDriverMismatch {
-            if let Some(c) = &ev.pins {
-                let none = || "?".to_string();
-                let mut pins = c.pins();
-                pins.sort_by_key(|p| !p.differs());
-                evidence.extend(
-                    pins.iter()
-                        .filter(|p| p.pinned.is_some() || p.current.is_some())
-                        .map(|p| {
-                            reading(
-                                if p.differs() { "ev-pin-moved" } else { "ev-pin-same" },
-                                &[
-                                    ("field", p.field.clone()),
-                                    ("pinned", p.pinned.clone().unwrap_or_else(none)),
-                                    ("current", p.current.clone().unwrap_or_else(none)),
-                                ],
-                            )
-                        }),
-                );
-            }
-        }
-        let actions = match rule {
-            Rule::OomStartKv => kv_relief(ev),
-            Rule::OomStartWeights => vec![Action::EditProfile {
-                key: "QUANTIZATION".into(),
-                value: "fp8".into(),
-            }],
-            _ => vec![Action::Serve],
-        };
-        findings.insert(
-            0,
-            Finding {
-                rule,
-                evidence,
-                actions,
-            },
-        );
-    } else if investigation.row == Some(Rule::StartFailed) && !alive && !served {
-        // A start that aborted on a cause no row names: its root-cause line leads.
-        findings.insert(
-            0,
-            Finding {
-                rule: Rule::StartFailed,
-                evidence: log_lines(&investigation),
-                actions: vec![Action::Serve],
-            },
-        );
-    }
-    // The log's own row where the live path could not see it: the queue rows from the stats
-    // lines when there is no metric window, the log's lines behind a dead engine.
-    match investigation.row {
-        Some(rule @ (Rule::KvExhausted | Rule::SeqCapped | Rule::Preemptions))
-            if alive && points.is_empty() && !findings.iter().any(|f| f.rule == rule) =>
-        {
-            let q = match rule {
-                Rule::SeqCapped => Some(QueueRow::SeqCapped),
-                Rule::KvExhausted => Some(QueueRow::KvExhausted),
-                _ => None,
-            };
-            let mut finding = match q {
-                Some(q) => queue_finding(ev, q, Vec::new()),
-                None => Finding {
-                    rule,
-                    evidence: Vec::new(),
-                    actions: kv_relief(ev),
-                },
-            };
-            finding.evidence = log_lines(&investigation);
-            findings.push(finding);
-        }
-        Some(Rule::Dead | Rule::Hung) => {
-            if let Some(f) = findings.iter_mut().find(|f| matches!(f.rule, Rule::Dead | Rule::Hung)) {
-                f.evidence.extend(log_lines(&investigation));
-            }
-        }
-        _ => {}
-    }
-    steps.push(StepResult {
-        step: Step::Logs,
-        readings: logs,
-    });
-
-    // A start stalled in one phase, far past this profile's earlier starts: a hang at start.
-    if let Some(st) = ev.stall {
-        if !findings.iter().any(|f| f.rule == Rule::Hung) {
-            findings.insert(
-                0,
-                Finding {
-                    rule: Rule::Hung,
-                    evidence: vec![reading(
-                        "ev-stalled-phase",
-                        &[
-                            ("phase", st.phase.as_str().to_string()),
-                            ("elapsed", fmt0(st.elapsed_s)),
-                            ("median", format!("{:.1}", st.median_s)),
-                            ("starts", st.starts.to_string()),
-                        ],
-                    )],
-                    actions: vec![Action::Restart],
-                },
-            );
-        }
-    }
-    // A death or hang within two minutes of a GPU fault: the GPU, not the profile.
-    let failed = findings
-        .iter()
-        .any(|f| matches!(f.rule, Rule::Dead | Rule::Hung | Rule::OomUnderLoad));
-    if let (true, Some(GpuState::Available { events, .. })) = (failed, &ev.gpu) {
-        let at = ev.died_at_ms.unwrap_or(ev.captured_at_ms);
-        if let Some(e) = correlated(events, at).filter(|e| e.blame().0 != XidBlame::Application) {
-            findings.insert(
-                0,
-                Finding {
-                    rule: Rule::GpuFault,
-                    evidence: vec![xid_reading(e, at)],
-                    actions: vec![],
-                },
-            );
-        }
-    }
-
-    // Metrics fine, engine fine, clients still see errors: proxy, timeouts, parser.
-    if alive && findings.is_empty() && ev.clients_see_errors {
-        findings.push(Finding {
-            rule: Rule::ProxyParser,
-            evidence: vec![reading("ev-clients-errors", &[])],
-            actions: vec![Action::Smoke],
-        });
-    }
-    let after_upgrade = ev
-        .recent_changes
-        .iter()
-        .any(|c| ev.captured_at_ms - c.at_ms <= RECENT_CHANGE_MS && c.at_ms <= ev.captured_at_ms);
-    if after_upgrade {
-        for f in &mut findings {
-            if !f.actions.contains(&Action::Smoke) {
-                f.actions.insert(0, Action::Smoke);
-            }
-        }
-    }
+    let steps = vec![t.health(), t.metrics(bursts), t.gpu(), t.logs()];
+    t.stalled_start();
+    t.gpu_fault();
+    t.proxy_parser();
+    let after_upgrade = t.smoke_after_upgrade();
+    let findings = t.findings;
     Diagnosis {
         steps,
         findings,
         after_upgrade,
         investigation,
+    }
+}
+
+/// One diagnosis in progress: the evidence, the log's investigation, whether `/health`
+/// answered 200, and the rows found so far (most specific first).
+struct Triage<'a> {
+    ev: &'a Evidence,
+    investigation: &'a Investigation,
+    alive: bool,
+    findings: Vec<Finding>,
+}
+
+impl Triage<'_> {
+    /// Step 1, health: `/health` and the one-token probe; dead, or hung while nothing generates.
+    fn health(&mut self) -> StepResult {
+        let (ev, points, alive, investigation) = (self.ev, &self.ev.points, self.alive, self.investigation);
+        let mut health = Vec::new();
+        match ev.health_status {
+            Some(code) => health.push(reading(
+                "ev-health-status",
+                &[
+                    ("code", code.to_string()),
+                    ("ms", ev.health_ms.map(fmt0).unwrap_or_default()),
+                ],
+            )),
+            None => health.push(reading("ev-health-none", &[])),
+        }
+        if let Some(ms) = ev.probe_ms {
+            health.push(reading("ev-probe-ok", &[("ms", fmt0(ms))]));
+        } else if ev.probe_failed {
+            health.push(reading("ev-probe-failed", &[]));
+        }
+        if ev.health_status.is_none() {
+            // OOM under load and failed starts are more specific than "dead"; they come from the
+            // log step below and sort first.
+            let mut evidence = health.clone();
+            if let Some(state) = ev.state {
+                evidence.push(reading("ev-state", &[("state", state.as_str().to_string())]));
+            }
+            self.findings.push(Finding {
+                rule: Rule::Dead,
+                evidence,
+                actions: vec![Action::Serve, Action::Restart],
+            });
+        } else if alive && (ev.probe_failed || ev.state == Some(EngineState::Hung)) && !generating(points) {
+            let mut evidence = health.clone();
+            for s in [Signature::CudaError, Signature::Nccl, Signature::Watchdog] {
+                if let Some(f) = investigation.scan.get(s) {
+                    evidence.push(reading(
+                        "ev-log-line",
+                        &[("line", f.last.line.to_string()), ("text", f.last.text.clone())],
+                    ));
+                }
+            }
+            if let Some((w0, w1)) = ends(points, |p| p.live.waiting.zip(p.live.running).map(|(w, r)| w + r)) {
+                if let Some(g) = points.iter().rev().find_map(|p| p.live.rates.generation_tokens_per_s) {
+                    if w1 > 0.0 && g == 0.0 {
+                        evidence.push(reading("ev-queue-stuck", &[("from", fmt0(w0)), ("to", fmt0(w1))]));
+                    }
+                }
+            }
+            self.findings.push(Finding {
+                rule: Rule::Hung,
+                evidence,
+                actions: vec![Action::Restart],
+            });
+        }
+        StepResult {
+            step: Step::Health,
+            readings: health,
+        }
+    }
+
+    /// Step 2, metrics: the queue and KV rows, preemption bursts, TTFT against the prefix-cache hit rate.
+    fn metrics(&mut self, bursts: bool) -> StepResult {
+        let (ev, points, alive) = (self.ev, &self.ev.points, self.alive);
+        let mut metrics = Vec::new();
+        if let Some(note) = &ev.metrics_note {
+            metrics.push(reading("ev-metrics-none", &[("reason", note.clone())]));
+        } else if points.is_empty() {
+            metrics.push(reading("ev-metrics-empty", &[]));
+        }
+        let mins = minutes(points);
+        let waiting = ends(points, |p| p.live.waiting);
+        let kv = points.iter().rev().find_map(|p| p.live.kv_usage);
+        if let Some((w0, w1)) = waiting {
+            metrics.push(reading(
+                "ev-waiting",
+                &[("from", fmt0(w0)), ("to", fmt0(w1)), ("minutes", mins.clone())],
+            ));
+        }
+        if let Some(k) = kv {
+            metrics.push(reading("ev-kv", &[("pct", fmt0(k * 100.0))]));
+        }
+        // The queue rows, evaluated by the same function the log investigator uses on the
+        // engines' stats lines.
+        let samples: Vec<(f64, Option<f64>)> = points
+            .iter()
+            .filter_map(|p| p.live.waiting.map(|w| (w, p.live.kv_usage)))
+            .collect();
+        if let (true, Some(q)) = (alive, queue_row(&samples)) {
+            let (w0, w1) = waiting.unwrap_or_default();
+            let k = kv.unwrap_or(0.0);
+            let evidence = vec![reading(
+                "ev-waiting-kv",
+                &[
+                    ("from", fmt0(w0)),
+                    ("to", fmt0(w1)),
+                    ("minutes", mins.clone()),
+                    ("pct", fmt0(k * 100.0)),
+                ],
+            )];
+            self.findings.push(queue_finding(ev, q, evidence));
+        }
+        let preempt = points.iter().rev().find_map(|p| p.live.rates.preemptions_per_s);
+        if let Some(p) = preempt {
+            metrics.push(reading("ev-preemptions", &[("rate", format!("{p:.1}"))]));
+        }
+        if alive && bursts {
+            self.findings.push(Finding {
+                rule: Rule::Preemptions,
+                evidence: vec![reading(
+                    "ev-preemptions",
+                    &[("rate", format!("{:.1}", preempt.unwrap_or(0.0)))],
+                )],
+                actions: kv_relief(ev),
+            });
+        }
+        let ttft = ends(points, |p| p.live.ttft_p95_ms);
+        let hit = ends(points, |p| p.live.rates.prefix_hit_rate);
+        if let (true, Some((t0, t1)), Some((h0, h1))) = (alive, ttft, hit) {
+            // p95 up by half (and by more than timer noise) while the hit rate lost 20 points.
+            if t1 >= t0 * 1.5 && t1 - t0 >= 5.0 && h0 - h1 >= 0.2 {
+                self.findings.push(Finding {
+                    rule: Rule::PrefixMiss,
+                    evidence: vec![reading(
+                        "ev-ttft-hit",
+                        &[
+                            ("from", fmt0(t0)),
+                            ("to", fmt0(t1)),
+                            ("hit_from", fmt0(h0 * 100.0)),
+                            ("hit_to", fmt0(h1 * 100.0)),
+                        ],
+                    )],
+                    actions: vec![],
+                });
+            }
+        }
+        StepResult {
+            step: Step::Metrics,
+            readings: metrics,
+        }
+    }
+
+    /// Step 3, GPU: memory, foreign processes, ECC, recent Xids; ITL up at the same traffic (a neighbour).
+    fn gpu(&mut self) -> StepResult {
+        let (ev, points, alive) = (self.ev, &self.ev.points, self.alive);
+        let mut gpu = Vec::new();
+        match &ev.gpu {
+            Some(GpuState::NoDriver { reason }) => gpu.push(reading("ev-gpu-none", &[("reason", reason.clone())])),
+            Some(state @ GpuState::Available { gpus, .. }) => {
+                for g in gpus {
+                    gpu.push(reading(
+                        "ev-gpu",
+                        &[
+                            ("index", g.index.to_string()),
+                            (
+                                "used",
+                                format!("{:.1}", g.memory_used_bytes as f64 / (1u64 << 30) as f64),
+                            ),
+                            (
+                                "total",
+                                format!("{:.1}", g.memory_total_bytes as f64 / (1u64 << 30) as f64),
+                            ),
+                            (
+                                "temp",
+                                g.temperature_c.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
+                            ),
+                            ("throttle", g.throttle.join(", ")),
+                        ],
+                    ));
+                }
+                for (index, p) in foreign(state) {
+                    gpu.push(reading(
+                        "ev-gpu-foreign",
+                        &[("index", index.to_string()), ("pid", p.pid.to_string())],
+                    ));
+                }
+                for g in gpus {
+                    let pending = g.retired_pages_pending == Some(true) || g.remapped_rows_pending == Some(true);
+                    if g.ecc_uncorrected.is_some_and(|n| n > 0) || pending {
+                        gpu.push(reading(
+                            "ev-gpu-ecc",
+                            &[
+                                ("index", g.index.to_string()),
+                                ("count", g.ecc_uncorrected.unwrap_or(0).to_string()),
+                                ("pending", if pending { "yes" } else { "no" }.to_string()),
+                            ],
+                        ));
+                    }
+                }
+                if let GpuState::Available { events, .. } = state {
+                    for e in events
+                        .iter()
+                        .filter(|e| ev.captured_at_ms - e.at_ms <= RECENT_CHANGE_MS)
+                        .rev()
+                        .take(5)
+                    {
+                        gpu.push(xid_reading(e, ev.captured_at_ms));
+                    }
+                }
+            }
+            None => {}
+        }
+        let tpot = ends(points, |p| p.live.itl_p95_ms);
+        // "The same traffic": the prompt tokens the engine takes in (arrivals, as long as it keeps
+        // up) within a factor of two; the running count is no guide, it grows as decode slows.
+        let traffic = ends(points, |p| p.live.rates.prompt_tokens_per_s);
+        let running = points.iter().rev().find_map(|p| p.live.running).unwrap_or(0.0);
+        if let (true, Some((t0, t1)), Some((r0, r1))) = (alive, tpot, traffic) {
+            let same_traffic = r0 > 0.0 && r1 > 0.0 && r1 / r0 <= 2.0 && r0 / r1 <= 2.0;
+            if t0 > 0.0 && t1 >= t0 * 1.5 && same_traffic {
+                let mut evidence = vec![reading(
+                    "ev-tpot",
+                    &[("from", fmt0(t0)), ("to", fmt0(t1)), ("running", fmt0(running))],
+                )];
+                evidence.extend(
+                    gpu.iter()
+                        .filter(|r| r.key == "ev-gpu-foreign" || r.key == "ev-gpu")
+                        .cloned(),
+                );
+                self.findings.push(Finding {
+                    rule: Rule::TpotNeighbor,
+                    evidence,
+                    actions: vec![],
+                });
+            }
+        }
+        StepResult {
+            step: Step::Gpu,
+            readings: gpu,
+        }
+    }
+
+    /// Step 4, logs: every signature found, a failed start's row (with the model check or the pinned versions), OOM under load, and the log's own row where the live path could not see it.
+    fn logs(&mut self) -> StepResult {
+        let (ev, points, alive, investigation) = (self.ev, &self.ev.points, self.alive, self.investigation);
+        let mut logs = Vec::new();
+        for f in &investigation.scan.found {
+            if f.signature != Signature::Ready {
+                logs.push(reading(
+                    "ev-log-signature",
+                    &[
+                        ("signature", f.signature.id().to_string()),
+                        ("count", f.count.to_string()),
+                        ("line", f.last.line.to_string()),
+                        ("text", f.last.text.clone()),
+                    ],
+                ));
+            }
+        }
+        // A failed start never became ready; an engine that was ready and then ran out of memory
+        // is the OOM-under-load case, even though its exit matched the OOM startup row.
+        let startup_row = ev.failure.as_ref().map(|m| m.row).or(investigation.startup_failure);
+        let served = investigation.served;
+        let log_lines = |inv: &Investigation| -> Vec<Reading> {
+            inv.evidence
+                .iter()
+                .map(|h| reading("ev-log-line", &[("line", h.line.to_string()), ("text", h.text.clone())]))
+                .collect()
+        };
+        if investigation.row == Some(Rule::OomUnderLoad) && !alive {
+            self.findings.insert(
+                0,
+                Finding {
+                    rule: Rule::OomUnderLoad,
+                    evidence: log_lines(investigation),
+                    actions: vec![
+                        Action::EditProfile {
+                            key: "MEM_FRACTION".into(),
+                            value: "0.88".into(),
+                        },
+                        Action::EditProfile {
+                            key: "MAX_BATCHED_TOKENS".into(),
+                            value: "8192".into(),
+                        },
+                        Action::Restart,
+                    ],
+                },
+            );
+        } else if let (Some(row), false, false) = (startup_row, alive, served) {
+            let line = ev
+                .failure
+                .as_ref()
+                .map(|m| m.line.clone())
+                .or_else(|| investigation.evidence.first().map(|h| h.text.clone()))
+                .unwrap_or_default();
+            let rule = Rule::of_startup(row);
+            let mut evidence = vec![reading("ev-log-line", &[("line", String::new()), ("text", line)])];
+            // The runbook's action for an incomplete transfer is to check the directory: the
+            // check's errors are the evidence (the first five).
+            if rule == Rule::StartIncompleteWeights {
+                if let Some(check) = &ev.model_check {
+                    evidence.extend(check.errors().take(5).map(|f| {
+                        reading(
+                            "ev-model-finding",
+                            &[("file", f.file.clone()), ("detail", f.detail.clone())],
+                        )
+                    }));
+                }
+            }
+            // "Restore the pinned versions from the journal": each pinned version against the
+            // host's, the ones that moved first.
+            if rule == Rule::StartDriverMismatch {
+                if let Some(c) = &ev.pins {
+                    let none = || "?".to_string();
+                    let mut pins = c.pins();
+                    pins.sort_by_key(|p| !p.differs());
+                    evidence.extend(
+                        pins.iter()
+                            .filter(|p| p.pinned.is_some() || p.current.is_some())
+                            .map(|p| {
+                                reading(
+                                    if p.differs() { "ev-pin-moved" } else { "ev-pin-same" },
+                                    &[
+                                        ("field", p.field.clone()),
+                                        ("pinned", p.pinned.clone().unwrap_or_else(none)),
+                                        ("current", p.current.clone().unwrap_or_else(none)),
+                                    ],
+                                )
+                            }),
+                    );
+                }
+            }
+            let actions = match rule {
+                Rule::OomStartKv => kv_relief(ev),
+                Rule::OomStartWeights => vec![Action::EditProfile {
+                    key: "QUANTIZATION".into(),
+                    value: "fp8".into(),
+                }],
+                _ => vec![Action::Serve],
+            };
+            self.findings.insert(
+                0,
+                Finding {
+                    rule,
+                    evidence,
+                    actions,
+                },
+            );
+        } else if investigation.row == Some(Rule::StartFailed) && !alive && !served {
+            // A start that aborted on a cause no row names: its root-cause line leads.
+            self.findings.insert(
+                0,
+                Finding {
+                    rule: Rule::StartFailed,
+                    evidence: log_lines(investigation),
+                    actions: vec![Action::Serve],
+                },
+            );
+        }
+        // The log's own row where the live path could not see it: the queue rows from the stats
+        // lines when there is no metric window, the log's lines behind a dead engine.
+        match investigation.row {
+            Some(rule @ (Rule::KvExhausted | Rule::SeqCapped | Rule::Preemptions))
+                if alive && points.is_empty() && !self.findings.iter().any(|f| f.rule == rule) =>
+            {
+                let q = match rule {
+                    Rule::SeqCapped => Some(QueueRow::SeqCapped),
+                    Rule::KvExhausted => Some(QueueRow::KvExhausted),
+                    _ => None,
+                };
+                let mut finding = match q {
+                    Some(q) => queue_finding(ev, q, Vec::new()),
+                    None => Finding {
+                        rule,
+                        evidence: Vec::new(),
+                        actions: kv_relief(ev),
+                    },
+                };
+                finding.evidence = log_lines(investigation);
+                self.findings.push(finding);
+            }
+            Some(Rule::Dead | Rule::Hung) => {
+                if let Some(f) = self
+                    .findings
+                    .iter_mut()
+                    .find(|f| matches!(f.rule, Rule::Dead | Rule::Hung))
+                {
+                    f.evidence.extend(log_lines(investigation));
+                }
+            }
+            _ => {}
+        }
+        StepResult {
+            step: Step::Logs,
+            readings: logs,
+        }
+    }
+
+    /// A start stalled in one phase, far past this profile's earlier starts: a hang at start.
+    fn stalled_start(&mut self) {
+        let ev = self.ev;
+        if let Some(st) = ev.stall {
+            if !self.findings.iter().any(|f| f.rule == Rule::Hung) {
+                self.findings.insert(
+                    0,
+                    Finding {
+                        rule: Rule::Hung,
+                        evidence: vec![reading(
+                            "ev-stalled-phase",
+                            &[
+                                ("phase", st.phase.as_str().to_string()),
+                                ("elapsed", fmt0(st.elapsed_s)),
+                                ("median", format!("{:.1}", st.median_s)),
+                                ("starts", st.starts.to_string()),
+                            ],
+                        )],
+                        actions: vec![Action::Restart],
+                    },
+                );
+            }
+        }
+    }
+
+    /// A death or hang within two minutes of a GPU fault: the GPU, not the profile.
+    fn gpu_fault(&mut self) {
+        let ev = self.ev;
+        let failed = self
+            .findings
+            .iter()
+            .any(|f| matches!(f.rule, Rule::Dead | Rule::Hung | Rule::OomUnderLoad));
+        if let (true, Some(GpuState::Available { events, .. })) = (failed, &ev.gpu) {
+            let at = ev.died_at_ms.unwrap_or(ev.captured_at_ms);
+            if let Some(e) = correlated(events, at).filter(|e| e.blame().0 != XidBlame::Application) {
+                self.findings.insert(
+                    0,
+                    Finding {
+                        rule: Rule::GpuFault,
+                        evidence: vec![xid_reading(e, at)],
+                        actions: vec![],
+                    },
+                );
+            }
+        }
+    }
+
+    /// Metrics fine, engine fine, clients still see errors: proxy, timeouts, parser.
+    fn proxy_parser(&mut self) {
+        let (ev, alive) = (self.ev, self.alive);
+        if alive && self.findings.is_empty() && ev.clients_see_errors {
+            self.findings.push(Finding {
+                rule: Rule::ProxyParser,
+                evidence: vec![reading("ev-clients-errors", &[])],
+                actions: vec![Action::Smoke],
+            });
+        }
+    }
+
+    /// A change shortly before the symptoms: smoke-toolcall first in every row's actions.
+    fn smoke_after_upgrade(&mut self) -> bool {
+        let ev = self.ev;
+        let after_upgrade = ev
+            .recent_changes
+            .iter()
+            .any(|c| ev.captured_at_ms - c.at_ms <= RECENT_CHANGE_MS && c.at_ms <= ev.captured_at_ms);
+        if after_upgrade {
+            for f in &mut self.findings {
+                if !f.actions.contains(&Action::Smoke) {
+                    f.actions.insert(0, Action::Smoke);
+                }
+            }
+        }
+        after_upgrade
     }
 }
 

@@ -136,6 +136,10 @@ fn Editor(data: EditorData) -> impl IntoView {
     let predict = Action::new(move |(n, t): &(String, String)| predict_profile_vram(n.clone(), Some(t.clone())));
     // Moving the profile to another installation runs the upgrade preflight (again whenever
     // the installation changes; the button re-checks the text as edited since).
+    #[expect(
+        clippy::expect_used,
+        reason = "`values` holds one field per key of STEPS, ENGINE among them"
+    )]
     let engine_now = values
         .with_value(|v| v.iter().find(|(k, _)| k == "ENGINE").map(|(_, s)| *s))
         .expect("ENGINE has a field");
@@ -215,6 +219,7 @@ fn Editor(data: EditorData) -> impl IntoView {
                     <fieldset class="editor-step" data-step=*step disabled=move || !step_open(index) data-open=move || step_open(index).to_string()>
                         <legend>{move || i18n.t(&format!("editor-step-{step}"))}</legend>
                         {keys.iter().map(|key| {
+                            #[expect(clippy::expect_used, reason = "`values` is built from these same keys")]
                             let signal = values.with_value(|v| v.iter().find(|(k, _)| k == key).map(|(_, s)| *s)).expect("every step key has a field");
                             let key_slice: &'static [&'static str] = std::slice::from_ref(key);
                             let key: &'static str = key;

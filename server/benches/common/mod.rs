@@ -1,5 +1,9 @@
 //! What every bench reads from its command line.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    clippy::expect_used,
+    reason = "helpers shared by files that each use some of them; setup failures panic, naming them"
+)]
 
 /// The value after `name` on the command line.
 pub fn arg_text(name: &str) -> Option<String> {

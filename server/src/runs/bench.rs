@@ -165,6 +165,8 @@ pub enum BenchError {
     BadBurstiness,
     #[error("{field} must be at most {max}")]
     TooLarge { field: &'static str, max: u64 },
+    #[error("the HTTP client could not be built: {0}")]
+    Client(String),
 }
 
 /// The largest run the bench client takes (prompts are built in memory, one per request).
@@ -218,7 +220,7 @@ pub async fn run(
         .connect_timeout(Duration::from_secs(10))
         .timeout(Duration::from_secs(3600))
         .build()
-        .expect("static client");
+        .map_err(|e| BenchError::Client(e.to_string()))?;
     let url = format!(
         "{}/v1/{}",
         p.url.trim_end_matches('/'),

@@ -318,7 +318,9 @@ impl Sched {
             if self.kv_used() + need > self.capacity() {
                 break;
             }
-            let mut r = self.waiting.pop_front().expect("front exists");
+            let Some(mut r) = self.waiting.pop_front() else {
+                break;
+            };
             if r.scheduled.is_none() {
                 r.scheduled = Some(now);
                 let queue = now.duration_since(r.arrival).as_secs_f64();

@@ -5,8 +5,12 @@
 //! (`real_engine`) for what only a process shows.
 //!
 //! One area: `cargo test -p server --test it -- real_engine::`.
-// Tests panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
-#![allow(clippy::unwrap_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a bench or test panics on a broken setup, naming it, and reads as one scenario"
+)]
 
 mod common;
 

@@ -3,7 +3,6 @@
 //! hashes for the name), the rest are refused with 429 before any work, a wrong password is
 //! 401, and a name that cannot exist costs no hash. In-process, so the console's own hash
 //! counter is exact (one test per binary).
-// Tests panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
 
 use app::domain::auth::Role;
 use axum::body::Body;

@@ -2,7 +2,6 @@
 //! named, refused at serve even when such a profile is already stored, allowed where the host
 //! configuration allows it for an installation.
 
-// Tests panic on a broken setup on purpose (workspace lint: no unwrap elsewhere).
 
 use crate::common::*;
 

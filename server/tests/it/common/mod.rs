@@ -1,6 +1,10 @@
 //! Test harness: a temporary data directory with simulator installations, profiles imported
 //! through the real CLI, and helpers to drive real processes over real HTTP.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    clippy::expect_used,
+    reason = "helpers shared by files that each use some of them; setup failures panic, naming them"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -84,7 +88,6 @@ impl Env {
 
     /// Stores a profile behind the import's back, as one stored before the engine was
     /// upgraded (or by an older console) is: the launch policy has not seen it.
-    #[allow(dead_code)]
     pub fn store_unchecked(&self, name: &str, text: &str) {
         let data = self.data().to_path_buf();
         let (p, _) = app::domain::profile::Profile::from_env(name, text).unwrap();
