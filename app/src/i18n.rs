@@ -415,6 +415,9 @@ mod tests {
         for verdict in ["pass", "fail", "skip"] {
             keys.push(format!("smoke-{verdict}"));
         }
+        for key in crate::domain::stall::VERDICT_KEYS {
+            keys.push(key.to_string());
+        }
         for chart in crate::charts::ChartKind::ALL {
             keys.push(format!("chart-{}", chart.id()));
             if !chart.is_gpu() {

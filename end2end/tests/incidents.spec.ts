@@ -15,6 +15,12 @@ test("a hang is triaged in Russian, restarted with a reason, and the postmortem 
   // The console calls it hung by itself (an idle engine's probe got no answer) before anyone
   // opens an incident, and keeps what a restart would destroy at that moment.
   await engine.expectState("hung", 45_000);
+  // The verdict itself in the reader's language, not the console's English log line (the
+  // demo's traffic makes it the busy engine's verdict, flat counters with requests pending;
+  // an idle one gets the probe's).
+  await expect(page.getByTestId("note")).toContainText(/запрос(а|ов)? в работе и в очереди|запрос на один токен/);
+  await expect(page.getByTestId("note")).toContainText(/завис \d+ с назад/);
+  await expect(page.getByTestId("note")).not.toContainText("hung for");
   await page.getByTestId("open-incident").click();
   await page.waitForURL(/\/incidents\/\d+$/, { timeout: 60_000 });
   await waitForHydration(page);

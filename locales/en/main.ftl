@@ -254,6 +254,13 @@ bench-failed = Failed requests
 
 ## Live signals (fleet)
 state-hung = hung
+# The monitor's hang verdicts ($held: seconds the verdict has held).
+hang-flat = { $pending } { $pending ->
+    [one] request
+   *[other] requests
+    } pending, no token, prompt token or engine step in { $seconds } s (hung for { $held } s)
+hang-probe = /health answers but a one-token completion got no answer in { $seconds } s (hung for { $held } s)
+hang-no-connection = the API server answers no connection: /health has got no answer for { $seconds } s (hung for { $held } s)
 col-waiting = Waiting
 col-kv = KV cache
 col-ttft-p95 = TTFT p95

@@ -257,6 +257,13 @@ bench-failed = Неудачных запросов
 
 ## Live signals (fleet)
 state-hung = завис
+hang-flat = { $pending } { $pending ->
+    [one] запрос
+    [few] запроса
+   *[many] запросов
+    } в работе и в очереди, но за { $seconds } с ни одного токена, токена промпта или шага движка (завис { $held } с назад)
+hang-probe = /health отвечает, но запрос на один токен остался без ответа за { $seconds } с (завис { $held } с назад)
+hang-no-connection = API-сервер не принимает соединений: /health без ответа уже { $seconds } с (завис { $held } с назад)
 col-waiting = В очереди
 col-kv = KV-кеш
 col-ttft-p95 = TTFT p95

@@ -122,6 +122,10 @@ pub struct EngineStatus {
     pub failure: Option<crate::domain::startup_failure::FailureMatch>,
     /// The console's own note (a refused port, a stale pid file), already in English for logs.
     pub note: Option<String>,
+    /// A hang verdict in the reader's language: the pages render it where `note` would be
+    /// English (`note` then carries its English text, for logs and the JSON API).
+    #[serde(default)]
+    pub verdict: Option<crate::domain::reading::Reading>,
     /// Live signals from the engine's `/metrics`, when the console collects them.
     #[serde(default)]
     pub live: Option<crate::domain::signals::Live>,
@@ -161,6 +165,14 @@ impl EngineStatus {
         self.state == EngineState::Dead && self.pid.is_some()
     }
 
+    /// The console's note in `lang`: a hang verdict rendered there, any other note as written.
+    pub fn note_text(&self, lang: crate::i18n::Lang) -> Option<String> {
+        self.verdict
+            .as_ref()
+            .map(|v| v.text(lang))
+            .or_else(|| self.note.clone())
+    }
+
     /// A row with only its identity and state known; the collectors fill in the rest.
     pub fn blank(profile: &str, kind: EngineKind, state: EngineState) -> Self {
         Self {
@@ -178,6 +190,7 @@ impl EngineStatus {
             stall: None,
             failure: None,
             note: None,
+            verdict: None,
             live: None,
             metrics_note: None,
             model_name: String::new(),

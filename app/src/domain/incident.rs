@@ -4,7 +4,7 @@
 
 use crate::domain::series::Point;
 use crate::domain::triage::{Action, Diagnosis, Evidence, Reading, Rule, Step};
-use crate::i18n::{tr, tr_args, Arg, Lang};
+use crate::i18n::{tr, tr_args, Lang};
 use serde::{Deserialize, Serialize};
 
 /// What happened on an incident's timeline.
@@ -131,20 +131,7 @@ pub fn offered_actions(inc: &Incident) -> Vec<Action> {
 
 /// A reading in the operator's language.
 pub fn reading_text(lang: Lang, r: &Reading) -> String {
-    // Counts go to Fluent as numbers, so the Russian plural forms are chosen by them.
-    const COUNTS: [&str; 2] = ["starts", "count"];
-    let args: Vec<(&str, Arg)> = r
-        .args
-        .iter()
-        .map(|(k, v)| {
-            let arg = match v.parse::<u64>() {
-                Ok(n) if COUNTS.contains(&k.as_str()) => Arg::from(n),
-                _ => v.clone().into(),
-            };
-            (k.as_str(), arg)
-        })
-        .collect();
-    tr_args(lang, &r.key, &args)
+    r.text(lang)
 }
 
 /// An action's label (`action-edit-profile` carries the suggested change).

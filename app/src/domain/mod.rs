@@ -19,6 +19,7 @@ pub mod phases;
 pub mod pins;
 pub mod profile;
 pub mod prometheus;
+pub mod reading;
 pub mod review;
 pub mod rows;
 pub mod series;

@@ -87,8 +87,14 @@ pub struct HangVerdict {
     pub kind: HangKind,
     /// The progress counters when the verdict was given.
     pub counters: [Option<f64>; 3],
-    pub note: String,
+    /// Why, as a locale key (one of [`VERDICT_KEYS`]) and its figures; `held` (the seconds
+    /// the verdict has held) is added each time it is shown.
+    pub why: crate::domain::reading::Reading,
 }
+
+/// The keys a hang verdict is written with: counters flat with work pending, the idle probe
+/// unanswered, the API server answering no connection.
+pub const VERDICT_KEYS: [&str; 3] = ["hang-flat", "hang-probe", "hang-no-connection"];
 
 /// The evidence of one refresh that can undo a verdict.
 #[derive(Clone, Copy, Debug, Default)]
@@ -190,7 +196,7 @@ mod tests {
         let v = HangVerdict {
             kind: HangKind::Probe,
             counters: counters(&frozen),
-            note: "probe".into(),
+            why: crate::domain::reading::Reading::new("hang-probe", &[]),
         };
         // A new probe on its way, the same counters, /health still answering: still hung.
         let same = Evidence {

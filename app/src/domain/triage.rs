@@ -74,18 +74,10 @@ pub struct Change {
     pub what: String,
 }
 
-/// A reading, as a locale key and its arguments (numbers already formatted).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Reading {
-    pub key: String,
-    pub args: Vec<(String, String)>,
-}
+pub use super::reading::Reading;
 
 fn reading(key: &str, args: &[(&str, String)]) -> Reading {
-    Reading {
-        key: key.to_string(),
-        args: args.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-    }
+    Reading::new(key, args)
 }
 
 /// What the console can do about a finding, from the least destructive.

@@ -541,8 +541,10 @@ fn FleetRow(signals: RowSignals) -> impl IntoView {
     } else {
         format!("{}:{}", row.host, row.port)
     };
-    let why =
-        Memo::new(move |_| status.with(|r| r.metrics_note.clone().or_else(|| r.note.clone()).unwrap_or_default()));
+    let why = Memo::new(move |_| {
+        let lang = i18n.lang.get();
+        status.with(|r| r.metrics_note.clone().or_else(|| r.note_text(lang)).unwrap_or_default())
+    });
     // One memo per cell: a cell's text is set only when its own figure moved.
     let cell = move |text: Memo<Option<String>>, testid: &'static str, spark: Option<AnyView>| {
         view! {

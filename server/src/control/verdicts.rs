@@ -7,6 +7,7 @@
 
 use super::EngineControl;
 use app::domain::engine::{EngineState, EngineStatus};
+use app::domain::reading::Reading;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime};
 
@@ -17,6 +18,9 @@ pub const FRESH: Duration = Duration::from_secs(15);
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 struct Verdict {
     note: String,
+    /// The verdict as a locale key (absent in a file an older console wrote).
+    #[serde(default)]
+    why: Option<Reading>,
 }
 
 impl EngineControl {
@@ -32,6 +36,7 @@ impl EngineControl {
             if r.state == EngineState::Hung {
                 let v = Verdict {
                     note: r.note.clone().unwrap_or_default(),
+                    why: r.verdict.clone(),
                 };
                 if let Ok(bytes) = serde_json::to_vec(&v) {
                     let tmp = path.with_extension("tmp");
@@ -70,6 +75,7 @@ impl EngineControl {
             {
                 r.state = EngineState::Hung;
                 r.note = Some(format!("{} (the console's verdict)", v.note));
+                r.verdict = v.why;
             }
         }
     }

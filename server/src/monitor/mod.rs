@@ -20,9 +20,11 @@ use crate::monitor::console_metrics::ConsoleMetrics;
 use crate::monitor::history::{now_ms, History};
 use app::domain::engine::{EngineState, EngineStatus};
 use app::domain::gpu::{GpuState, GpuSummary};
+use app::domain::reading::Reading;
 use app::domain::series::Point;
 use app::domain::signals::{Live, Signals};
 use app::domain::stall::{HangKind, HangVerdict};
+use app::i18n::Lang;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -182,20 +184,20 @@ impl Collector {
                 }
             }
             if !self.hung.contains_key(&row.profile) {
-                if let Some((kind, note)) = self.fresh_hang(row, flat, latest_signals, probe, now) {
+                if let Some((kind, why)) = self.fresh_hang(row, flat, latest_signals, probe, now) {
                     let counters = latest_signals.map(app::domain::stall::counters).unwrap_or_default();
-                    tracing::warn!(profile = %row.profile, %note, "hung");
+                    tracing::warn!(profile = %row.profile, why = %why.text(Lang::En), "hung");
                     self.hung
-                        .insert(row.profile.clone(), (now, HangVerdict { kind, counters, note }));
+                        .insert(row.profile.clone(), (now, HangVerdict { kind, counters, why }));
                 }
             }
             if let Some((at, verdict)) = self.hung.get(&row.profile) {
                 row.state = EngineState::Hung;
-                row.note = Some(format!(
-                    "{} (hung for {:.0} s)",
-                    verdict.note,
-                    now.duration_since(*at).as_secs_f64()
-                ));
+                let mut why = verdict.why.clone();
+                why.args
+                    .push(("held".into(), format!("{:.0}", now.duration_since(*at).as_secs_f64())));
+                row.note = Some(why.text(Lang::En));
+                row.verdict = Some(why);
             }
         }
     }
@@ -210,7 +212,7 @@ impl Collector {
         latest_signals: Option<&Signals>,
         probe: Option<Probe>,
         now: Instant,
-    ) -> Option<(HangKind, String)> {
+    ) -> Option<(HangKind, Reading)> {
         if row.state == EngineState::Healthy && flat.is_some_and(|f| f >= app::domain::stall::FLAT_S) {
             let pending = row
                 .live
@@ -218,10 +220,12 @@ impl Collector {
                 .map(|l| l.running.unwrap_or(0.0) + l.waiting.unwrap_or(0.0));
             return Some((
                 HangKind::Flat,
-                format!(
-                    "{} requests pending, no token, prompt token or engine step in {:.0} s",
-                    pending.unwrap_or(0.0),
-                    flat.unwrap_or(0.0)
+                Reading::new(
+                    "hang-flat",
+                    &[
+                        ("pending", format!("{:.0}", pending.unwrap_or(0.0))),
+                        ("seconds", format!("{:.0}", flat.unwrap_or(0.0))),
+                    ],
                 ),
             ));
         }
@@ -231,10 +235,7 @@ impl Collector {
             if row.state == EngineState::Healthy && app::domain::stall::probe_shows_hang(baseline, latest_signals) {
                 return Some((
                     HangKind::Probe,
-                    format!(
-                        "/health answers but a one-token completion got no answer in {} s",
-                        PROBE_TIMEOUT.as_secs()
-                    ),
+                    Reading::new("hang-probe", &[("seconds", PROBE_TIMEOUT.as_secs().to_string())]),
                 ));
             }
         }
@@ -245,9 +246,9 @@ impl Collector {
         if row.state == EngineState::Unhealthy && silent.is_some_and(|s| s >= app::domain::stall::FLAT_S) {
             return Some((
                 HangKind::NoConnection,
-                format!(
-                    "the API server answers no connection: /health has got no answer for {:.0} s",
-                    silent.unwrap_or(0.0)
+                Reading::new(
+                    "hang-no-connection",
+                    &[("seconds", format!("{:.0}", silent.unwrap_or(0.0)))],
                 ),
             ));
         }

@@ -2,7 +2,6 @@
 //! named, refused at serve even when such a profile is already stored, allowed where the host
 //! configuration allows it for an installation.
 
-
 use crate::common::*;
 
 fn stderr(o: &std::process::Output) -> String {

@@ -191,4 +191,14 @@ async fn a_completion_probe_that_gets_no_answer_marks_the_engine_hung() {
         hung["note"].as_str().unwrap().contains("one-token completion"),
         "{hung}"
     );
+    // The verdict travels as its locale key, so each page renders it in its reader's language.
+    assert_eq!(hung["verdict"]["key"], "hang-probe", "{hung}");
+    assert!(
+        hung["verdict"]["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a[0] == "held"),
+        "{hung}"
+    );
 }

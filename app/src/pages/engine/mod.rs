@@ -208,7 +208,7 @@ fn StatusFacts(status: RwSignal<EngineStatus>) -> impl IntoView {
             <dt>{move || i18n.t("col-uptime")}</dt>
             <dd>{move || status.read().uptime_s.map(|s| duration(i18n.lang.get(), s)).unwrap_or_else(|| "—".into())}</dd>
         </dl>
-        {move || status.read().note.clone().map(|n| view! { <p class="note" data-testid="note">{n}</p> })}
+        {move || status.read().note_text(i18n.lang.get()).map(|n| view! { <p class="note" data-testid="note">{n}</p> })}
         {move || status.read().metrics_note.clone().map(|n| view! { <p class="note" data-testid="metrics-note">{n}</p> })}
     }
 }
