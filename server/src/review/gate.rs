@@ -9,6 +9,8 @@ use super::store::ChangeRow;
 use super::{parse_profile, Changes};
 use crate::control::GateHold;
 use crate::runs::{Runs, Target};
+use app::domain::pins::BenchPin;
+use app::domain::profile::Profile;
 use app::domain::review::{self, ChangeState, GateCheck, GateReport, GateStep};
 
 impl Changes {
@@ -18,275 +20,76 @@ impl Changes {
         }
     }
 
-    /// Runs the gate of an approved change (already moved to `Gating`) to its end.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "the gate's steps in order; a step runner is the next split"
-    )]
+    /// Runs the gate of an approved change (already moved to `Gating`) to its end: each step
+    /// of [`Step::ALL`] in order, shown as running before it starts (the change page follows
+    /// the gate live); the first that fails ends the gate, and all passing activates it.
     pub(super) async fn run_gate(&self, row: ChangeRow, who: String, hold: GateHold) {
-        let name = row.profile.clone();
-        let mut report = GateReport::default();
-        let candidate = match parse_profile(&name, &row.env) {
+        let candidate = match parse_profile(&row.profile, &row.env) {
             Ok(p) => p,
             Err(e) => {
+                let mut report = GateReport::default();
                 report.steps.push(step("serve", Some(false), e.to_string()));
                 return self.finish_gate(&hold, row, who, report, None).await;
             }
         };
-        // The model directory against the air-gap rules, hashed in full (the start that
-        // follows then answers from the hash cache). Its errors stop the gate where the host
-        // requires verified models; elsewhere they are shown and the gate goes on.
-        report.steps.push(step("model", None, String::new()));
-        self.save_gate(row.id, &report).await;
-        let checked =
-            match crate::config::confined(&self.control.data.models_root(), std::path::Path::new(&candidate.model)) {
-                Ok(dir) => {
-                    let simulated = self.control.data.engine(&candidate.engine).is_some_and(|i| i.simulator);
-                    self.control
-                        .check_model_with(&dir, crate::models::HashMode::Full, simulated)
-                        .await
-                }
-                Err(e) => Err(e),
-            };
-        let mode = self.control.data.config.verify;
-        match checked {
-            Ok(r) => {
-                let refusal = crate::models::refusal(mode, &r);
-                let warnings = r
-                    .findings
-                    .iter()
-                    .filter(|f| f.level == app::domain::modelcheck::Level::Warning)
-                    .count();
-                let args = [
-                    ("files", r.files.to_string()),
-                    ("warnings", warnings.to_string()),
-                    ("manifest", if r.manifest { "yes" } else { "no" }.to_string()),
-                    ("error", r.first_error().or_else(|| refusal.clone()).unwrap_or_default()),
-                ];
-                let detail = format!(
-                    "{} files, manifest {}, {} findings",
-                    r.files,
-                    r.manifest,
-                    r.findings.len()
-                );
-                match refusal {
-                    Some(_) => {
-                        set_outcome(&mut report, false, "model-failed", &args, detail);
-                        return self.finish_gate(&hold, row, who, report, None).await;
-                    }
-                    None if r.ok() => set_outcome(&mut report, true, "model-ok", &args, detail),
-                    None => set_outcome(&mut report, true, "model-warned", &args, detail),
-                }
-            }
-            Err(e) => {
-                let args = [("error", e.clone())];
-                if mode == crate::config::VerifyMode::Require {
-                    set_outcome(&mut report, false, "model-failed", &args, e);
-                    return self.finish_gate(&hold, row, who, report, None).await;
-                }
-                set_outcome(&mut report, true, "model-warned", &args, e);
-            }
-        }
-        // The calculator next: a candidate that cannot fit is refused before the active
-        // engine is stopped for it. Without a prediction (no driver, no model files) the
-        // start itself decides.
-        report.steps.push(step("vram", None, String::new()));
-        self.save_gate(row.id, &report).await;
-        match crate::vram::predict(&self.control, &name, Some(candidate.clone())).await {
-            Ok(p) => {
-                let r = &p.report;
-                let detail = format!(
-                    "{}: {} KV tokens, {:.2}x at {} tokens ({})",
-                    r.verdict.id(),
-                    r.kv_tokens,
-                    r.max_concurrency,
-                    p.ctx,
-                    r.path
-                );
-                let args = [
-                    ("verdict", r.verdict.id().to_string()),
-                    ("tokens", r.kv_tokens.to_string()),
-                    ("concurrency", format!("{:.2}", r.max_concurrency)),
-                    ("ctx", p.ctx.to_string()),
-                    (
-                        "calibrated",
-                        if p.calibrated_from_ms.is_some() { "yes" } else { "no" }.to_string(),
-                    ),
-                ];
-                // Marginal means the range reaches "fits": only a sure miss stops the gate.
-                let refused = !r.verdict.fits() && !r.marginal;
-                let key = if !r.verdict.fits() && r.marginal {
-                    "vram-marginal".to_string()
-                } else {
-                    format!("vram-{}", r.verdict.id())
-                };
-                set_outcome(&mut report, !refused, &key, &args, detail);
-                if refused {
-                    return self.finish_gate(&hold, row, who, report, None).await;
-                }
-            }
-            Err(e) => {
-                let detail = format!("no prediction: {e}");
-                set_outcome(&mut report, true, "vram-unknown", &[("reason", e)], detail);
-            }
-        }
-        let was_running = self.control.is_running(&name);
-        report.steps.push(step("serve", None, String::new()));
-        self.save_gate(row.id, &report).await;
-        if was_running {
-            if let Err(e) = self.control.stop_held(&hold).await {
-                set_last(&mut report, Some(false), format!("stopping the active engine: {e}"));
-                return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
-            }
-        }
-        let served = self.control.serve_held(&hold, Some(candidate.clone()), |_| {}).await;
-        let resolved = match (served, self.control.resolve_as(&name, Some(candidate.clone())).await) {
-            (Ok(outcome), Ok(resolved)) => {
-                let (key, pid) = match outcome {
-                    crate::control::ServeOutcome::Started { pid } => ("serve-started", pid),
-                    crate::control::ServeOutcome::AlreadyRunning { pid } => ("serve-running", pid),
-                };
-                set_outcome(
-                    &mut report,
-                    true,
-                    key,
-                    &[("pid", pid.to_string())],
-                    format!("{outcome:?}"),
-                );
-                resolved
-            }
-            (Err(e), _) | (Ok(_), Err(e)) => {
-                set_last(&mut report, Some(false), e.to_string());
-                return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
-            }
+        let mut gate = Gate {
+            changes: self,
+            hold: &hold,
+            row: &row,
+            who: &who,
+            candidate,
+            report: GateReport::default(),
+            was_running: None,
+            target: None,
+            runs: Runs::new(self.control.clone()),
+            pinned_bench: None,
         };
-        let target = Target::profile(resolved);
-
-        report.steps.push(step("health", None, String::new()));
-        self.save_gate(row.id, &report).await;
-        let h = crate::engine::Engine::at(&target.base)
-            .health_check(Some(target.model.clone()))
-            .await;
-        let detail = format!(
-            "/health {} in {:.0} ms; completion {} in {:.0} ms",
-            h.health_code,
-            h.health_ms,
-            h.completion
-                .as_ref()
-                .map(|_| "ok".to_string())
-                .unwrap_or_else(|e| e.clone()),
-            h.completion_ms
-        );
-        if h.ok() {
-            let args = [
-                ("health_ms", format!("{:.0}", h.health_ms)),
-                ("completion_ms", format!("{:.0}", h.completion_ms)),
-            ];
-            set_outcome(&mut report, true, "health-ok", &args, detail);
-        } else {
-            set_last(&mut report, Some(false), detail);
-            return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
+        for s in Step::ALL {
+            gate.report.steps.push(step(s.name(), None, String::new()));
+            self.save_gate(row.id, &gate.report).await;
+            if gate.run(s).await == Next::Stop {
+                let Gate {
+                    report, was_running, ..
+                } = gate;
+                return self.finish_gate(&hold, row, who, report, was_running).await;
+            }
         }
-
-        // The candidate's own /metrics against the signals the console reads: after an
-        // upgrade a renamed family would leave the fleet page and the triage blind.
-        report.steps.push(step("metrics", None, String::new()));
-        self.save_gate(row.id, &report).await;
-        if !self.check_metrics(&row, &candidate, &target, &mut report).await {
-            return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
-        }
-
-        report.steps.push(step("smoke", None, String::new()));
-        self.save_gate(row.id, &report).await;
-        let runs = Runs::new(self.control.clone());
-        let smoke = runs.smoke(&target, |_| {}).await;
-        let smoke_passed = smoke.report.passed();
-        report.smoke_run = smoke.id.ok();
-        if smoke_passed {
-            let n = smoke.report.cases.iter().filter(|c| c.pass).count().to_string();
-            let detail = format!("{n} cases passed");
-            set_outcome(&mut report, true, "smoke-ok", &[("count", n)], detail);
-        } else {
-            let cases = smoke.report.failed_cases().join(", ");
-            let detail = format!("failed: {cases}");
-            set_outcome(&mut report, false, "smoke-failed", &[("cases", cases)], detail);
-        }
-        self.journal(
-            &who,
-            "gate-smoke",
-            &row,
-            "change gate",
-            serde_json::json!({"passed": smoke_passed, "run": report.smoke_run}),
+        let Gate {
+            report,
+            was_running,
+            candidate,
+            pinned_bench,
+            ..
+        } = gate;
+        self.activate(
+            &hold,
+            row,
+            who,
+            report,
+            was_running == Some(true),
+            candidate,
+            pinned_bench,
         )
         .await;
-        if !smoke_passed {
-            return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
-        }
+    }
 
-        report.steps.push(step("bench", None, String::new()));
-        self.save_gate(row.id, &report).await;
-        let t = self.control.data.config.gate.clone();
-        let params = crate::runs::closed_loop(
-            &target,
-            t.requests.max(1),
-            t.concurrency.max(1),
-            t.input_len,
-            t.output_len.max(1),
-        );
-        let mut pinned_bench = None;
-        let bench_passed = match runs.bench(&target, &params, |_| {}).await {
-            Ok(run) => {
-                let summary = run.summary;
-                report.bench_run = run.id.ok();
-                pinned_bench = report.bench_run.map(|id| app::domain::pins::BenchPin {
-                    run: id,
-                    ttft_p95_ms: summary.ttft_ms.p95,
-                    tpot_p95_ms: summary.tpot_ms.p95,
-                    output_tokens_per_s: summary.output_throughput,
-                });
-                report.checks = review::judge_bench(&summary, &t);
-                let passed = report.checks.iter().all(|c| c.pass);
-                let failing: Vec<&GateCheck> = report.checks.iter().filter(|c| !c.pass).collect();
-                if passed {
-                    let args = [
-                        ("requests", summary.completed.to_string()),
-                        ("ttft", format!("{:.0}", summary.ttft_ms.p95)),
-                        ("tpot", format!("{:.1}", summary.tpot_ms.p95)),
-                    ];
-                    let detail = format!(
-                        "{} requests, TTFT p95 {} ms, TPOT p95 {} ms",
-                        args[0].1, args[1].1, args[2].1
-                    );
-                    set_outcome(&mut report, true, "bench-ok", &args, detail);
-                } else {
-                    let names = failing.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
-                    let detail = failing
-                        .iter()
-                        .map(|c| format!("{} {} (limit {})", c.name, c.value, c.limit))
-                        .collect::<Vec<_>>()
-                        .join("; ");
-                    set_outcome(&mut report, false, "bench-failed", &[("checks", names)], detail);
-                }
-                passed
-            }
-            Err(e) => {
-                set_last(&mut report, Some(false), e.to_string());
-                false
-            }
-        };
-        self.journal(
-            &who,
-            "gate-bench",
-            &row,
-            "change gate",
-            serde_json::json!({"passed": bench_passed, "run": report.bench_run, "checks": report.checks}),
-        )
-        .await;
-        if !bench_passed {
-            return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
-        }
-        // Every check held. Right before activation the change must still be what was approved
-        // and gated, and not stale; profile and state are then written in one transaction.
+    /// Every check held. Right before activation the change must still be what was approved
+    /// and gated, and not stale; profile and state are then written in one transaction.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "what the gate hands over: its change, report and candidate"
+    )]
+    async fn activate(
+        &self,
+        hold: &GateHold,
+        row: ChangeRow,
+        who: String,
+        mut report: GateReport,
+        was_running: bool,
+        candidate: Profile,
+        pinned_bench: Option<BenchPin>,
+    ) {
+        let name = row.profile.clone();
         let refusal = match self.store.activate(row.id, &row.env, &row.base_env, &candidate).await {
             Ok(super::store::Activation::Done) => None,
             Ok(super::store::Activation::Moved) => Some("the change moved on during its gate".to_string()),
@@ -297,7 +100,7 @@ impl Changes {
         };
         if let Some(why) = refusal {
             report.steps.push(step("activate", Some(false), why));
-            return self.finish_gate(&hold, row, who, report, Some(was_running)).await;
+            return self.finish_gate(hold, row, who, report, Some(was_running)).await;
         }
         report.passed = Some(true);
         self.save_gate(row.id, &report).await;
@@ -305,7 +108,7 @@ impl Changes {
         // restores to.
         if let Err(e) = self
             .control
-            .record_known_good(&name, Some(&candidate), pinned_bench.clone())
+            .record_known_good(&name, Some(&candidate), pinned_bench)
             .await
         {
             tracing::warn!(profile = %name, error = %e, "the known-good set of the gate is not recorded");
@@ -321,7 +124,7 @@ impl Changes {
         .await;
         if !was_running {
             // The gate leaves the engine as it found it.
-            if let Err(e) = self.control.stop_held(&hold).await {
+            if let Err(e) = self.control.stop_held(hold).await {
                 tracing::error!(profile = %name, error = %e, "the gate's engine, not running before it, is not stopped");
             }
         }
@@ -457,6 +260,397 @@ impl Changes {
             serde_json::json!({"steps": report.steps, "checks": report.checks}),
         )
         .await;
+    }
+}
+
+/// The gate's steps, in order; each is one method of [`Gate`].
+#[derive(Clone, Copy)]
+enum Step {
+    /// The model directory against the air-gap rules, hashed in full (the start that follows
+    /// then answers from the hash cache). Its errors stop the gate where the host requires
+    /// verified models; elsewhere they are shown and the gate goes on.
+    Model,
+    /// The calculator: a candidate that cannot fit is refused before the active engine is
+    /// stopped for it. Without a prediction (no driver, no model files) the start decides.
+    Vram,
+    /// The active engine stopped, the candidate served in its place.
+    Serve,
+    /// `/health` and a one-token completion.
+    Health,
+    /// The candidate's own /metrics against the signals the console reads: after an upgrade a
+    /// renamed family would leave the fleet page and the triage blind.
+    Metrics,
+    /// smoke-toolcall with the flag preflight.
+    Smoke,
+    /// A closed-loop bench against the `[gate]` thresholds.
+    Bench,
+}
+
+impl Step {
+    const ALL: [Step; 7] = [
+        Step::Model,
+        Step::Vram,
+        Step::Serve,
+        Step::Health,
+        Step::Metrics,
+        Step::Smoke,
+        Step::Bench,
+    ];
+
+    /// The step's name in the report (its row's locale keys are `change-gate-NAME-…`).
+    fn name(self) -> &'static str {
+        match self {
+            Step::Model => "model",
+            Step::Vram => "vram",
+            Step::Serve => "serve",
+            Step::Health => "health",
+            Step::Metrics => "metrics",
+            Step::Smoke => "smoke",
+            Step::Bench => "bench",
+        }
+    }
+}
+
+/// Whether the gate goes on after a step; the step's outcome is in the report either way.
+#[derive(PartialEq, Eq)]
+enum Next {
+    Go,
+    Stop,
+}
+
+/// One gate in progress: the change, its candidate, and what the steps found so far.
+struct Gate<'a> {
+    changes: &'a Changes,
+    hold: &'a GateHold,
+    row: &'a ChangeRow,
+    who: &'a str,
+    candidate: Profile,
+    report: GateReport,
+    /// Whether the active engine ran before the gate: known from the serve step on (a gate
+    /// that stops earlier has touched nothing to restore).
+    was_running: Option<bool>,
+    /// The served candidate, from the serve step on.
+    target: Option<Target>,
+    runs: Runs,
+    /// The bench the known-good set records when the gate passes.
+    pinned_bench: Option<BenchPin>,
+}
+
+impl Gate<'_> {
+    async fn run(&mut self, s: Step) -> Next {
+        match s {
+            Step::Model => self.model().await,
+            Step::Vram => self.vram().await,
+            Step::Serve => self.serve().await,
+            Step::Health => self.health().await,
+            Step::Metrics => self.metrics().await,
+            Step::Smoke => self.smoke().await,
+            Step::Bench => self.bench().await,
+        }
+    }
+
+    async fn model(&mut self) -> Next {
+        let checked = match crate::config::confined(
+            &self.changes.control.data.models_root(),
+            std::path::Path::new(&self.candidate.model),
+        ) {
+            Ok(dir) => {
+                let simulated = self
+                    .changes
+                    .control
+                    .data
+                    .engine(&self.candidate.engine)
+                    .is_some_and(|i| i.simulator);
+                self.changes
+                    .control
+                    .check_model_with(&dir, crate::models::HashMode::Full, simulated)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let mode = self.changes.control.data.config.verify;
+        match checked {
+            Ok(r) => {
+                let refusal = crate::models::refusal(mode, &r);
+                let warnings = r
+                    .findings
+                    .iter()
+                    .filter(|f| f.level == app::domain::modelcheck::Level::Warning)
+                    .count();
+                let args = [
+                    ("files", r.files.to_string()),
+                    ("warnings", warnings.to_string()),
+                    ("manifest", if r.manifest { "yes" } else { "no" }.to_string()),
+                    ("error", r.first_error().or_else(|| refusal.clone()).unwrap_or_default()),
+                ];
+                let detail = format!(
+                    "{} files, manifest {}, {} findings",
+                    r.files,
+                    r.manifest,
+                    r.findings.len()
+                );
+                match refusal {
+                    Some(_) => {
+                        set_outcome(&mut self.report, false, "model-failed", &args, detail);
+                        return Next::Stop;
+                    }
+                    None if r.ok() => set_outcome(&mut self.report, true, "model-ok", &args, detail),
+                    None => set_outcome(&mut self.report, true, "model-warned", &args, detail),
+                }
+            }
+            Err(e) => {
+                let args = [("error", e.clone())];
+                if mode == crate::config::VerifyMode::Require {
+                    set_outcome(&mut self.report, false, "model-failed", &args, e);
+                    return Next::Stop;
+                }
+                set_outcome(&mut self.report, true, "model-warned", &args, e);
+            }
+        }
+        Next::Go
+    }
+
+    async fn vram(&mut self) -> Next {
+        match crate::vram::predict(&self.changes.control, &self.row.profile, Some(self.candidate.clone())).await {
+            Ok(p) => {
+                let r = &p.report;
+                let detail = format!(
+                    "{}: {} KV tokens, {:.2}x at {} tokens ({})",
+                    r.verdict.id(),
+                    r.kv_tokens,
+                    r.max_concurrency,
+                    p.ctx,
+                    r.path
+                );
+                let args = [
+                    ("verdict", r.verdict.id().to_string()),
+                    ("tokens", r.kv_tokens.to_string()),
+                    ("concurrency", format!("{:.2}", r.max_concurrency)),
+                    ("ctx", p.ctx.to_string()),
+                    (
+                        "calibrated",
+                        if p.calibrated_from_ms.is_some() { "yes" } else { "no" }.to_string(),
+                    ),
+                ];
+                // Marginal means the range reaches "fits": only a sure miss stops the gate.
+                let refused = !r.verdict.fits() && !r.marginal;
+                let key = if !r.verdict.fits() && r.marginal {
+                    "vram-marginal".to_string()
+                } else {
+                    format!("vram-{}", r.verdict.id())
+                };
+                set_outcome(&mut self.report, !refused, &key, &args, detail);
+                if refused {
+                    return Next::Stop;
+                }
+            }
+            Err(e) => {
+                let detail = format!("no prediction: {e}");
+                set_outcome(&mut self.report, true, "vram-unknown", &[("reason", e)], detail);
+            }
+        }
+        Next::Go
+    }
+
+    async fn serve(&mut self) -> Next {
+        let was_running = self.changes.control.is_running(&self.row.profile);
+        self.was_running = Some(was_running);
+        if was_running {
+            if let Err(e) = self.changes.control.stop_held(self.hold).await {
+                set_last(
+                    &mut self.report,
+                    Some(false),
+                    format!("stopping the active engine: {e}"),
+                );
+                return Next::Stop;
+            }
+        }
+        let served = self
+            .changes
+            .control
+            .serve_held(self.hold, Some(self.candidate.clone()), |_| {})
+            .await;
+        let resolved = match (
+            served,
+            self.changes
+                .control
+                .resolve_as(&self.row.profile, Some(self.candidate.clone()))
+                .await,
+        ) {
+            (Ok(outcome), Ok(resolved)) => {
+                let (key, pid) = match outcome {
+                    crate::control::ServeOutcome::Started { pid } => ("serve-started", pid),
+                    crate::control::ServeOutcome::AlreadyRunning { pid } => ("serve-running", pid),
+                };
+                set_outcome(
+                    &mut self.report,
+                    true,
+                    key,
+                    &[("pid", pid.to_string())],
+                    format!("{outcome:?}"),
+                );
+                resolved
+            }
+            (Err(e), _) | (Ok(_), Err(e)) => {
+                set_last(&mut self.report, Some(false), e.to_string());
+                return Next::Stop;
+            }
+        };
+        self.target = Some(Target::profile(resolved));
+        Next::Go
+    }
+
+    /// The served candidate; a step that asks before the serve step passed fails, saying so.
+    fn served(&mut self) -> Option<Target> {
+        if self.target.is_none() {
+            set_last(&mut self.report, Some(false), "the candidate is not served".into());
+        }
+        self.target.clone()
+    }
+
+    async fn health(&mut self) -> Next {
+        let Some(target) = self.served() else {
+            return Next::Stop;
+        };
+        let h = crate::engine::Engine::at(&target.base)
+            .health_check(Some(target.model.clone()))
+            .await;
+        let detail = format!(
+            "/health {} in {:.0} ms; completion {} in {:.0} ms",
+            h.health_code,
+            h.health_ms,
+            h.completion
+                .as_ref()
+                .map(|_| "ok".to_string())
+                .unwrap_or_else(|e| e.clone()),
+            h.completion_ms
+        );
+        if h.ok() {
+            let args = [
+                ("health_ms", format!("{:.0}", h.health_ms)),
+                ("completion_ms", format!("{:.0}", h.completion_ms)),
+            ];
+            set_outcome(&mut self.report, true, "health-ok", &args, detail);
+        } else {
+            set_last(&mut self.report, Some(false), detail);
+            return Next::Stop;
+        }
+
+        Next::Go
+    }
+
+    async fn metrics(&mut self) -> Next {
+        let Some(target) = self.served() else {
+            return Next::Stop;
+        };
+        if self
+            .changes
+            .check_metrics(self.row, &self.candidate, &target, &mut self.report)
+            .await
+        {
+            Next::Go
+        } else {
+            Next::Stop
+        }
+    }
+
+    async fn smoke(&mut self) -> Next {
+        let Some(target) = self.served() else {
+            return Next::Stop;
+        };
+        let smoke = self.runs.smoke(&target, |_| {}).await;
+        let smoke_passed = smoke.report.passed();
+        self.report.smoke_run = smoke.id.ok();
+        if smoke_passed {
+            let n = smoke.report.cases.iter().filter(|c| c.pass).count().to_string();
+            let detail = format!("{n} cases passed");
+            set_outcome(&mut self.report, true, "smoke-ok", &[("count", n)], detail);
+        } else {
+            let cases = smoke.report.failed_cases().join(", ");
+            let detail = format!("failed: {cases}");
+            set_outcome(&mut self.report, false, "smoke-failed", &[("cases", cases)], detail);
+        }
+        self.changes
+            .journal(
+                self.who,
+                "gate-smoke",
+                self.row,
+                "change gate",
+                serde_json::json!({"passed": smoke_passed, "run": self.report.smoke_run}),
+            )
+            .await;
+        if !smoke_passed {
+            return Next::Stop;
+        }
+
+        Next::Go
+    }
+
+    async fn bench(&mut self) -> Next {
+        let Some(target) = self.served() else {
+            return Next::Stop;
+        };
+        let t = self.changes.control.data.config.gate.clone();
+        let params = crate::runs::closed_loop(
+            &target,
+            t.requests.max(1),
+            t.concurrency.max(1),
+            t.input_len,
+            t.output_len.max(1),
+        );
+        let bench_passed = match self.runs.bench(&target, &params, |_| {}).await {
+            Ok(run) => {
+                let summary = run.summary;
+                self.report.bench_run = run.id.ok();
+                self.pinned_bench = self.report.bench_run.map(|id| app::domain::pins::BenchPin {
+                    run: id,
+                    ttft_p95_ms: summary.ttft_ms.p95,
+                    tpot_p95_ms: summary.tpot_ms.p95,
+                    output_tokens_per_s: summary.output_throughput,
+                });
+                self.report.checks = review::judge_bench(&summary, &t);
+                let passed = self.report.checks.iter().all(|c| c.pass);
+                let failing: Vec<&GateCheck> = self.report.checks.iter().filter(|c| !c.pass).collect();
+                if passed {
+                    let args = [
+                        ("requests", summary.completed.to_string()),
+                        ("ttft", format!("{:.0}", summary.ttft_ms.p95)),
+                        ("tpot", format!("{:.1}", summary.tpot_ms.p95)),
+                    ];
+                    let detail = format!(
+                        "{} requests, TTFT p95 {} ms, TPOT p95 {} ms",
+                        args[0].1, args[1].1, args[2].1
+                    );
+                    set_outcome(&mut self.report, true, "bench-ok", &args, detail);
+                } else {
+                    let names = failing.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
+                    let detail = failing
+                        .iter()
+                        .map(|c| format!("{} {} (limit {})", c.name, c.value, c.limit))
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    set_outcome(&mut self.report, false, "bench-failed", &[("checks", names)], detail);
+                }
+                passed
+            }
+            Err(e) => {
+                set_last(&mut self.report, Some(false), e.to_string());
+                false
+            }
+        };
+        self.changes
+            .journal(
+                self.who,
+                "gate-bench",
+                self.row,
+                "change gate",
+                serde_json::json!({"passed": bench_passed, "run": self.report.bench_run, "checks": self.report.checks}),
+            )
+            .await;
+        if !bench_passed {
+            return Next::Stop;
+        }
+        Next::Go
     }
 }
 
