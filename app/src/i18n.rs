@@ -415,8 +415,8 @@ mod tests {
         for verdict in ["pass", "fail", "skip"] {
             keys.push(format!("smoke-{verdict}"));
         }
-        for key in crate::domain::stall::VERDICT_KEYS {
-            keys.push(key.to_string());
+        for kind in crate::domain::stall::HangKind::ALL {
+            keys.push(kind.key().to_string());
         }
         for chart in crate::charts::ChartKind::ALL {
             keys.push(format!("chart-{}", chart.id()));

@@ -166,9 +166,12 @@ impl EngineStatus {
     }
 
     /// The console's note in `lang`: a hang verdict rendered there, any other note as written.
+    /// Only a hang verdict's key renders: a row from another host's console could name any
+    /// message of the locale, and then reads as its plain note.
     pub fn note_text(&self, lang: crate::i18n::Lang) -> Option<String> {
         self.verdict
             .as_ref()
+            .filter(|v| crate::domain::stall::HangKind::of_key(&v.key).is_some())
             .map(|v| v.text(lang))
             .or_else(|| self.note.clone())
     }

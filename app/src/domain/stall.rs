@@ -80,6 +80,24 @@ pub enum HangKind {
     NoConnection,
 }
 
+impl HangKind {
+    pub const ALL: [HangKind; 3] = [HangKind::Flat, HangKind::Probe, HangKind::NoConnection];
+
+    /// The locale key a verdict of this kind is written with.
+    pub fn key(self) -> &'static str {
+        match self {
+            HangKind::Flat => "hang-flat",
+            HangKind::Probe => "hang-probe",
+            HangKind::NoConnection => "hang-no-connection",
+        }
+    }
+
+    /// The kind a verdict key names: a key from elsewhere (another host's console) is none.
+    pub fn of_key(key: &str) -> Option<HangKind> {
+        HangKind::ALL.into_iter().find(|k| k.key() == key)
+    }
+}
+
 /// A hang verdict: once given it holds until the engine proves it moves (a token, a step, an
 /// answered probe), so a hang does not flap back to healthy while a new probe is on its way.
 #[derive(Clone, Debug, PartialEq)]
@@ -87,14 +105,10 @@ pub struct HangVerdict {
     pub kind: HangKind,
     /// The progress counters when the verdict was given.
     pub counters: [Option<f64>; 3],
-    /// Why, as a locale key (one of [`VERDICT_KEYS`]) and its figures; `held` (the seconds
+    /// Why, as its kind's locale key ([`HangKind::key`]) and its figures; `held` (the seconds
     /// the verdict has held) is added each time it is shown.
     pub why: crate::domain::reading::Reading,
 }
-
-/// The keys a hang verdict is written with: counters flat with work pending, the idle probe
-/// unanswered, the API server answering no connection.
-pub const VERDICT_KEYS: [&str; 3] = ["hang-flat", "hang-probe", "hang-no-connection"];
 
 /// The evidence of one refresh that can undo a verdict.
 #[derive(Clone, Copy, Debug, Default)]
@@ -196,7 +210,7 @@ mod tests {
         let v = HangVerdict {
             kind: HangKind::Probe,
             counters: counters(&frozen),
-            why: crate::domain::reading::Reading::new("hang-probe", &[]),
+            why: crate::domain::reading::Reading::new(HangKind::Probe.key(), &[]),
         };
         // A new probe on its way, the same counters, /health still answering: still hung.
         let same = Evidence {

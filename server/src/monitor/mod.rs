@@ -221,7 +221,7 @@ impl Collector {
             return Some((
                 HangKind::Flat,
                 Reading::new(
-                    "hang-flat",
+                    HangKind::Flat.key(),
                     &[
                         ("pending", format!("{:.0}", pending.unwrap_or(0.0))),
                         ("seconds", format!("{:.0}", flat.unwrap_or(0.0))),
@@ -235,7 +235,10 @@ impl Collector {
             if row.state == EngineState::Healthy && app::domain::stall::probe_shows_hang(baseline, latest_signals) {
                 return Some((
                     HangKind::Probe,
-                    Reading::new("hang-probe", &[("seconds", PROBE_TIMEOUT.as_secs().to_string())]),
+                    Reading::new(
+                        HangKind::Probe.key(),
+                        &[("seconds", PROBE_TIMEOUT.as_secs().to_string())],
+                    ),
                 ));
             }
         }
@@ -247,7 +250,7 @@ impl Collector {
             return Some((
                 HangKind::NoConnection,
                 Reading::new(
-                    "hang-no-connection",
+                    HangKind::NoConnection.key(),
                     &[("seconds", format!("{:.0}", silent.unwrap_or(0.0)))],
                 ),
             ));
