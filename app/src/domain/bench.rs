@@ -121,6 +121,16 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
 }
 
+/// The median of the finite values, none when there are none.
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    Some(percentile(&v, 50.0))
+}
+
 /// Statistics of values given in seconds, reported in milliseconds.
 pub fn stats_ms(values: &[f64]) -> Stats {
     if values.is_empty() {

@@ -7,6 +7,7 @@
 //! profile's own history is the yardstick: a phase taking over twice its median of past starts,
 //! and at least [`STALL_FLOOR_S`] more than that median, is called stalled.
 
+use crate::domain::bench::median;
 use serde::{Deserialize, Serialize};
 
 /// Coarse startup progress read from the engine's own log milestones.
@@ -125,20 +126,6 @@ pub fn durations(marks: &[PhaseMark], end_s: Option<f64>) -> Vec<(StartupPhase, 
         }
     }
     out
-}
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
 }
 
 /// The median seconds of `phase` over earlier completed starts.

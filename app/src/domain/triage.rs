@@ -7,6 +7,7 @@
 //! `rule-<id>-action`; evidence lines are locale keys with arguments, so the same diagnosis
 //! reads in English and Russian.
 
+use crate::domain::bench::median;
 use crate::domain::engine::{EngineKind, EngineState};
 use crate::domain::gpu::{correlated, foreign, GpuState, XidBlame};
 use crate::domain::logscan::{investigate, Investigation, Signature};
@@ -145,6 +146,24 @@ pub const RECENT_CHANGE_MS: i64 = 24 * 3600 * 1000;
 
 fn fmt0(v: f64) -> String {
     format!("{v:.0}")
+}
+
+/// The medians of a signal over the window's first, middle and last thirds (ignoring gaps; the
+/// middle is none under three values): a trend the runbook's "growing" rows can trust, where two
+/// single samples are noise (a p95 from a histogram with few requests jumps between buckets).
+fn thirds(points: &[Point], pick: impl Fn(&Point) -> Option<f64>) -> Option<[Option<f64>; 3]> {
+    let values: Vec<f64> = points.iter().filter_map(pick).collect();
+    let n = values.len();
+    let k = (n / 3).max(1);
+    if n == 0 {
+        return None;
+    }
+    let middle = values.get(k..n.saturating_sub(k)).unwrap_or_default();
+    Some([
+        median(values[..k].to_vec()),
+        median(middle.to_vec()),
+        median(values[n - k..].to_vec()),
+    ])
 }
 
 /// First and last values of a signal over the window (ignoring gaps).
@@ -424,13 +443,19 @@ impl Triage<'_> {
             }
             None => {}
         }
-        let tpot = ends(points, |p| p.live.itl_p95_ms);
+        let tpot = thirds(points, |p| p.live.itl_p95_ms).and_then(|[a, _, b]| a.zip(b));
         // "The same traffic": the prompt tokens the engine takes in (arrivals, as long as it keeps
-        // up) within a factor of two; the running count is no guide, it grows as decode slows.
-        let traffic = ends(points, |p| p.live.rates.prompt_tokens_per_s);
+        // up) within a factor of two across the whole window, its middle included: a burst in
+        // the middle leaves decode slow while its batch drains, at the first third's arrivals.
+        // The running count is no guide, it grows as decode slows.
+        let traffic = thirds(points, |p| p.live.rates.prompt_tokens_per_s);
         let running = points.iter().rev().find_map(|p| p.live.running).unwrap_or(0.0);
-        if let (true, Some((t0, t1)), Some((r0, r1))) = (alive, tpot, traffic) {
-            let same_traffic = r0 > 0.0 && r1 > 0.0 && r1 / r0 <= 2.0 && r0 / r1 <= 2.0;
+        if let (true, Some((t0, t1)), Some(traffic)) = (alive, tpot, traffic) {
+            let rates: Vec<f64> = traffic.into_iter().flatten().collect();
+            let (low, high) = rates
+                .iter()
+                .fold((f64::INFINITY, 0.0f64), |(l, h), r| (l.min(*r), h.max(*r)));
+            let same_traffic = rates.len() >= 2 && low > 0.0 && high / low <= 2.0;
             if t0 > 0.0 && t1 >= t0 * 1.5 && same_traffic {
                 let mut evidence = vec![reading(
                     "ev-tpot",
@@ -1080,5 +1105,51 @@ mod tests {
         assert!(f.evidence[0]
             .args
             .contains(&("phase".into(), "capturing-graphs".into())));
+    }
+
+    /// A healthy engine under bursty traffic: single p95 readings jump between histogram buckets,
+    /// so the first and the last can differ by half while nothing grows. The runbook's row is a
+    /// trend ("TPOT p95 growing at the same traffic"), read from the window's first and last
+    /// thirds, not from two samples (the CI run of stop 34 named a neighbour on a healthy engine).
+    #[test]
+    fn tpot_noise_at_the_ends_is_no_neighbour() {
+        let mut ev = healthy();
+        let itl = [20.0, 34.0, 22.0, 33.0, 21.0, 35.0, 22.0, 31.0, 20.0, 32.0];
+        let traffic = [600.0, 900.0, 500.0, 800.0, 700.0, 900.0, 550.0, 650.0, 750.0, 600.0];
+        ev.points = series(10, |i| Live {
+            running: Some(4.0),
+            itl_p95_ms: Some(itl[i as usize]),
+            rates: Rates {
+                prompt_tokens_per_s: Some(traffic[i as usize]),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        assert_eq!(rule_of(&ev), None);
+        // The same noise around a real rise still is one.
+        ev.points = series(10, |i| Live {
+            running: Some(4.0),
+            itl_p95_ms: Some(itl[i as usize] * if i < 5 { 1.0 } else { 2.5 }),
+            rates: Rates {
+                prompt_tokens_per_s: Some(traffic[i as usize]),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        assert_eq!(rule_of(&ev), Some(Rule::TpotNeighbor));
+        // A burst in the middle: decode stays slow while its batch drains, at the arrivals of
+        // the first third; not the same traffic.
+        let itl = [12.0, 12.0, 12.0, 25.0, 27.0, 28.0, 25.0, 22.0, 20.0, 19.0];
+        let traffic = [600.0, 600.0, 600.0, 3600.0, 3600.0, 3600.0, 600.0, 600.0, 600.0, 600.0];
+        ev.points = series(10, |i| Live {
+            running: Some(20.0),
+            itl_p95_ms: Some(itl[i as usize]),
+            rates: Rates {
+                prompt_tokens_per_s: Some(traffic[i as usize]),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        assert_eq!(rule_of(&ev), None);
     }
 }
