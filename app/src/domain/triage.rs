@@ -166,6 +166,11 @@ fn thirds(points: &[Point], pick: impl Fn(&Point) -> Option<f64>) -> Option<[Opt
     ])
 }
 
+/// The medians of the window's first and last thirds: where a "growing" row reads a signal.
+fn trend(points: &[Point], pick: impl Fn(&Point) -> Option<f64>) -> Option<(f64, f64)> {
+    thirds(points, pick).and_then(|[first, _, last]| first.zip(last))
+}
+
 /// First and last values of a signal over the window (ignoring gaps).
 fn ends(points: &[Point], pick: impl Fn(&Point) -> Option<f64>) -> Option<(f64, f64)> {
     let first = points.iter().find_map(&pick)?;
@@ -357,8 +362,9 @@ impl Triage<'_> {
                 actions: kv_relief(ev),
             });
         }
-        let ttft = ends(points, |p| p.live.ttft_p95_ms);
-        let hit = ends(points, |p| p.live.rates.prefix_hit_rate);
+        // Trends, like the TPOT row: the first third against the last.
+        let ttft = trend(points, |p| p.live.ttft_p95_ms);
+        let hit = trend(points, |p| p.live.rates.prefix_hit_rate);
         if let (true, Some((t0, t1)), Some((h0, h1))) = (alive, ttft, hit) {
             // p95 up by half (and by more than timer noise) while the hit rate lost 20 points.
             if t1 >= t0 * 1.5 && t1 - t0 >= 5.0 && h0 - h1 >= 0.2 {
@@ -443,7 +449,7 @@ impl Triage<'_> {
             }
             None => {}
         }
-        let tpot = thirds(points, |p| p.live.itl_p95_ms).and_then(|[a, _, b]| a.zip(b));
+        let tpot = trend(points, |p| p.live.itl_p95_ms);
         // "The same traffic": the prompt tokens the engine takes in (arrivals, as long as it keeps
         // up) within a factor of two across the whole window, its middle included: a burst in
         // the middle leaves decode slow while its batch drains, at the first third's arrivals.
