@@ -23,33 +23,33 @@ out="benchmarks/results/$(date -u +%F)-$commit.md"
 for b in "${which[@]}"; do
   case "$b" in
     parser)
-      echo "### Prometheus text parser: \`cargo bench -p server --bench parser\`" >>"$out"
+      echo "### Prometheus text parser: \`cargo bench -p server --bench benches -- parser\`" >>"$out"
       echo >>"$out"
-      cargo bench -p server --bench parser 2>/dev/null | grep '^|' >>"$out"
+      cargo bench -p server --bench benches -- parser 2>/dev/null | grep '^|' >>"$out"
       ;;
     fleet)
       echo >>"$out"
-      echo "### Fleet scale: \`cargo bench -p server --bench fleet_scale -- --engines 1000 --seconds 30\`" >>"$out"
+      echo "### Fleet scale: \`cargo bench -p server --bench benches -- fleet_scale --engines 1000 --seconds 30\`" >>"$out"
       echo >>"$out"
-      cargo bench -p server --bench fleet_scale -- --engines 1000 --seconds 30 2>/dev/null | grep '^|' >>"$out"
+      cargo bench -p server --bench benches -- fleet_scale --engines 1000 --seconds 30 2>/dev/null | grep '^|' >>"$out"
       ;;
     flood)
       echo >>"$out"
-      echo "### Sign-in flood: \`cargo bench -p server --bench signin_flood -- --attempts 500\`" >>"$out"
+      echo "### Sign-in flood: \`cargo bench -p server --bench benches -- signin_flood --attempts 500\`" >>"$out"
       echo >>"$out"
-      cargo bench -p server --bench signin_flood -- --attempts 500 2>/dev/null | grep '^|' >>"$out"
+      cargo bench -p server --bench benches -- signin_flood --attempts 500 2>/dev/null | grep '^|' >>"$out"
       ;;
     stall)
       echo >>"$out"
-      echo "### Stall detector: \`cargo bench -p server --bench stall\`" >>"$out"
+      echo "### Stall detector: \`cargo bench -p server --bench benches -- stall\`" >>"$out"
       echo >>"$out"
-      cargo bench -p server --bench stall 2>/dev/null | grep -E '^(\||stall)' >>"$out"
+      cargo bench -p server --bench benches -- stall 2>/dev/null | grep -E '^(\||stall)' >>"$out"
       ;;
     hash)
       echo >>"$out"
-      echo "### Model hashing: \`cargo bench -p server --bench model_hash\`" >>"$out"
+      echo "### Model hashing: \`cargo bench -p server --bench benches -- model_hash\`" >>"$out"
       echo >>"$out"
-      cargo bench -p server --bench model_hash 2>/dev/null | grep '^|' >>"$out"
+      cargo bench -p server --bench benches -- model_hash 2>/dev/null | grep '^|' >>"$out"
       ;;
     vram)
       echo >>"$out"

@@ -29,7 +29,7 @@ import tempfile
 
 EDGES = ("cli", "web")
 CORE = {
-    "server": {"api_error", "clock", "config", "db", "engine", "gpu", "journal", "records", "releases", "tls"},
+    "server": {"api_error", "clock", "config", "db", "engine", "gpu", "journal", "profile_store", "records", "releases", "tls"},
     "app": {"domain", "i18n"},
 }
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

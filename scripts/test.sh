@@ -52,17 +52,13 @@ amtool check-config packaging/prometheus/alertmanager.yml
 python3 -c "import json,sys; json.load(open('packaging/grafana/roofline-dashboard.json'))"
 checks=$((checks + 1))
 
-step "benchmarks, short mode (each still runs and produces its figures; the figures are not judged)"
-cargo test -q -p server --bench parser -- --short
-cargo test -q -p server --bench fleet_scale -- --short
+step "benchmarks, short mode (one binary; each bench still runs and produces its figures; the figures are not judged)"
 # A bench pointed at a stream that is not there must fail, or this step proves nothing.
-if cargo test -q -p server --bench fleet_scale -- --short --stream /api/events/nowhere >"$log/broken-bench.txt" 2>&1; then
+if cargo test -q -p server --bench benches -- fleet_scale --short --stream /api/events/nowhere >"$log/broken-bench.txt" 2>&1; then
   echo "the fleet bench passed against a wrong stream URL"; cat "$log/broken-bench.txt"; exit 1
 fi
-cargo test -q -p server --bench signin_flood -- --short
-cargo test -q -p server --bench stream_flood -- --short
-cargo test -q -p server --bench stall -- --short
-cargo test -q -p server --bench model_hash -- --short
+# Every bench, short, in one binary (the server links once).
+cargo test -q -p server --bench benches -- --short
 scripts/bench-client.sh --short
 checks=$((checks + 5))
 

@@ -1,8 +1,8 @@
 //! Fleet scale: a console scraping N bare engine endpoints every second, with its CPU and the
 //! delay from a scrape to a browser's event stream.
 //!
-//!     cargo bench -p server --bench fleet_scale -- [--engines 1000] [--seconds 30]
-//!     cargo test -p server --bench fleet_scale -- --short     # what scripts/test.sh runs
+//!     cargo bench -p server --bench benches -- fleet_scale [--engines 1000] [--seconds 30]
+//!     cargo test -p server --bench benches -- fleet_scale --short     # what scripts/test.sh runs
 //!
 //! `--short` (50 engines, 2 s warm-up, 3 s window, debug build) only proves the bench still
 //! works: it exits 1 unless it measured scrapes, stream messages and delays. `--stream PATH`
@@ -26,8 +26,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{add_user, arg, arg_text, free_port, sign_in, start_console};
+use crate::common::{add_user, arg, arg_text, free_port, sign_in, start_console};
 
 /// The bench's account (a viewer: the fleet page needs no more).
 const USER: &str = "bench";
@@ -83,7 +82,7 @@ async fn stand_in(body: &'static str) -> u16 {
 }
 
 #[tokio::main]
-async fn main() {
+pub async fn main() {
     let short = std::env::args().any(|a| a == "--short");
     let engines: usize = arg("--engines", if short { 50 } else { 1000 });
     let seconds: u64 = arg("--seconds", if short { 3 } else { 30 });

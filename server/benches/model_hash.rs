@@ -1,8 +1,8 @@
 //! Hashing model files: `roofline model manifest` and `roofline model verify` (first and
 //! cached) against coreutils' `sha256sum` on the same files, one process and one per core.
 //!
-//!     cargo bench -p server --bench model_hash                 # 4 files of 512 MiB
-//!     cargo test -p server --bench model_hash -- --short       # what scripts/test.sh runs
+//!     cargo bench -p server --bench benches -- model_hash                 # 4 files of 512 MiB
+//!     cargo test -p server --bench benches -- model_hash --short       # what scripts/test.sh runs
 //!
 //! The files were just written, so they are in the page cache: the figures are the hashing,
 //! not the disk (on a cold NVMe read the disk usually sets the pace; both tools then wait
@@ -40,7 +40,7 @@ fn run(cmd: &mut Command) {
     );
 }
 
-fn main() {
+pub fn main() {
     let short = std::env::args().any(|a| a == "--short");
     let (files, size): (usize, u64) = if short { (4, 8 << 20) } else { (4, 512 << 20) };
     let data = tempfile::tempdir().unwrap();

@@ -1,8 +1,8 @@
 //! Prometheus text parser throughput: ours against two published crates that keep `vllm:`
 //! names (see DESIGN's ecosystem notes), on the captured vLLM and SGLang bodies, in one run.
 //!
-//!     cargo bench -p server --bench parser
-//!     cargo test -p server --bench parser -- --short     # what scripts/test.sh runs
+//!     cargo bench -p server --bench benches -- parser
+//!     cargo test -p server --bench benches -- parser --short     # what scripts/test.sh runs
 //!
 //! Each parser runs for about two seconds per body after a warm-up; the figure is the median
 //! of five such rounds, in MB/s of exposition text.
@@ -41,7 +41,7 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn main() {
+pub fn main() {
     // `--short` (what scripts/test.sh runs, also `--quick`): a few milliseconds per parser,
     // only to prove the bench still runs and produces its table.
     let quick = std::env::args().any(|a| a == "--quick" || a == "--short");

@@ -3,8 +3,8 @@
 //! console's peak RSS, how many attempts got as far as a password hash (401) and how many were
 //! refused before any work (429), and the `/api/engines` latency during the flood.
 //!
-//!     cargo bench -p server --bench signin_flood -- [--attempts 500]
-//!     cargo test -p server --bench signin_flood -- --short     # what scripts/test.sh runs
+//!     cargo bench -p server --bench benches -- signin_flood [--attempts 500]
+//!     cargo test -p server --bench benches -- signin_flood --short     # what scripts/test.sh runs
 //!
 //! `--short` (50 attempts, debug build) only proves the bench works: it exits 1 unless every
 //! attempt was answered and the figures were measured.
@@ -18,11 +18,10 @@
 
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{add_user, arg, free_port, percentile, rss_mib, start_console};
+use crate::common::{add_user, arg, free_port, percentile, rss_mib, start_console};
 
 #[tokio::main]
-async fn main() {
+pub async fn main() {
     let short = std::env::args().any(|a| a == "--short");
     let attempts: usize = arg("--attempts", if short { 50 } else { 500 });
     let dir = tempfile::tempdir().unwrap();

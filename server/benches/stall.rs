@@ -1,8 +1,8 @@
 //! The stall detector against the cases that fool detectors: time to call a real hang hung, and
 //! false alarms on a busy or slow but healthy engine.
 //!
-//!     cargo bench -p server --bench stall                 # full: a 60 s prefill, 1,000-request burst
-//!     cargo test -p server --bench stall -- --short       # what scripts/test.sh runs (25 s prefill)
+//!     cargo bench -p server --bench benches -- stall                 # full: a 60 s prefill, 1,000-request burst
+//!     cargo test -p server --bench benches -- stall --short       # what scripts/test.sh runs (25 s prefill)
 //!
 //! Each scenario is a real simulated vLLM process (`roofline sim vllm`, 8 sequences at once) on
 //! 127.0.0.1, all running at the same time, watched by the console's own collector
@@ -32,8 +32,7 @@ use std::time::{Duration, Instant};
 
 const CONFIG: &str = r#"{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "vocab_size": 128256}"#;
 
-mod common;
-use common::{arg, free_port};
+use crate::common::{arg, free_port};
 
 /// A simulated engine, killed when dropped.
 struct Engine {
@@ -144,7 +143,7 @@ struct Outcome {
 }
 
 #[tokio::main]
-async fn main() {
+pub async fn main() {
     let short = std::env::args().any(|a| a == "--short");
     let scrape = Duration::from_secs_f64(arg("--scrape", 5.0));
     let prefill_s = if short { 25.0 } else { 60.0 };

@@ -10,8 +10,8 @@
 //!
 //! Run:
 //!
-//!     cargo bench -p server --bench stream_flood
-//!     cargo test -p server --bench stream_flood -- --short     # what scripts/test.sh runs
+//!     cargo bench -p server --bench benches -- stream_flood
+//!     cargo test -p server --bench benches -- stream_flood --short     # what scripts/test.sh runs
 //!
 //! `--short` (fewer sessions, entries and log, debug build) proves the bench works: it exits
 //! 1 unless the bounds held (streams past the caps refused, exports past two refused, every
@@ -28,8 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{add_user, arg, free_port, percentile, rss_mib, sign_in, start_console};
+use crate::common::{add_user, arg, free_port, percentile, rss_mib, sign_in, start_console};
 
 const PASSWORD: &str = "correct horse battery staple";
 
@@ -96,7 +95,7 @@ fn lat_cells(lat: &[f64]) -> String {
 }
 
 #[tokio::main]
-async fn main() {
+pub async fn main() {
     let short = std::env::args().any(|a| a == "--short");
     let sessions: usize = arg("--sessions", if short { 3 } else { 20 });
     let per_session: usize = arg("--streams", 20);

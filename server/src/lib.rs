@@ -10,6 +10,7 @@
 #![recursion_limit = "256"]
 
 // Core: the clock, host configuration, the database, HTTP to one engine, the change journal, NVML,
+// the stored launch profiles,
 // the releases the simulator plays (what `simulator_version` is checked against).
 pub mod api_error;
 pub mod clock;
@@ -18,6 +19,7 @@ pub mod db;
 pub mod engine;
 pub mod gpu;
 pub mod journal;
+pub mod profile_store;
 pub mod records;
 pub mod releases;
 pub mod tls;
@@ -26,10 +28,12 @@ pub mod tls;
 pub mod auth;
 pub mod control;
 pub mod demo;
+pub mod engines;
 pub mod incidents;
 pub mod models;
 pub mod monitor;
 pub mod preflight;
+pub mod profiles;
 pub mod review;
 pub mod runs;
 pub mod sim;

@@ -90,6 +90,24 @@ pub fn profile_inputs(p: &app::domain::profile::Profile) -> (u64, Option<f64>, O
     )
 }
 
+/// This host's GPUs as the calculator takes them: what CUDA will report as each one's size (NVML's
+/// total less the driver's reserve), with NVML's total beside it; `Err` says why there are none.
+pub async fn host_gpus() -> Result<Vec<app::api::HostGpu>, String> {
+    use app::domain::gpu::GpuState;
+    match crate::gpu::read().await {
+        GpuState::Available { gpus, .. } => Ok(gpus
+            .iter()
+            .map(|g| app::api::HostGpu {
+                index: g.index,
+                name: g.name.clone(),
+                usable_gib: app::domain::vram_picture::usable_gib(g),
+                total_gib: g.memory_total_bytes as f64 / (1u64 << 30) as f64,
+            })
+            .collect()),
+        GpuState::NoDriver { reason } => Err(reason),
+    }
+}
+
 /// The model directories under the models root, as the VRAM page lists them (the first 500,
 /// sorted; unreadable ones are skipped and logged). Blocking: run it off the async workers.
 pub fn models(root: &Path) -> Vec<app::api::ModelInfo> {

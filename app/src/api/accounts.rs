@@ -89,12 +89,12 @@ pub async fn whoami() -> Result<SessionState, ApiError> {
     let s = crate::api::service::authorized("whoami")?;
     let caller = crate::api::service::caller_opt();
     let journal_alarm = match caller {
-        Some(_) => s.0.journal_alarm().await,
+        Some(_) => s.journal.alarm().await,
         None => None,
     };
     Ok(SessionState {
         caller,
-        needs_setup: s.0.accounts().needs_setup().await?,
+        needs_setup: s.accounts.needs_setup().await?,
         journal_alarm,
     })
 }
@@ -103,10 +103,10 @@ pub async fn whoami() -> Result<SessionState, ApiError> {
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "login")]
 pub async fn login(name: String, password: String) -> Result<Caller, ApiError> {
     let s = crate::api::service::authorized("login")?;
-    let done =
-        s.0.accounts()
-            .login(name, password, crate::api::service::client_addr())
-            .await?;
+    let done = s
+        .accounts
+        .login(name, password, crate::api::service::client_addr())
+        .await?;
     crate::api::service::set_cookies(&done.cookies);
     Ok(done.caller)
 }
@@ -114,7 +114,7 @@ pub async fn login(name: String, password: String) -> Result<Caller, ApiError> {
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "logout")]
 pub async fn logout() -> Result<(), ApiError> {
     let s = crate::api::service::authorized("logout")?;
-    let cookies = s.0.accounts().logout(crate::api::service::session_token()).await?;
+    let cookies = s.accounts.logout(crate::api::service::session_token()).await?;
     crate::api::service::set_cookies(&cookies);
     Ok(())
 }
@@ -123,10 +123,10 @@ pub async fn logout() -> Result<(), ApiError> {
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "setup_admin")]
 pub async fn setup_admin(secret: String, name: String, password: String) -> Result<Caller, ApiError> {
     let s = crate::api::service::authorized("setup_admin")?;
-    let done =
-        s.0.accounts()
-            .setup_admin(secret, name, password, crate::api::service::client_addr())
-            .await?;
+    let done = s
+        .accounts
+        .setup_admin(secret, name, password, crate::api::service::client_addr())
+        .await?;
     crate::api::service::set_cookies(&done.cookies);
     Ok(done.caller)
 }
@@ -136,27 +136,21 @@ pub async fn setup_admin(secret: String, name: String, password: String) -> Resu
 pub async fn change_password(old: String, new: String) -> Result<(), ApiError> {
     let who = crate::api::service::caller()?.name;
     crate::api::service::authorized("change_password")?
-        .0
-        .accounts()
+        .accounts
         .change_password(who, old, new)
         .await
 }
 
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "list_accounts")]
 pub async fn list_accounts() -> Result<Vec<AccountInfo>, ApiError> {
-    crate::api::service::authorized("list_accounts")?
-        .0
-        .accounts()
-        .list()
-        .await
+    crate::api::service::authorized("list_accounts")?.accounts.list().await
 }
 
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "create_account")]
 pub async fn create_account(name: String, role: Role, password: String) -> Result<(), ApiError> {
     let who = crate::api::service::caller()?.name;
     crate::api::service::authorized("create_account")?
-        .0
-        .accounts()
+        .accounts
         .create(who, name, role, password)
         .await
 }
@@ -171,8 +165,7 @@ pub async fn update_account(
 ) -> Result<(), ApiError> {
     let who = crate::api::service::caller()?.name;
     crate::api::service::authorized("update_account")?
-        .0
-        .accounts()
+        .accounts
         .update(who, name, role, disabled, password)
         .await
 }

@@ -108,8 +108,7 @@ fn changes(endpoint: &str) -> Result<(crate::api::service::Services, super::Call
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "list_changes")]
 pub async fn list_changes(profile: Option<String>) -> Result<Vec<ChangeSummary>, ApiError> {
     crate::api::service::authorized("list_changes")?
-        .0
-        .changes()
+        .changes
         .list(profile)
         .await
 }
@@ -117,7 +116,7 @@ pub async fn list_changes(profile: Option<String>) -> Result<Vec<ChangeSummary>,
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "get_change")]
 pub async fn get_change(id: i64) -> Result<ChangeView, ApiError> {
     let (s, c) = changes("get_change")?;
-    s.0.changes().get(c, id).await
+    s.changes.get(c, id).await
 }
 
 /// Saves a proposed profile (a new change when `id` is none); `submit` sends it for review,
@@ -131,7 +130,7 @@ pub async fn propose_change(
     submit: bool,
 ) -> Result<i64, ApiError> {
     let (s, c) = changes("propose_change")?;
-    s.0.changes().propose(c, id, profile, env_text, reason, submit).await
+    s.changes.propose(c, id, profile, env_text, reason, submit).await
 }
 
 /// Approves (or sends back, with a comment) a submitted change; never the author's own. The
@@ -139,32 +138,32 @@ pub async fn propose_change(
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "review_change")]
 pub async fn review_change(id: i64, approve: bool, comment: String, content_hash: String) -> Result<(), ApiError> {
     let (s, c) = changes("review_change")?;
-    s.0.changes().review(c, id, approve, comment, content_hash).await
+    s.changes.review(c, id, approve, comment, content_hash).await
 }
 
 /// Adds a comment to a change's history (the discussion around a review).
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "comment_change")]
 pub async fn comment_change(id: i64, text: String) -> Result<(), ApiError> {
     let (s, c) = changes("comment_change")?;
-    s.0.changes().comment(c, id, text).await
+    s.changes.comment(c, id, text).await
 }
 
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "withdraw_change")]
 pub async fn withdraw_change(id: i64, comment: String) -> Result<(), ApiError> {
     let (s, c) = changes("withdraw_change")?;
-    s.0.changes().withdraw(c, id, comment).await
+    s.changes.withdraw(c, id, comment).await
 }
 
 /// Serves the approved candidate and checks health, smoke-toolcall and bench thresholds.
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "start_change_gate")]
 pub async fn start_change_gate(id: i64) -> Result<(), ApiError> {
     let (s, c) = changes("start_change_gate")?;
-    s.0.changes().start_gate(c, id).await
+    s.changes.start_gate(c, id).await
 }
 
 /// Puts the profile back as it was before this change, and restarts a running engine.
 #[server(prefix = "/api/fn", client = CsrfClient, endpoint = "rollback_change")]
 pub async fn rollback_change(id: i64, reason: String) -> Result<(), ApiError> {
     let (s, c) = changes("rollback_change")?;
-    s.0.changes().rollback(c, id, reason).await
+    s.changes.rollback(c, id, reason).await
 }

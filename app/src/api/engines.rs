@@ -60,23 +60,56 @@ pub struct EngineEvent {
     pub incident: Option<i64>,
 }
 
+#[cfg(feature = "ssr")]
+pub use ssr::EngineService;
+
+#[cfg(feature = "ssr")]
+mod ssr {
+    use super::*;
+    use crate::api::service::BoxFut;
+
+    /// Engines: the fleet, one engine's page, its actions and its history. Implemented by the server.
+    pub trait EngineService: Send + Sync {
+        fn list(&self) -> BoxFut<'_, Result<Vec<EngineStatus>, ApiError>>;
+        fn get(&self, profile: String) -> BoxFut<'_, Result<EngineDetail, ApiError>>;
+        /// Starts the action and returns once it is under way; progress arrives as status.
+        fn act(&self, who: String, profile: String, action: EngineAction) -> BoxFut<'_, Result<(), ApiError>>;
+        /// Chart points of a profile over a range, oldest first.
+        fn series(
+            &self,
+            profile: String,
+            range: crate::domain::series::Range,
+        ) -> BoxFut<'_, Result<Vec<crate::domain::series::Point>, ApiError>>;
+        fn state_timeline(
+            &self,
+            profile: String,
+            range: crate::domain::series::Range,
+        ) -> BoxFut<'_, Result<crate::domain::timeline::StateTimeline, ApiError>>;
+        /// The profile's recent starts and their phases.
+        fn startup_history(
+            &self,
+            profile: String,
+        ) -> BoxFut<'_, Result<Vec<crate::domain::phases::StartupRun>, ApiError>>;
+    }
+}
+
 /// Every engine the console knows, with its state.
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_engines")]
 pub async fn list_engines() -> Result<Vec<EngineStatus>, ApiError> {
-    service::authorized("list_engines")?.0.engines().await
+    service::authorized("list_engines")?.engines.list().await
 }
 
 /// One engine's page data.
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_engine")]
 pub async fn get_engine(profile: String) -> Result<EngineDetail, ApiError> {
-    service::authorized("get_engine")?.0.engine(profile).await
+    service::authorized("get_engine")?.engines.get(profile).await
 }
 
 /// Serve, stop or restart an engine (confirmed by the operator in the UI).
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "run_engine_action")]
 pub async fn run_engine_action(profile: String, action: EngineAction) -> Result<(), ApiError> {
     service::authorized("run_engine_action")?
-        .0
+        .engines
         .act(service::caller()?.name, profile, action)
         .await
 }
@@ -88,7 +121,7 @@ pub async fn get_series(
     profile: String,
     range: crate::domain::series::Range,
 ) -> Result<Vec<crate::domain::series::Point>, ApiError> {
-    service::authorized("get_series")?.0.series(profile, range).await
+    service::authorized("get_series")?.engines.series(profile, range).await
 }
 
 /// The states the engine was seen in across the range (the engine page's state timeline).
@@ -98,7 +131,7 @@ pub async fn get_state_timeline(
     range: crate::domain::series::Range,
 ) -> Result<crate::domain::timeline::StateTimeline, ApiError> {
     service::authorized("get_state_timeline")?
-        .0
+        .engines
         .state_timeline(profile, range)
         .await
 }
@@ -107,7 +140,7 @@ pub async fn get_state_timeline(
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_startup_history")]
 pub async fn get_startup_history(profile: String) -> Result<Vec<crate::domain::phases::StartupRun>, ApiError> {
     service::authorized("get_startup_history")?
-        .0
+        .engines
         .startup_history(profile)
         .await
 }

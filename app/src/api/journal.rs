@@ -31,12 +31,31 @@ pub struct JournalCheck {
     pub broken: Option<(i64, String)>,
 }
 
+#[cfg(feature = "ssr")]
+pub use ssr::JournalService;
+
+#[cfg(feature = "ssr")]
+mod ssr {
+    use super::*;
+    use crate::api::service::BoxFut;
+
+    /// The change journal: its entries and its hash chain. Implemented by the server.
+    pub trait JournalService: Send + Sync {
+        /// Entries, newest first, matching `query` when given.
+        fn list(&self, query: Option<String>) -> BoxFut<'_, Result<Vec<JournalEntry>, ApiError>>;
+        fn verify(&self) -> BoxFut<'_, Result<JournalCheck, ApiError>>;
+        /// Why the journal refuses appends (its table does not reach the anchor), if it does:
+        /// every page's header shows it.
+        fn alarm(&self) -> BoxFut<'_, Option<String>>;
+    }
+}
+
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_journal")]
 pub async fn list_journal(query: Option<String>) -> Result<Vec<JournalEntry>, ApiError> {
-    service::authorized("list_journal")?.0.journal(query).await
+    service::authorized("list_journal")?.journal.list(query).await
 }
 
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "verify_journal")]
 pub async fn verify_journal() -> Result<JournalCheck, ApiError> {
-    service::authorized("verify_journal")?.0.journal_verify().await
+    service::authorized("verify_journal")?.journal.verify().await
 }

@@ -18,18 +18,33 @@ pub struct ModelVerifyState {
     pub error: Option<String>,
 }
 
+#[cfg(feature = "ssr")]
+pub use ssr::ModelService;
+
+#[cfg(feature = "ssr")]
+mod ssr {
+    use super::*;
+    use crate::api::service::BoxFut;
+
+    /// Model directories: verification against their manifest. Implemented by the server.
+    pub trait ModelService: Send + Sync {
+        fn start_verify(&self, who: String, name: String) -> BoxFut<'_, Result<(), ApiError>>;
+        fn verify_state(&self, name: String) -> BoxFut<'_, Result<ModelVerifyState, ApiError>>;
+    }
+}
+
 /// Starts verifying the model directory `name` (under the models root); an error when one is
 /// already running or the name leaves the root.
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "start_model_verify")]
 pub async fn start_model_verify(name: String) -> Result<(), ApiError> {
     service::authorized("start_model_verify")?
-        .0
-        .start_model_verify(service::caller()?.name, name)
+        .models
+        .start_verify(service::caller()?.name, name)
         .await
 }
 
 /// The verification state of the model directory `name`.
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_model_verify")]
 pub async fn get_model_verify(name: String) -> Result<ModelVerifyState, ApiError> {
-    service::authorized("get_model_verify")?.0.model_verify(name).await
+    service::authorized("get_model_verify")?.models.verify_state(name).await
 }

@@ -37,16 +37,42 @@ pub struct ProfileView {
     pub known_good: Option<crate::domain::pins::KnownGood>,
 }
 
+#[cfg(feature = "ssr")]
+pub use ssr::ProfileService;
+
+#[cfg(feature = "ssr")]
+mod ssr {
+    use super::*;
+    use crate::api::service::BoxFut;
+
+    /// Launch profiles: the list, one profile, and the editor's data and checks. Implemented by the server.
+    pub trait ProfileService: Send + Sync {
+        fn list(&self) -> BoxFut<'_, Result<Vec<ProfileSummary>, ApiError>>;
+        fn get(&self, name: String) -> BoxFut<'_, Result<ProfileView, ApiError>>;
+        fn editor(&self, name: String, change: Option<i64>) -> BoxFut<'_, Result<EditorData, ApiError>>;
+        /// What an installation's own `--help` says about each profile key's flag.
+        fn editor_help(&self, install: String) -> BoxFut<'_, Result<EditorHelp, ApiError>>;
+        /// Checks an edited (unsaved) profile's flags against its installed engine.
+        fn check_flags(&self, name: String, env_text: String) -> BoxFut<'_, Result<FlagCheck, ApiError>>;
+        /// The upgrade preflight of an edited profile against the stored one's installation.
+        fn upgrade_check(
+            &self,
+            name: String,
+            env_text: String,
+        ) -> BoxFut<'_, Result<crate::domain::upgrade::UpgradeCheck, ApiError>>;
+    }
+}
+
 /// All launch profiles.
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_profiles")]
 pub async fn list_profiles() -> Result<Vec<ProfileSummary>, ApiError> {
-    service::authorized("list_profiles")?.0.profiles().await
+    service::authorized("list_profiles")?.profiles.list().await
 }
 
 /// One launch profile with its rendered command.
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_profile")]
 pub async fn get_profile(name: String) -> Result<ProfileView, ApiError> {
-    service::authorized("get_profile")?.0.profile(name).await
+    service::authorized("get_profile")?.profiles.get(name).await
 }
 
 /// An engine installation as the editor needs it: its kind and the command argv starts with.
@@ -82,8 +108,8 @@ pub struct FlagCheck {
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_profile_editor")]
 pub async fn get_profile_editor(name: String, change: Option<i64>) -> Result<EditorData, ApiError> {
     service::authorized("get_profile_editor")?
-        .0
-        .profile_editor(name, change)
+        .profiles
+        .editor(name, change)
         .await
 }
 
@@ -95,8 +121,8 @@ pub async fn upgrade_check(
     env_text: String,
 ) -> Result<crate::domain::upgrade::UpgradeCheck, ApiError> {
     service::authorized("upgrade_check")?
-        .0
-        .upgrade_check_text(profile, env_text)
+        .profiles
+        .upgrade_check(profile, env_text)
         .await
 }
 
@@ -161,14 +187,17 @@ impl EditorHelp {
 /// run the engine's help once per version).
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "editor_flag_help")]
 pub async fn editor_flag_help(install: String) -> Result<EditorHelp, ApiError> {
-    service::authorized("editor_flag_help")?.0.editor_help(install).await
+    service::authorized("editor_flag_help")?
+        .profiles
+        .editor_help(install)
+        .await
 }
 
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "check_profile_flags")]
 pub async fn check_profile_flags(name: String, env_text: String) -> Result<FlagCheck, ApiError> {
     service::authorized("check_profile_flags")?
-        .0
-        .check_flags_text(name, env_text)
+        .profiles
+        .check_flags(name, env_text)
         .await
 }
 

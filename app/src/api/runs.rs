@@ -58,12 +58,29 @@ pub struct SmokeRun {
     pub report: SmokeReport,
 }
 
+#[cfg(feature = "ssr")]
+pub use ssr::RunService;
+
+#[cfg(feature = "ssr")]
+mod ssr {
+    use super::*;
+    use crate::api::service::BoxFut;
+
+    /// Runs against a running engine: smoke-toolcall and bench, and their stored results. Implemented by the server.
+    pub trait RunService: Send + Sync {
+        /// Starts smoke-toolcall (no bench request) or bench against a running profile.
+        fn start(&self, who: String, profile: String, bench: Option<BenchRequest>) -> BoxFut<'_, Result<(), ApiError>>;
+        fn benches(&self, profile: Option<String>, ids: Vec<i64>) -> BoxFut<'_, Result<Vec<BenchRun>, ApiError>>;
+        fn last_smoke(&self, profile: String) -> BoxFut<'_, Result<Option<SmokeRun>, ApiError>>;
+    }
+}
+
 /// Starts smoke-toolcall against a running engine.
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "start_smoke")]
 pub async fn start_smoke(profile: String) -> Result<(), ApiError> {
     service::authorized("start_smoke")?
-        .0
-        .run_start(service::caller()?.name, profile, None)
+        .runs
+        .start(service::caller()?.name, profile, None)
         .await
 }
 
@@ -71,19 +88,19 @@ pub async fn start_smoke(profile: String) -> Result<(), ApiError> {
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "start_bench")]
 pub async fn start_bench(profile: String, request: BenchRequest) -> Result<(), ApiError> {
     service::authorized("start_bench")?
-        .0
-        .run_start(service::caller()?.name, profile, Some(request))
+        .runs
+        .start(service::caller()?.name, profile, Some(request))
         .await
 }
 
 /// Stored bench runs, newest first: of one profile, or the given ids (for comparison).
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_bench_runs")]
 pub async fn list_bench_runs(profile: Option<String>, ids: Vec<i64>) -> Result<Vec<BenchRun>, ApiError> {
-    service::authorized("list_bench_runs")?.0.bench_runs(profile, ids).await
+    service::authorized("list_bench_runs")?.runs.benches(profile, ids).await
 }
 
 /// The newest smoke-toolcall run of a profile, with every case and raw answer.
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_last_smoke")]
 pub async fn get_last_smoke(profile: String) -> Result<Option<SmokeRun>, ApiError> {
-    service::authorized("get_last_smoke")?.0.last_smoke(profile).await
+    service::authorized("get_last_smoke")?.runs.last_smoke(profile).await
 }

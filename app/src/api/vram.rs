@@ -35,11 +35,31 @@ pub struct VramCheck {
     pub error_pct: Option<f64>,
 }
 
+#[cfg(feature = "ssr")]
+pub use ssr::VramService;
+
+#[cfg(feature = "ssr")]
+mod ssr {
+    use super::*;
+    use crate::api::service::BoxFut;
+
+    /// The VRAM calculator on this host: predictions, the engine's check, models and GPUs. Implemented by the server.
+    pub trait VramService: Send + Sync {
+        /// The engine's logged KV cache size against the calculator.
+        fn check(&self, profile: String) -> BoxFut<'_, Result<VramCheck, ApiError>>;
+        fn predict(&self, profile: String, env_text: Option<String>) -> BoxFut<'_, Result<VramPrediction, ApiError>>;
+        /// The models under the models root, read for the calculator.
+        fn models(&self) -> BoxFut<'_, Result<Vec<ModelInfo>, ApiError>>;
+        /// This host's GPUs as the calculator takes them.
+        fn host_gpus(&self) -> BoxFut<'_, Result<Vec<HostGpu>, ApiError>>;
+    }
+}
+
 /// The KV cache check of a profile's engine; `Err` says why there is none (no driver, the
 /// engine has not logged its size yet).
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_vram_check")]
 pub async fn get_vram_check(profile: String) -> Result<VramCheck, ApiError> {
-    service::authorized("get_vram_check")?.0.vram_check(profile).await
+    service::authorized("get_vram_check")?.vram.check(profile).await
 }
 
 /// The calculator's prediction for a profile on this host, calibrated from its latest start
@@ -71,15 +91,15 @@ pub struct VramPrediction {
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "predict_profile_vram")]
 pub async fn predict_profile_vram(profile: String, env_text: Option<String>) -> Result<VramPrediction, ApiError> {
     service::authorized("predict_profile_vram")?
-        .0
-        .predict_vram(profile, env_text)
+        .vram
+        .predict(profile, env_text)
         .await
 }
 
 /// Models under the configured models root (unreadable ones are skipped and logged).
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_models")]
 pub async fn list_models() -> Result<Vec<ModelInfo>, ApiError> {
-    service::authorized("list_models")?.0.models().await
+    service::authorized("list_models")?.vram.models().await
 }
 
 /// A GPU of this host as the calculator takes it: what CUDA will report as its size (NVML's
@@ -95,5 +115,5 @@ pub struct HostGpu {
 /// The GPUs NVML reads on this host; `Err` says why there are none ("no NVIDIA driver: …").
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_host_gpus")]
 pub async fn list_host_gpus() -> Result<Vec<HostGpu>, ApiError> {
-    service::authorized("list_host_gpus")?.0.host_gpus().await
+    service::authorized("list_host_gpus")?.vram.host_gpus().await
 }

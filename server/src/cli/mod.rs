@@ -338,10 +338,7 @@ async fn open(data: &std::path::Path) -> Result<EngineControl, i32> {
         eprintln!("{e:#}");
         PROBLEM
     })?;
-    Ok(EngineControl::new(
-        data,
-        crate::control::profiles::ProfileStore::new(pool),
-    ))
+    Ok(EngineControl::new(data, crate::profile_store::ProfileStore::new(pool)))
 }
 
 fn lang() -> Lang {

@@ -2,7 +2,8 @@
 
 use super::{cli_actor, code_of, lang, OK, PROBLEM, USAGE};
 use crate::control::EngineControl;
-use app::domain::profile::{Profile, Severity};
+use crate::profiles::ImportError;
+use app::domain::profile::Severity;
 use app::i18n::{tr_args, Lang};
 use clap::Subcommand;
 use std::path::PathBuf;
@@ -73,72 +74,25 @@ pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -
                     return USAGE;
                 }
             };
-            let (profile, warnings) = match Profile::from_env(&name, &text) {
-                Ok(ok) => ok,
-                Err(issues) => {
+            let source = file.display().to_string();
+            match crate::profiles::Profiles::new(control.clone())
+                .import(&cli_actor(), &name, &text, &source)
+                .await
+            {
+                Ok(imported) => {
+                    for w in &imported.warnings {
+                        eprintln!("{}", describe_issue(lang, &file, w));
+                    }
+                    println!("{} {name}", if imported.new { "imported" } else { "updated" });
+                    OK
+                }
+                Err(ImportError::Refused(issues)) => {
                     for i in &issues {
                         eprintln!("{}", describe_issue(lang, &file, i));
                     }
-                    return USAGE;
+                    USAGE
                 }
-            };
-            if control.data.engine(&profile.engine).is_none() {
-                let line = text
-                    .lines()
-                    .position(|l| l.trim_start().starts_with("ENGINE"))
-                    .map(|l| l + 1);
-                let issue = app::domain::profile::Issue {
-                    field: "ENGINE".into(),
-                    line,
-                    severity: Severity::Error,
-                    kind: app::domain::profile::IssueKind::UnknownEngine {
-                        value: profile.engine.clone(),
-                    },
-                };
-                eprintln!("{}", describe_issue(lang, &file, &issue));
-                return USAGE;
-            }
-            let refused = control.policy_issues(&profile).await;
-            if !refused.is_empty() {
-                for i in &refused {
-                    let line = text
-                        .lines()
-                        .position(|l| l.trim_start().starts_with(&i.field))
-                        .map(|l| l + 1);
-                    let i = app::domain::profile::Issue { line, ..i.clone() };
-                    eprintln!("{}", describe_issue(lang, &file, &i));
-                }
-                return USAGE;
-            }
-            for w in &warnings {
-                eprintln!("{}", describe_issue(lang, &file, w));
-            }
-            let before = control
-                .store
-                .get(&name)
-                .await
-                .ok()
-                .flatten()
-                .map(|s| s.profile.to_env());
-            match control.store.upsert(&profile).await {
-                Ok(new) => {
-                    println!("{} {name}", if new { "imported" } else { "updated" });
-                    let diff = crate::journal::env_diff(before.as_deref().unwrap_or(""), &profile.to_env());
-                    if !diff.is_empty() {
-                        control
-                            .journal()
-                            .record(
-                                &cli_actor(),
-                                if new { "profile-import" } else { "profile-change" },
-                                &name,
-                                &format!("imported from {}", file.display()),
-                                serde_json::json!({"diff": diff}),
-                            )
-                            .await;
-                    }
-                    OK
-                }
-                Err(e) => {
+                Err(ImportError::Internal(e)) => {
                     eprintln!("{e}");
                     PROBLEM
                 }

@@ -13,7 +13,6 @@ pub mod flags;
 pub mod logs;
 pub mod pins;
 pub mod procfs;
-pub mod profiles;
 pub mod startups;
 pub mod upgrade;
 pub mod verdicts;
@@ -127,7 +126,7 @@ pub enum ControlError {
     #[error("state directory: {0}")]
     Io(#[from] std::io::Error),
     #[error("profile store: {0}")]
-    Store(#[from] crate::control::profiles::StoreError),
+    Store(#[from] crate::profile_store::StoreError),
 }
 
 /// What a serve did.
@@ -267,7 +266,7 @@ pub struct GateHold {
 #[derive(Clone)]
 pub struct EngineControl {
     pub data: DataDir,
-    pub store: crate::control::profiles::ProfileStore,
+    pub store: crate::profile_store::ProfileStore,
 }
 
 fn now_unix() -> u64 {
@@ -278,7 +277,7 @@ fn now_unix() -> u64 {
 }
 
 impl EngineControl {
-    pub fn new(data: DataDir, store: crate::control::profiles::ProfileStore) -> Self {
+    pub fn new(data: DataDir, store: crate::profile_store::ProfileStore) -> Self {
         Self { data, store }
     }
 

@@ -75,7 +75,7 @@ pub async fn init(root: &std::path::Path) -> anyhow::Result<bool> {
             report.findings
         );
     }
-    let store = crate::control::profiles::ProfileStore::new(pool);
+    let store = crate::profile_store::ProfileStore::new(pool);
     let vllm = format!(
         "ENGINE=sim-vllm\nMODEL={}\nSERVED_MODEL_NAME=llama-3.1-8b\nTENSOR_PARALLEL=1\nCONTEXT_LENGTH=32768\nMEM_FRACTION=0.9\nTOOL_CALL_PARSER=llama3_json\nMAX_RUNNING_REQUESTS=64\nMAX_BATCHED_TOKENS=8192\nHOST=127.0.0.1\nPORT=18000\n",
         models.join(models::LLAMA.dir).display()

@@ -9,6 +9,7 @@ pub mod hash;
 pub mod hashcache;
 pub mod jobs;
 pub mod manifest;
+pub mod page;
 pub mod verify;
 
 pub use verify::{verify, HashMode, VerifyError};

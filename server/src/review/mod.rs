@@ -58,12 +58,10 @@ fn refused(e: review::ReviewError) -> ApiError {
 
 /// A profile file checked the way an import is: errors name the field and line.
 pub fn parse_profile(name: &str, env_text: &str) -> Result<Profile, ApiError> {
-    if !app::domain::profile::valid_name(name) {
-        return Err(ApiError::NoSuchProfile(name.to_string()));
-    }
-    Profile::from_env(name, env_text)
-        .map(|(p, _)| p)
-        .map_err(|issues| ApiError::Invalid(issues.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; ")))
+    crate::profiles::parse(name, env_text).map_err(|e| match e {
+        crate::profiles::ProfileError::NoSuchProfile(p) => ApiError::NoSuchProfile(p),
+        other => ApiError::Invalid(other.to_string()),
+    })
 }
 
 impl Changes {

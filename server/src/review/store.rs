@@ -196,7 +196,7 @@ impl ChangeStore {
         base_env: &str,
         candidate: &app::domain::profile::Profile,
     ) -> Result<Activation, StoreError> {
-        use crate::control::profiles::{get_on, upsert_on};
+        use crate::profile_store::{get_on, upsert_on};
         let mut tx = self.pool.begin().await?;
         let active = get_on(&mut tx, &candidate.name)
             .await

@@ -7,6 +7,7 @@
 //! Callers journal the outcome under their own kind.
 
 pub mod bench;
+pub mod live;
 pub mod smoke;
 pub mod store;
 pub mod tokens;

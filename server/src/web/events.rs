@@ -198,7 +198,7 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
                 );
             }
             offset = next;
-            let run = runs.lock().ok().and_then(|g| g.get(&profile).cloned());
+            let run = runs.status(&profile);
             let points = history.since(&profile, last_point_ms);
             if let Some(p) = points.last() {
                 last_point_ms = p.t_ms;

@@ -1,19 +1,18 @@
 //! The web console: leptos pages and server functions, the event streams, static files and
 //! the request guards (no cross-origin writes; sessions, roles and CSRF tokens).
 
+mod adapters;
 pub mod assets;
 mod auth;
 mod events;
 mod guard;
 mod incidents;
 mod prometheus;
-mod service;
 pub mod streams;
 mod tls_listener;
 
 use crate::control::EngineControl;
 use anyhow::{bail, Context};
-use app::api::service::Services;
 use axum::routing::get;
 use axum::Router;
 use leptos::prelude::*;
@@ -21,9 +20,6 @@ use leptos_axum::{generate_route_list, LeptosRoutes};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// Runs (smoke-toolcall, bench) started from an engine page, by profile.
-pub type RunRegistry = Arc<std::sync::Mutex<std::collections::HashMap<String, app::api::RunStatus>>>;
 
 /// Shared state of the HTTP handlers.
 #[derive(Clone)]
@@ -33,7 +29,7 @@ pub struct WebState {
     pub fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>,
     pub gpu: tokio::sync::watch::Receiver<app::domain::gpu::GpuState>,
     pub history: crate::monitor::history::History,
-    pub runs: RunRegistry,
+    pub runs: crate::runs::live::LiveRuns,
     pub metrics: Arc<crate::monitor::console_metrics::ConsoleMetrics>,
     pub incidents: crate::incidents::Incidents,
     pub records: crate::records::Records,
@@ -82,7 +78,7 @@ pub fn router(
         .site_pkg_dir(urls.pkg_dir.clone())
         .site_addr(addr)
         .build();
-    let runs: RunRegistry = Default::default();
+    let runs = crate::runs::live::LiveRuns::new(control.clone(), Default::default());
     let incidents =
         crate::incidents::Incidents::new(control.clone(), Some(feeds.history.clone()), Some(feeds.gpu.clone()));
     let auth = auth::AuthState {
@@ -100,14 +96,14 @@ pub fn router(
         trusted_proxies: control.data.config.auth.trusted_proxies.clone(),
     };
     let changes = crate::review::Changes::new(control.clone());
-    let services = Services(Arc::new(service::ConsoleServiceImpl::new(
-        control.clone(),
-        feeds.clone(),
-        runs.clone(),
-        incidents.clone(),
-        auth.clone(),
+    let services = adapters::services(adapters::Features {
+        control: control.clone(),
+        feeds: feeds.clone(),
+        runs: runs.clone(),
+        incidents: incidents.clone(),
+        auth: auth.clone(),
         changes,
-    )));
+    });
     let control_pool = control.store.pool();
     let state = WebState {
         leptos: leptos.clone(),

@@ -8,8 +8,8 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use server::auth::Accounts;
 use server::config::DataDir;
-use server::control::profiles::ProfileStore;
 use server::control::EngineControl;
+use server::profile_store::ProfileStore;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tower::ServiceExt;
@@ -18,7 +18,8 @@ const PASSWORD: &str = "correct horse battery staple";
 
 struct App {
     router: axum::Router,
-    _dir: tempfile::TempDir,
+    control: EngineControl,
+    dir: tempfile::TempDir,
 }
 
 async fn app() -> App {
@@ -42,8 +43,8 @@ async fn app() -> App {
     let control = EngineControl::new(data, ProfileStore::new(pool));
     let metrics = Arc::new(server::monitor::console_metrics::ConsoleMetrics::default());
     let feeds = server::monitor::start(control.clone(), metrics.clone()).await;
-    let router = server::web::router(control, feeds, metrics, "127.0.0.1:3000".parse().unwrap());
-    App { router, _dir: dir }
+    let router = server::web::router(control.clone(), feeds, metrics, "127.0.0.1:3000".parse().unwrap());
+    App { router, control, dir }
 }
 
 struct Reply {
@@ -88,6 +89,19 @@ impl App {
             format!("roofline_session={}", cookie("roofline_session")),
             cookie("roofline_csrf"),
         )
+    }
+
+    /// A server function called by a signed-in account (cookie and CSRF token) with a form body.
+    async fn call_as(&self, session: &(String, String), endpoint: &str, body: &str) -> Reply {
+        self.send(
+            Request::post(format!("/api/fn/{endpoint}"))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("cookie", &session.0)
+                .header("x-csrf-token", &session.1)
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+        )
+        .await
     }
 
     async fn call(&self, endpoint: &str, cookie: Option<&str>, csrf: Option<&str>) -> Reply {
@@ -359,5 +373,91 @@ async fn a_development_bundle_is_served_from_the_site_directory_uncached() {
     assert!(
         !r.body.contains("<html"),
         "a missing bundle file is a plain 404, not the app"
+    );
+}
+
+/// Issue 11, through the router in-process: an operator submits v1, an approver opens it, the
+/// operator saves v2, the approver approves what he saw. The approval is bound to the content
+/// hash reviewed, so it is refused, naming both hashes; the approval of v2 as it is goes
+/// through and the journal records the hash approved.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_binds_to_the_content_the_approver_saw() {
+    let app = app().await;
+    std::fs::create_dir_all(app.dir.path().join("models/m")).unwrap();
+    let active = "ENGINE=sim-vllm\nMODEL=models/m\nSERVED_MODEL_NAME=m\nCONTEXT_LENGTH=8192\nPORT=18123\n";
+    let (profile, _) = app::domain::profile::Profile::from_env("ed", active).unwrap();
+    app.control.store.upsert(&profile).await.unwrap();
+    let active = profile.to_env();
+    let (olga, anna) = (app.login("olga").await, app.login("anna").await);
+    let propose = |id: Option<i64>, text: &str| {
+        let id = id.map(|i| format!("id={i}&")).unwrap_or_default();
+        format!(
+            "{id}profile=ed&env_text={}&reason=4k&submit=true",
+            crate::common::urlencode(text)
+        )
+    };
+    let change = async |id: i64| -> serde_json::Value {
+        let r = app.call_as(&anna, "get_change", &format!("id={id}")).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        serde_json::from_str(&r.body).unwrap()
+    };
+
+    let v1 = active.replace("CONTEXT_LENGTH=8192", "CONTEXT_LENGTH=4096");
+    let r = app.call_as(&olga, "propose_change", &propose(None, &v1)).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let id: i64 = r.body.trim().parse().unwrap();
+    // The approver opens v1.
+    let seen = change(id).await;
+    let h1 = seen["content_hash"].as_str().unwrap().to_string();
+    assert_eq!(h1.len(), 64, "{seen}");
+    // The operator saves v2 while the approver reads.
+    let v2 = active.replace("CONTEXT_LENGTH=8192", "CONTEXT_LENGTH=131072");
+    let r = app.call_as(&olga, "propose_change", &propose(Some(id), &v2)).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Approving what he saw is refused, naming the hash's start.
+    let r = app
+        .call_as(
+            &anna,
+            "review_change",
+            &format!("id={id}&approve=true&comment=ok&content_hash={h1}"),
+        )
+        .await;
+    assert!(
+        r.status.as_u16() >= 400,
+        "an approval of content that changed went through: {}",
+        r.body
+    );
+    assert!(
+        r.body.contains("changed since") && r.body.contains(&h1[..12]),
+        "{}",
+        r.body
+    );
+    let now = change(id).await;
+    assert_eq!(now["summary"]["state"], "submitted", "{now}");
+    assert_ne!(now["content_hash"], seen["content_hash"]);
+    // Without a hash nothing is approved either.
+    let r = app
+        .call_as(&anna, "review_change", &format!("id={id}&approve=true&comment=ok"))
+        .await;
+    assert!(r.status.as_u16() >= 400, "{}", r.body);
+    // v2 as it is now is approved, and the journal records the hash approved.
+    let h2 = now["content_hash"].as_str().unwrap();
+    let r = app
+        .call_as(
+            &anna,
+            "review_change",
+            &format!("id={id}&approve=true&comment=ok&content_hash={h2}"),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let approved = app
+        .control
+        .journal()
+        .list(None, Some("change-approved"), 10)
+        .await
+        .unwrap();
+    assert!(
+        approved.iter().any(|e| e.detail.to_string().contains(h2)),
+        "{approved:?}"
     );
 }

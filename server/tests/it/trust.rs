@@ -49,7 +49,7 @@ async fn a_stored_profile_that_loads_code_does_not_start() {
     // Stored behind the import's back (an older console, a hand-edited database).
     {
         let data = server::config::DataDir::open(env.data()).unwrap();
-        let store = server::control::profiles::ProfileStore::new(server::db::open(&data.db_path()).await.unwrap());
+        let store = server::profile_store::ProfileStore::new(server::db::open(&data.db_path()).await.unwrap());
         let text = format!(
             "ENGINE=sim-vllm\nMODEL={}\nPORT={port}\nEXTRA_ARGS='--port 1 --trust-remote-code'\n",
             env.model().display()

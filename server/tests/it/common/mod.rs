@@ -94,8 +94,7 @@ impl Env {
         std::thread::spawn(move || {
             tokio::runtime::Runtime::new().unwrap().block_on(async {
                 let data = server::config::DataDir::open(&data).unwrap();
-                let store =
-                    server::control::profiles::ProfileStore::new(server::db::open(&data.db_path()).await.unwrap());
+                let store = server::profile_store::ProfileStore::new(server::db::open(&data.db_path()).await.unwrap());
                 store.upsert(&p).await.unwrap();
             })
         })

@@ -1,0 +1,69 @@
+//! One thin adapter per feature between the UI's service traits (`app::api`) and the server's
+//! features: the caller's name in, the feature's error mapped to the browser's `ApiError` out.
+//! This is the only place that maps errors and boxes futures; use-cases live in the features.
+
+mod engines;
+mod incidents;
+mod journal;
+mod models;
+mod profiles;
+mod runs;
+mod vram;
+
+use crate::api_error::internal;
+use crate::control::{ControlError, EngineControl};
+use app::api::service::Services;
+use app::api::ApiError;
+use std::sync::Arc;
+
+/// Engine-control errors as the UI explains them.
+pub fn control_error(e: ControlError) -> ApiError {
+    match e {
+        ControlError::NoSuchProfile(p) => ApiError::NoSuchProfile(p),
+        ControlError::NoSuchEngine { profile, engine, .. } => ApiError::NoSuchEngine { profile, engine },
+        ControlError::PortBusy { port, owner } => ApiError::PortBusy { port, owner },
+        other @ (ControlError::ModelPath { .. }
+        | ControlError::Busy(_)
+        | ControlError::Gated(_)
+        | ControlError::GateBlocked(_)
+        | ControlError::Survivors { .. }
+        | ControlError::Refused { .. }) => ApiError::Invalid(other.to_string()),
+        other => internal(other),
+    }
+}
+
+/// The features one console serves, built once at start.
+pub struct Features {
+    pub control: EngineControl,
+    pub feeds: crate::monitor::Feeds,
+    pub runs: crate::runs::live::LiveRuns,
+    pub incidents: crate::incidents::Incidents,
+    pub auth: super::auth::AuthState,
+    pub changes: crate::review::Changes,
+}
+
+/// Each feature behind its service trait, for leptos' context.
+pub fn services(f: Features) -> Services {
+    Services {
+        accounts: Arc::new(f.auth),
+        changes: Arc::new(f.changes),
+        engines: Arc::new(engines::Adapter(crate::engines::Engines::new(
+            f.control.clone(),
+            &f.feeds,
+            f.runs.clone(),
+        ))),
+        profiles: Arc::new(profiles::Adapter {
+            profiles: crate::profiles::Profiles::new(f.control.clone()),
+            changes: crate::review::Changes::new(f.control.clone()),
+        }),
+        runs: Arc::new(runs::Adapter(f.runs)),
+        incidents: Arc::new(incidents::Adapter(f.incidents)),
+        journal: Arc::new(journal::Adapter(f.control.journal())),
+        vram: Arc::new(vram::Adapter(f.control.clone())),
+        models: Arc::new(models::Adapter(crate::models::page::Models::new(
+            f.control.data.clone(),
+            f.control.store.clone(),
+            f.control.journal(),
+        ))),
+    }
+}
