@@ -7,6 +7,12 @@
 //! NAME is one of [`BENCHES`]; without one, every bench runs in turn. Each bench's own file
 //! says what it measures and which arguments it reads. A bench that fails panics, and the
 //! binary exits non-zero.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a bench panics on a broken setup, naming it, and reads as one scenario"
+)]
 
 mod common;
 mod fleet_scale;

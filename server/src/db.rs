@@ -1,5 +1,5 @@
 //! The database: SQLite (WAL) with embedded migrations. Each feature keeps its own store
-//! (profiles in `profile_store`, runs in `runs::store`, changes in `review::store`, …)
+//! (profiles in `profile_store`, runs in `runs::store`, changes in `changes::store`, …)
 //! over the pool opened here.
 
 use anyhow::Context;

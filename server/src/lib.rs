@@ -26,6 +26,7 @@ pub mod tls;
 
 // Features.
 pub mod auth;
+pub mod changes;
 pub mod control;
 pub mod demo;
 pub mod engines;
@@ -34,7 +35,6 @@ pub mod models;
 pub mod monitor;
 pub mod preflight;
 pub mod profiles;
-pub mod review;
 pub mod runs;
 pub mod sim;
 pub mod vram;

@@ -1,8 +1,9 @@
 //! The console's API as the UI sees it: data shapes, typed errors, and server functions.
 //!
-//! Server functions stay thin: they forward to a [`service::ConsoleService`] that the `server`
-//! crate implements and provides through leptos context, because `app` cannot depend on
-//! `server`. Plain JSON routes and the SSE streams live in `server` and reuse these shapes.
+//! Server functions stay thin: each checks the caller against the access table and forwards to
+//! its feature's service trait (declared beside it, e.g. `engines::EngineService`), which the
+//! `server` crate implements (`web/adapters/`) and provides through leptos context as
+//! [`service::Services`], because `app` cannot depend on `server`. Plain JSON routes and the SSE streams live in `server` and reuse these shapes.
 
 pub mod accounts;
 pub mod changes;

@@ -38,7 +38,7 @@ pub struct Incidents {
     pub control: EngineControl,
     pub store: IncidentStore,
     /// Profile changes an incident proposes go through review like any other.
-    changes: crate::review::Changes,
+    changes: crate::changes::Changes,
     history: Option<History>,
     gpu: Option<tokio::sync::watch::Receiver<GpuState>>,
     /// Without the console's history: how long the metric window scraped now lasts.
@@ -66,7 +66,7 @@ impl Incidents {
     ) -> Self {
         let store = IncidentStore::new(control.store.pool());
         Self {
-            changes: crate::review::Changes::new(control.clone()),
+            changes: crate::changes::Changes::new(control.clone()),
             control,
             store,
             history,
@@ -283,7 +283,6 @@ impl Incidents {
                 // Under review like every profile change (the same checks as the editor: not the
                 // same as the active profile, not stale): an approver approves it and its gate
                 // makes it active (or the previous profile stays).
-                use app::api::ChangeService;
                 let caller = app::api::Caller {
                     name: who.to_string(),
                     role: app::domain::auth::Role::Operator,

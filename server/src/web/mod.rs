@@ -95,7 +95,7 @@ pub fn router(
         journal: control.journal(),
         trusted_proxies: control.data.config.auth.trusted_proxies.clone(),
     };
-    let changes = crate::review::Changes::new(control.clone());
+    let changes = crate::changes::Changes::new(control.clone());
     let services = adapters::services(adapters::Features {
         control: control.clone(),
         feeds: feeds.clone(),
@@ -235,7 +235,7 @@ pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<(
             "listening on {addr} with secure_cookies = false: sessions travel in clear text unless TLS is in front"
         );
     }
-    crate::review::Changes::new(control.clone()).recover().await;
+    crate::changes::Changes::new(control.clone()).recover().await;
     match crate::auth::Accounts::new(control.store.pool()).setup_secret().await {
         Ok(Some(secret)) => {
             // The one way in on a fresh console: printed once, stored only as a hash, used up

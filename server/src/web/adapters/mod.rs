@@ -2,6 +2,7 @@
 //! features: the caller's name in, the feature's error mapped to the browser's `ApiError` out.
 //! This is the only place that maps errors and boxes futures; use-cases live in the features.
 
+mod changes;
 mod engines;
 mod incidents;
 mod journal;
@@ -39,14 +40,14 @@ pub struct Features {
     pub runs: crate::runs::live::LiveRuns,
     pub incidents: crate::incidents::Incidents,
     pub auth: super::auth::AuthState,
-    pub changes: crate::review::Changes,
+    pub changes: crate::changes::Changes,
 }
 
 /// Each feature behind its service trait, for leptos' context.
 pub fn services(f: Features) -> Services {
     Services {
         accounts: Arc::new(f.auth),
-        changes: Arc::new(f.changes),
+        changes: Arc::new(changes::Adapter(f.changes.clone())),
         engines: Arc::new(engines::Adapter(crate::engines::Engines::new(
             f.control.clone(),
             &f.feeds,
@@ -54,7 +55,7 @@ pub fn services(f: Features) -> Services {
         ))),
         profiles: Arc::new(profiles::Adapter {
             profiles: crate::profiles::Profiles::new(f.control.clone()),
-            changes: crate::review::Changes::new(f.control.clone()),
+            changes: f.changes,
         }),
         runs: Arc::new(runs::Adapter(f.runs)),
         incidents: Arc::new(incidents::Adapter(f.incidents)),

@@ -2,8 +2,8 @@
 //! candidate text from review first.
 
 use crate::api_error::internal;
+use crate::changes::Changes;
 use crate::profiles::{ProfileError, Profiles};
-use crate::review::Changes;
 use app::api::service::BoxFut;
 use app::api::{ApiError, EditorData, EditorHelp, FlagCheck, ProfileService, ProfileSummary, ProfileView};
 
@@ -33,7 +33,13 @@ impl ProfileService for Adapter {
     fn editor(&self, name: String, change: Option<i64>) -> BoxFut<'_, Result<EditorData, ApiError>> {
         Box::pin(async move {
             let candidate = match change {
-                Some(id) => Some((id, self.changes.candidate_env(id, &name).await?)),
+                Some(id) => Some((
+                    id,
+                    self.changes
+                        .candidate_env(id, &name)
+                        .await
+                        .map_err(super::changes::error)?,
+                )),
                 None => None,
             };
             self.profiles.editor(&name, candidate).await.map_err(error)

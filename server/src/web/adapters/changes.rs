@@ -1,0 +1,78 @@
+//! Profile changes under review behind `ChangeService`.
+
+use crate::api_error::internal;
+use crate::changes::{ChangeError, Changes};
+use app::api::service::BoxFut;
+use app::api::{ApiError, Caller, ChangeService, ChangeSummary, ChangeView};
+
+pub struct Adapter(pub Changes);
+
+/// Change errors as the UI explains them.
+pub fn error(e: ChangeError) -> ApiError {
+    match e {
+        ChangeError::NoSuchProfile(p) => ApiError::NoSuchProfile(p),
+        ChangeError::NoSuchEngine { profile, engine } => ApiError::NoSuchEngine { profile, engine },
+        ChangeError::Forbidden(why) => ApiError::Forbidden(why),
+        ChangeError::Internal(e) => internal(e),
+        other @ (ChangeError::NotFound(_) | ChangeError::Invalid(_)) => ApiError::Invalid(other.to_string()),
+    }
+}
+
+impl ChangeService for Adapter {
+    fn list(&self, profile: Option<String>) -> BoxFut<'_, Result<Vec<ChangeSummary>, ApiError>> {
+        Box::pin(async move { self.0.list(profile).await.map_err(error) })
+    }
+
+    fn get(&self, caller: Caller, id: i64) -> BoxFut<'_, Result<ChangeView, ApiError>> {
+        Box::pin(async move { self.0.get(caller, id).await.map_err(error) })
+    }
+
+    fn propose(
+        &self,
+        caller: Caller,
+        id: Option<i64>,
+        profile: String,
+        env_text: String,
+        reason: String,
+        submit: bool,
+    ) -> BoxFut<'_, Result<i64, ApiError>> {
+        Box::pin(async move {
+            self.0
+                .propose(caller, id, profile, env_text, reason, submit)
+                .await
+                .map_err(error)
+        })
+    }
+
+    fn review(
+        &self,
+        caller: Caller,
+        id: i64,
+        approve: bool,
+        comment: String,
+        content_hash: String,
+    ) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move {
+            self.0
+                .review(caller, id, approve, comment, content_hash)
+                .await
+                .map_err(error)
+        })
+    }
+
+    fn withdraw(&self, caller: Caller, id: i64, comment: String) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move { self.0.withdraw(caller, id, comment).await.map_err(error) })
+    }
+
+    fn comment(&self, caller: Caller, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move { self.0.comment(caller, id, text).await.map_err(error) })
+    }
+
+    fn start_gate(&self, caller: Caller, id: i64) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move { self.0.start_gate(caller, id).await.map_err(error) })
+    }
+
+    fn rollback(&self, caller: Caller, id: i64, reason: String) -> BoxFut<'_, Result<(), ApiError>> {
+        Box::pin(async move { self.0.rollback(caller, id, reason).await.map_err(error) })
+    }
+}
