@@ -2,6 +2,7 @@
 
 mod confirm;
 mod echart;
+mod grid;
 mod i18n_ctx;
 mod lang_switch;
 mod role_ctx;
@@ -12,6 +13,7 @@ mod vram_picture;
 
 pub use confirm::ConfirmDialog;
 pub use echart::EChart;
+pub use grid::{Grid, Head};
 pub use i18n_ctx::{initial_lang as i18n_ctx_initial, provide_i18n, use_i18n, I18n};
 pub use lang_switch::LangSwitch;
 pub use role_ctx::{can, initial_role, provide_role};

@@ -3,6 +3,7 @@
 //! the server, follows the colour scheme through CSS variables and needs no chart library.
 
 use super::use_i18n;
+use crate::components::{Grid, Head};
 use crate::domain::vram_picture::{CurvePoint, Part, Segment};
 use leptos::prelude::*;
 
@@ -198,14 +199,11 @@ pub fn ConcurrencyCurve(
             <p class="muted" data-testid="vram-curve-label">{label}</p>
             <details>
                 <summary>{move || i18n.t("vram-curve-table")}</summary>
-                <table class="grid">
-                    <thead><tr><th scope="col">{move || i18n.t("vram-curve-x")}</th><th scope="col">{move || i18n.t("vram-curve-y")}</th></tr></thead>
-                    <tbody>
+                <Grid heads=vec![Head::t("vram-curve-x"), Head::t("vram-curve-y")]>
                         {table.into_iter().map(|p| view! {
                             <tr><td class="num">{p.ctx.to_string()}</td><td class="num">{move || i18n.num(p.concurrency, 2)}</td></tr>
                         }).collect_view()}
-                    </tbody>
-                </table>
+                    </Grid>
             </details>
         </figure>
     }

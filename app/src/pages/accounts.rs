@@ -5,6 +5,7 @@
 
 use crate::api::{list_accounts, whoami, ChangePassword, CreateAccount, Logout, SetupAdmin, UpdateAccount};
 use crate::components::use_i18n;
+use crate::components::{Grid, Head};
 use crate::domain::auth::Role;
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
@@ -210,15 +211,7 @@ pub fn AccountsPage() -> impl IntoView {
             {move || create.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorNote error=e/> })}
             {move || update.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorNote error=e/> })}
             {crate::pages::loaded(rows, move |list| view! {
-                        <table class="grid" data-testid="accounts-table">
-                            <thead><tr>
-                                <th scope="col">{move || i18n.t("login-name")}</th>
-                                <th scope="col">{move || i18n.t("accounts-role")}</th>
-                                <th scope="col">{move || i18n.t("accounts-state")}</th>
-                                <th scope="col">{move || i18n.t("accounts-created")}</th>
-                                <th scope="col">{move || i18n.t("accounts-password")}</th>
-                            </tr></thead>
-                            <tbody>
+                        <Grid heads=vec![Head::t("login-name"), Head::t("accounts-role"), Head::t("accounts-state"), Head::t("accounts-created"), Head::t("accounts-password")] testid="accounts-table">
                                 {list.into_iter().map(|a| {
                                     let (n1, n2, n3) = (a.name.clone(), a.name.clone(), a.name.clone());
                                     let disabled = a.disabled;
@@ -253,8 +246,7 @@ pub fn AccountsPage() -> impl IntoView {
                                         </tr>
                                     }
                                 }).collect_view()}
-                            </tbody>
-                        </table>
+                            </Grid>
                     }.into_any())}
         </section>
     }

@@ -2,6 +2,7 @@
 
 use crate::api::{list_bench_runs, BenchRun};
 use crate::components::use_i18n;
+use crate::components::{Grid, Head};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 
@@ -27,20 +28,7 @@ pub fn BenchListPage() -> impl IntoView {
             </div>
             <p class="muted">{move || i18n.t("bench-hint")}</p>
             {crate::pages::loaded_rows(runs, "bench-empty", move |rows| view! {
-                        <table class="grid" data-testid="bench-table">
-                            <thead><tr>
-                                <th scope="col"></th>
-                                <th scope="col">"#"</th>
-                                <th scope="col">{move || i18n.t("col-profile")}</th>
-                                <th scope="col">{move || i18n.t("bench-version")}</th>
-                                <th scope="col">{move || i18n.t("bench-load")}</th>
-                                <th scope="col">{move || i18n.t("bench-req-s")}</th>
-                                <th scope="col">{move || i18n.t("bench-tok-s")}</th>
-                                <th scope="col">"TTFT p95"</th>
-                                <th scope="col">"TPOT p95"</th>
-                                <th scope="col">{move || i18n.t("col-updated")}</th>
-                            </tr></thead>
-                            <tbody>
+                        <Grid heads=vec![Head::text(""), Head::text("#"), Head::t("col-profile"), Head::t("bench-version"), Head::t("bench-load"), Head::t("bench-req-s"), Head::t("bench-tok-s"), Head::text("TTFT p95"), Head::text("TPOT p95"), Head::t("col-updated")] testid="bench-table">
                                 {rows.into_iter().map(|r| {
                                     let id = r.id;
                                     view! {
@@ -59,8 +47,7 @@ pub fn BenchListPage() -> impl IntoView {
                                         </tr>
                                     }
                                 }).collect_view()}
-                            </tbody>
-                        </table>
+                            </Grid>
                     }.into_any())}
         </section>
     }

@@ -7,6 +7,7 @@ use crate::api::{
     RollbackChange, StartChangeGate, WithdrawChange,
 };
 use crate::components::use_i18n;
+use crate::components::{Grid, Head};
 use crate::domain::review::{ChangeAction, ChangeState};
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
@@ -46,21 +47,11 @@ pub fn ChangeListPage() -> impl IntoView {
 /// Changes, newest first: all of them, or one profile's (on the profile's page).
 #[component]
 pub fn ChangeList(profile: Option<String>) -> impl IntoView {
-    let i18n = use_i18n();
     let rows = Resource::new(move || profile.clone(), list_changes);
     crate::components::use_record_changes(|v| v.changes, move || rows.refetch());
     view! {
             {crate::pages::loaded_rows(rows, "changes-empty", move |list| view! {
-                        <table class="grid" data-testid="changes-table">
-                            <thead><tr>
-                                <th scope="col">"#"</th>
-                                <th scope="col">{move || i18n.t("col-profile")}</th>
-                                <th scope="col">{move || i18n.t("change-author")}</th>
-                                <th scope="col">{move || i18n.t("change-state")}</th>
-                                <th scope="col">{move || i18n.t("journal-reason")}</th>
-                                <th scope="col">{move || i18n.t("change-updated")}</th>
-                            </tr></thead>
-                            <tbody>
+                        <Grid heads=vec![Head::text("#"), Head::t("col-profile"), Head::t("change-author"), Head::t("change-state"), Head::t("journal-reason"), Head::t("change-updated")] testid="changes-table">
                                 {list.into_iter().map(|c| view! {
                                     <tr data-testid="change-row">
                                         <td class="num"><a href=format!("/changes/{}", c.id)>{c.id}</a></td>
@@ -71,8 +62,7 @@ pub fn ChangeList(profile: Option<String>) -> impl IntoView {
                                         <td><crate::components::Time at=c.updated_at.clone()/></td>
                                     </tr>
                                 }).collect_view()}
-                            </tbody>
-                        </table>
+                            </Grid>
                     }.into_any())}
     }
 }
@@ -189,16 +179,10 @@ fn VerdictChange(before: Prediction, after: Prediction) -> impl IntoView {
     view! {
         <section class="verdict-change">
             <h2>{move || i18n.t("change-verdicts")}</h2>
-            <table class="grid" data-testid="change-verdicts">
-                <thead><tr>
-                    <th scope="col">{move || i18n.t("change-before")}</th>
-                    <th scope="col">{move || i18n.t("change-after")}</th>
-                </tr></thead>
-                <tbody><tr>
+            <Grid heads=vec![Head::t("change-before"), Head::t("change-after")] testid="change-verdicts"><tr>
                     {move || cell(before.value().get(), "before")}
                     {move || cell(after.value().get(), "after")}
-                </tr></tbody>
-            </table>
+                </tr></Grid>
         </section>
     }
 }

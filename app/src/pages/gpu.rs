@@ -3,6 +3,7 @@
 //! Without an NVIDIA driver it says so, in words, instead of showing an empty table.
 
 use crate::components::use_i18n;
+use crate::components::{Grid, Head};
 use crate::domain::gpu::{GpuReading, GpuState};
 use leptos::prelude::*;
 
@@ -23,22 +24,7 @@ pub fn GpuPanel(gpu: RwSignal<GpuState>) -> impl IntoView {
             GpuState::Available { driver, cuda, gpus, .. } => view! {
                 <p class="muted">{move || i18n.ta("gpu-driver", &[("driver", driver.clone().unwrap_or_default().into())])}
                     {cuda.clone().map(|c| format!(" · CUDA {c}"))}</p>
-                <table class="grid" data-testid="gpu-table">
-                    <thead>
-                        <tr>
-                            <th scope="col">"#"</th>
-                            <th scope="col">{move || i18n.t("gpu-col-name")}</th>
-                            <th scope="col">{move || i18n.t("gpu-col-memory")}</th>
-                            <th scope="col">{move || i18n.t("gpu-col-util")}</th>
-                            <th scope="col">{move || i18n.t("gpu-col-temp")}</th>
-                            <th scope="col">{move || i18n.t("gpu-col-power")}</th>
-                            <th scope="col">{move || i18n.t("gpu-col-clock")}</th>
-                            <th scope="col">{move || i18n.t("gpu-col-throttle")}</th>
-                            <th scope="col">{move || i18n.t("gpu-col-processes")}</th>
-                        </tr>
-                    </thead>
-                    <tbody>{gpus.into_iter().map(|g| view! { <GpuRow g/> }).collect_view()}</tbody>
-                </table>
+                <Grid heads=vec![Head::text("#"), Head::t("gpu-col-name"), Head::t("gpu-col-memory"), Head::t("gpu-col-util"), Head::t("gpu-col-temp"), Head::t("gpu-col-power"), Head::t("gpu-col-clock"), Head::t("gpu-col-throttle"), Head::t("gpu-col-processes")] testid="gpu-table">{gpus.into_iter().map(|g| view! { <GpuRow g/> }).collect_view()}</Grid>
             }
             .into_any(),
         }}

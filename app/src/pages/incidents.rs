@@ -7,6 +7,7 @@ use crate::api::{
 };
 use crate::charts::{option, ChartKind};
 use crate::components::{use_i18n, EChart, I18n};
+use crate::components::{Grid, Head};
 use crate::domain::incident::{
     action_text, entry_text, offered_actions, reading_text, window_summary, Entry, Incident, Postmortem,
 };
@@ -67,16 +68,7 @@ pub fn IncidentListPage() -> impl IntoView {
         <section class="incidents">
             <div class="page-head"><h1>{move || i18n.t("incidents-title")}</h1></div>
             {crate::pages::loaded_rows(list, "incidents-empty", move |rows| view! {
-                        <table class="grid" data-testid="incident-table">
-                            <thead><tr>
-                                <th scope="col">"#"</th>
-                                <th scope="col">{move || i18n.t("col-profile")}</th>
-                                <th scope="col">{move || i18n.t("incident-diagnosis")}</th>
-                                <th scope="col">{move || i18n.t("incident-opened")}</th>
-                                <th scope="col">{move || i18n.t("incident-opened-by")}</th>
-                                <th scope="col">{move || i18n.t("col-state")}</th>
-                            </tr></thead>
-                            <tbody>
+                        <Grid heads=vec![Head::text("#"), Head::t("col-profile"), Head::t("incident-diagnosis"), Head::t("incident-opened"), Head::t("incident-opened-by"), Head::t("col-state")] testid="incident-table">
                                 {rows.into_iter().map(|r| {
                                     let rule = r.rule;
                                     view! {
@@ -93,8 +85,7 @@ pub fn IncidentListPage() -> impl IntoView {
                                         </tr>
                                     }
                                 }).collect_view()}
-                            </tbody>
-                        </table>
+                            </Grid>
                     }.into_any())}
         </section>
     }

@@ -3,6 +3,7 @@
 
 use crate::api::{list_journal, verify_journal};
 use crate::components::use_i18n;
+use crate::components::{Grid, Head};
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
 
@@ -31,17 +32,7 @@ pub fn JournalPage() -> impl IntoView {
                 <a data-testid="journal-export" href=move || format!("/api/journal.json?query={}", applied.get()) download="journal.json">{move || i18n.t("journal-export")}</a>
             </form>
             {crate::pages::loaded_rows(entries, "journal-empty", move |rows| view! {
-                        <table class="grid" data-testid="journal-table">
-                            <thead><tr>
-                                <th scope="col">"#"</th>
-                                <th scope="col">{move || i18n.t("journal-at")}</th>
-                                <th scope="col">{move || i18n.t("journal-who")}</th>
-                                <th scope="col">{move || i18n.t("journal-kind")}</th>
-                                <th scope="col">{move || i18n.t("col-profile")}</th>
-                                <th scope="col">{move || i18n.t("journal-reason")}</th>
-                                <th scope="col">{move || i18n.t("journal-detail")}</th>
-                            </tr></thead>
-                            <tbody>
+                        <Grid heads=vec![Head::text("#"), Head::t("journal-at"), Head::t("journal-who"), Head::t("journal-kind"), Head::t("col-profile"), Head::t("journal-reason"), Head::t("journal-detail")] testid="journal-table">
                                 {rows.into_iter().map(|e| view! {
                                     <tr data-testid="journal-row" data-kind=e.kind.clone()>
                                         <td class="num">{e.seq}</td>
@@ -53,8 +44,7 @@ pub fn JournalPage() -> impl IntoView {
                                         <td class="mono small" title=e.hash.clone()>{e.detail.to_string()}</td>
                                     </tr>
                                 }).collect_view()}
-                            </tbody>
-                        </table>
+                            </Grid>
                     }.into_any())}
         </section>
     }

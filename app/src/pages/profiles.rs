@@ -2,6 +2,7 @@
 
 use crate::api::{get_profile, list_profiles, ProfileSummary, ProfileView};
 use crate::components::{use_i18n, SimulatedBadge};
+use crate::components::{Grid, Head};
 use crate::domain::flagmap::display_argv;
 use crate::domain::profile::Severity;
 use crate::i18n::Arg;
@@ -23,19 +24,8 @@ pub fn ProfileListPage() -> impl IntoView {
 
 #[component]
 fn ProfileTable(rows: Vec<ProfileSummary>) -> impl IntoView {
-    let i18n = use_i18n();
     view! {
-        <table class="grid" data-testid="profile-table">
-            <thead>
-                <tr>
-                    <th scope="col">{move || i18n.t("col-profile")}</th>
-                    <th scope="col">{move || i18n.t("col-engine")}</th>
-                    <th scope="col">{move || i18n.t("col-model")}</th>
-                    <th scope="col">{move || i18n.t("col-port")}</th>
-                    <th scope="col">{move || i18n.t("col-updated")}</th>
-                </tr>
-            </thead>
-            <tbody>
+        <Grid heads=vec![Head::t("col-profile"), Head::t("col-engine"), Head::t("col-model"), Head::t("col-port"), Head::t("col-updated")] testid="profile-table">
                 {rows.into_iter().map(|p| {
                     let kind = p.kind.map(|k| k.as_str()).unwrap_or("?");
                     view! {
@@ -48,8 +38,7 @@ fn ProfileTable(rows: Vec<ProfileSummary>) -> impl IntoView {
                         </tr>
                     }
                 }).collect_view()}
-            </tbody>
-        </table>
+            </Grid>
     }
 }
 

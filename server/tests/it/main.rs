@@ -4,7 +4,8 @@
 //! and real `roofline` processes, simulator engines, podman containers and a real vLLM
 //! (`real_engine`) for what only a process shows.
 //!
-//! One area: `cargo test -p server --test it -- real_engine::`.
+//! One area: `cargo test -p server --test it -- faults::`; the real vLLM:
+//! `ROOFLINE_REAL_VLLM=DIR cargo test -p server --test it -- a_real_vllm`.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -41,3 +42,12 @@ mod trust;
 mod upgrade;
 mod vram;
 mod web;
+
+/// Every scenario against a real vLLM, one engine at a time, as one test. Named to sort first:
+/// libtest starts tests in name order, so this one (about 6 min on two cores) starts at once on a
+/// thread of its own while the other thread takes everything else. As five tests behind one lock
+/// they held both threads, one of them waiting, for the whole tier.
+#[test]
+fn a_real_vllm_one_engine_at_a_time() {
+    real_engine::all();
+}

@@ -4,15 +4,57 @@
 //!
 //! `scripts/test.sh` sets `ROOFLINE_REAL_VLLM` to the setup's directory, so every run of the
 //! suite proves these; without it (a quick `cargo test` on a laptop) they say so and pass.
-//! The scenarios share one lock: two real engines at once on a two-core CI machine would only
-//! measure each other.
+//! The scenarios run one after another in one test (`a_real_vllm_one_engine_at_a_time` in
+//! `main.rs`): two real engines at once on a two-core CI machine would only measure each other.
 
 use crate::common::{free_port, pid_alive, str, Env};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-static ONE_ENGINE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The scenarios against the real engine, in the order [`all`] runs them.
+const SCENARIOS: [(&str, fn(&Path)); 4] = [
+    (
+        "serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm",
+        serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm,
+    ),
+    (
+        "a_killed_api_server_leaves_no_orphans_behind",
+        a_killed_api_server_leaves_no_orphans_behind,
+    ),
+    (
+        "hangs_are_called_within_30_s_and_hold_until_the_engine_moves",
+        hangs_are_called_within_30_s_and_hold_until_the_engine_moves,
+    ),
+    (
+        "failed_starts_get_their_row_and_their_root_cause",
+        failed_starts_get_their_row_and_their_root_cause,
+    ),
+];
+
+/// Runs every scenario against the real engine in turn, one engine at a time (two on a
+/// two-core machine would only measure each other), as one test so that it holds one test
+/// thread, not every thread waiting on a lock. A failing scenario does not stop the others; the
+/// test fails naming each that failed. `ROOFLINE_REAL_SCENARIO=NAME` runs only the scenarios
+/// whose name contains NAME.
+pub fn all() {
+    let Some(dir) = real_dir() else { return };
+    let only = std::env::var("ROOFLINE_REAL_SCENARIO").unwrap_or_default();
+    let mut failed = Vec::new();
+    for (name, scenario) in SCENARIOS.into_iter().filter(|(n, _)| n.contains(only.as_str())) {
+        let started = Instant::now();
+        let outcome = std::panic::catch_unwind(|| scenario(&dir));
+        let secs = started.elapsed().as_secs_f64();
+        match outcome {
+            Ok(()) => eprintln!("real-engine scenario {name}: ok in {secs:.0} s"),
+            Err(_) => {
+                eprintln!("real-engine scenario {name}: FAILED after {secs:.0} s (its panic is above)");
+                failed.push(name);
+            }
+        }
+    }
+    assert!(failed.is_empty(), "real-engine scenarios failed: {failed:?}");
+}
 
 /// Where the setup put the venv and the model, when this run has a real engine.
 fn real_dir() -> Option<PathBuf> {
@@ -140,11 +182,8 @@ fn complete(port: u16, model: &str, max_tokens: u32) -> bool {
         .is_ok_and(|o| o.stdout == b"200")
 }
 
-#[test]
-fn serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm() {
-    let Some(dir) = real_dir() else { return };
-    let _one = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let env = shared_env(&dir);
+fn serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm(dir: &Path) {
+    let env = shared_env(dir);
     let port = free_port();
     profile(env, "real", port, KV_1G);
 
@@ -257,11 +296,8 @@ fn serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm() {
     assert!(out.status.success(), "{verdict}");
 }
 
-#[test]
-fn a_killed_api_server_leaves_no_orphans_behind() {
-    let Some(dir) = real_dir() else { return };
-    let _one = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let env = shared_env(&dir);
+fn a_killed_api_server_leaves_no_orphans_behind(dir: &Path) {
+    let env = shared_env(dir);
     let port = free_port();
     profile(env, "orphans", port, KV_1G);
     let survivors = orphan_scenario(env, "orphans", port, "tiny");
@@ -397,11 +433,8 @@ fn holds_state(env: &Env, profile: &str, want: &str, span: Duration) {
     }
 }
 
-#[test]
-fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves() {
-    let Some(dir) = real_dir() else { return };
-    let _one = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let env = shared_env(&dir);
+fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves(dir: &Path) {
+    let env = shared_env(dir);
     let port = free_port();
     profile(env, "hang", port, KV_1G);
     let pid = serve(env, "hang")["pid"].as_i64().unwrap();
@@ -491,11 +524,8 @@ fn hangs_are_called_within_30_s_and_hold_until_the_engine_moves() {
     assert!(group(pid).is_empty());
 }
 
-#[test]
-fn failed_starts_get_their_row_and_their_root_cause() {
-    let Some(dir) = real_dir() else { return };
-    let _one = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let env = shared_env(&dir);
+fn failed_starts_get_their_row_and_their_root_cause(dir: &Path) {
+    let env = shared_env(dir);
     let cases = [
         // The engine's argparse refuses a value.
         (

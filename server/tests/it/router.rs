@@ -383,9 +383,13 @@ async fn a_development_bundle_is_served_from_the_site_directory_uncached() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_approval_binds_to_the_content_the_approver_saw() {
     let app = app().await;
-    std::fs::create_dir_all(app.dir.path().join("models/m")).unwrap();
-    let active = "ENGINE=sim-vllm\nMODEL=models/m\nSERVED_MODEL_NAME=m\nCONTEXT_LENGTH=8192\nPORT=18123\n";
-    let (profile, _) = app::domain::profile::Profile::from_env("ed", active).unwrap();
+    let model = app.dir.path().join("models/m");
+    std::fs::create_dir_all(&model).unwrap();
+    let active = format!(
+        "ENGINE=sim-vllm\nMODEL={}\nSERVED_MODEL_NAME=m\nCONTEXT_LENGTH=8192\nPORT=18123\n",
+        model.display()
+    );
+    let (profile, _) = app::domain::profile::Profile::from_env("ed", &active).unwrap();
     app.control.store.upsert(&profile).await.unwrap();
     let active = profile.to_env();
     let (olga, anna) = (app.login("olga").await, app.login("anna").await);

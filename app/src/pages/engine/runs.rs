@@ -3,6 +3,7 @@
 
 use crate::api::{BenchRequest, RunKind, RunStatus, SmokeRun, StartBench, StartSmoke};
 use crate::components::use_i18n;
+use crate::components::{Grid, Head};
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
 
@@ -112,13 +113,7 @@ pub fn SmokeResult(run: SmokeRun) -> impl IntoView {
                 </span>
             </h2>
             <p class="muted">{format!("#{} · ", run.id)}<crate::components::Time at=run.created_at.clone()/>{format!(" · {}", run.report.model)}</p>
-            <table class="grid">
-                <thead><tr>
-                    <th scope="col">{move || i18n.t("smoke-case")}</th>
-                    <th scope="col">{move || i18n.t("smoke-verdict")}</th>
-                    <th scope="col">{move || i18n.t("smoke-checks")}</th>
-                </tr></thead>
-                <tbody>
+            <Grid heads=vec![Head::t("smoke-case"), Head::t("smoke-verdict"), Head::t("smoke-checks")]>
                     {run.report.cases.into_iter().map(|c| {
                         let verdict = if c.skipped { "skip" } else if c.pass { "pass" } else { "fail" };
                         let case_key = format!("smoke-case-{}", c.case);
@@ -142,8 +137,7 @@ pub fn SmokeResult(run: SmokeRun) -> impl IntoView {
                             </tr>
                         }
                     }).collect_view()}
-                </tbody>
-            </table>
+                </Grid>
         </section>
     }
 }
