@@ -12,8 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// One scenario against the real engine, given the setup's directory.
+type Scenario = fn(&Path);
+
 /// The scenarios against the real engine, in the order [`all`] runs them.
-const SCENARIOS: [(&str, fn(&Path)); 4] = [
+const SCENARIOS: [(&str, Scenario); 4] = [
     (
         "serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm",
         serve_flags_metrics_smoke_then_a_clean_stop_on_a_real_vllm,
