@@ -131,6 +131,12 @@ pub fn median(mut v: Vec<f64>) -> Option<f64> {
     Some(percentile(&v, 50.0))
 }
 
+/// The mean of the finite values, none when there are none.
+pub fn mean(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
 /// Statistics of values given in seconds, reported in milliseconds.
 pub fn stats_ms(values: &[f64]) -> Stats {
     if values.is_empty() {

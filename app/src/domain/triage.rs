@@ -7,7 +7,7 @@
 //! `rule-<id>-action`; evidence lines are locale keys with arguments, so the same diagnosis
 //! reads in English and Russian.
 
-use crate::domain::bench::median;
+use crate::domain::bench::{mean, median};
 use crate::domain::engine::{EngineKind, EngineState};
 use crate::domain::gpu::{correlated, foreign, GpuState, XidBlame};
 use crate::domain::logscan::{investigate, Investigation, Signature};
@@ -148,10 +148,15 @@ fn fmt0(v: f64) -> String {
     format!("{v:.0}")
 }
 
-/// The medians of a signal over the window's first, middle and last thirds (ignoring gaps; the
-/// middle is none under three values): a trend the runbook's "growing" rows can trust, where two
-/// single samples are noise (a p95 from a histogram with few requests jumps between buckets).
-fn thirds(points: &[Point], pick: impl Fn(&Point) -> Option<f64>) -> Option<[Option<f64>; 3]> {
+/// A signal over the window's first, middle and last thirds (ignoring gaps; the middle is none
+/// under three values), each third reduced to one figure: a trend the runbook's "growing" rows
+/// can trust, where two single samples are noise (a p95 from a histogram with few requests
+/// jumps between buckets).
+fn thirds(
+    points: &[Point],
+    pick: impl Fn(&Point) -> Option<f64>,
+    reduce: fn(Vec<f64>) -> Option<f64>,
+) -> Option<[Option<f64>; 3]> {
     let values: Vec<f64> = points.iter().filter_map(pick).collect();
     let n = values.len();
     let k = (n / 3).max(1);
@@ -160,16 +165,30 @@ fn thirds(points: &[Point], pick: impl Fn(&Point) -> Option<f64>) -> Option<[Opt
     }
     let middle = values.get(k..n.saturating_sub(k)).unwrap_or_default();
     Some([
-        median(values[..k].to_vec()),
-        median(middle.to_vec()),
-        median(values[n - k..].to_vec()),
+        reduce(values[..k].to_vec()),
+        reduce(middle.to_vec()),
+        reduce(values[n - k..].to_vec()),
     ])
 }
 
 /// The medians of the window's first and last thirds: where a "growing" row reads a signal.
 fn trend(points: &[Point], pick: impl Fn(&Point) -> Option<f64>) -> Option<(f64, f64)> {
-    thirds(points, pick).and_then(|[first, _, last]| first.zip(last))
+    thirds(points, pick, median).and_then(|[first, _, last]| first.zip(last))
 }
+
+/// How much more the busiest third of the window takes in than the quietest ("the same
+/// traffic" is within [`SAME_TRAFFIC`]): each third's mean rate, so the sum of its arrivals,
+/// which a Poisson burst moves less than a median of short intervals.
+fn traffic_spread(points: &[Point], pick: impl Fn(&Point) -> Option<f64>) -> Option<f64> {
+    let rates: Vec<f64> = thirds(points, pick, mean)?.into_iter().flatten().collect();
+    let low = rates.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = rates.iter().copied().fold(0.0, f64::max);
+    (low > 0.0).then_some(high / low)
+}
+
+/// "The same traffic" of the runbook's TPOT row: arrivals within 30 % across the window. A
+/// decode step grows with the batch, so a load half again as large slows TPOT by itself.
+const SAME_TRAFFIC: f64 = 1.3;
 
 /// First and last values of a signal over the window (ignoring gaps).
 fn ends(points: &[Point], pick: impl Fn(&Point) -> Option<f64>) -> Option<(f64, f64)> {
@@ -451,17 +470,13 @@ impl Triage<'_> {
         }
         let tpot = trend(points, |p| p.live.itl_p95_ms);
         // "The same traffic": the prompt tokens the engine takes in (arrivals, as long as it keeps
-        // up) within a factor of two across the whole window, its middle included: a burst in
-        // the middle leaves decode slow while its batch drains, at the first third's arrivals.
-        // The running count is no guide, it grows as decode slows.
-        let traffic = thirds(points, |p| p.live.rates.prompt_tokens_per_s);
+        // up) across the whole window, its middle included: a burst in the middle leaves decode
+        // slow while its batch drains, at the first third's arrivals. The running count is no
+        // guide, it grows as decode slows.
+        let spread = traffic_spread(points, |p| p.live.rates.prompt_tokens_per_s);
         let running = points.iter().rev().find_map(|p| p.live.running).unwrap_or(0.0);
-        if let (true, Some((t0, t1)), Some(traffic)) = (alive, tpot, traffic) {
-            let rates: Vec<f64> = traffic.into_iter().flatten().collect();
-            let (low, high) = rates
-                .iter()
-                .fold((f64::INFINITY, 0.0f64), |(l, h), r| (l.min(*r), h.max(*r)));
-            let same_traffic = rates.len() >= 2 && low > 0.0 && high / low <= 2.0;
+        if let (true, Some((t0, t1)), Some(spread)) = (alive, tpot, spread) {
+            let same_traffic = spread <= SAME_TRAFFIC;
             if t0 > 0.0 && t1 >= t0 * 1.5 && same_traffic {
                 let mut evidence = vec![reading(
                     "ev-tpot",
@@ -1150,6 +1165,20 @@ mod tests {
         ev.points = series(10, |i| Live {
             running: Some(20.0),
             itl_p95_ms: Some(itl[i as usize]),
+            rates: Rates {
+                prompt_tokens_per_s: Some(traffic[i as usize]),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        assert_eq!(rule_of(&ev), None);
+        // More traffic, decode slower with the bigger batch: a load that grew by 80 % (the
+        // simulator's step grows with the batch, as a real engine's does) is not the same
+        // traffic, whatever the p95 did (the local run of the incident spec after d8f691d).
+        let traffic = [400.0, 420.0, 380.0, 500.0, 560.0, 600.0, 650.0, 700.0, 720.0, 740.0];
+        ev.points = series(10, |i| Live {
+            running: Some(20.0),
+            itl_p95_ms: Some(17.0 + 0.0125 * (traffic[i as usize] - 400.0) * 2.2),
             rates: Rates {
                 prompt_tokens_per_s: Some(traffic[i as usize]),
                 ..Default::default()
