@@ -34,7 +34,9 @@ const CONFIG: &str = r#"{"architectures": ["LlamaForCausalLM"], "hidden_size": 4
 
 use crate::common::{arg, free_port};
 
-/// A simulated engine, killed when dropped.
+/// A simulated engine in a process group of its own, killed whole when dropped: like vLLM's,
+/// the simulator's EngineCore outlives a killed API server (five were left running after
+/// every short run before).
 struct Engine {
     child: std::process::Child,
     port: u16,
@@ -42,6 +44,9 @@ struct Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -50,6 +55,7 @@ impl Drop for Engine {
 fn engine(model: &std::path::Path, faults: &[&str], env: &[(&str, String)]) -> Engine {
     let port = free_port();
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_roofline"));
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.args(["sim", "vllm", "serve"])
         .arg(model)
         .args([

@@ -3,12 +3,32 @@
 //! engine has started compares the prediction with the engine's own startup lines.
 
 use crate::clock::now_ms;
-use crate::control::{logs, EngineControl};
+use crate::control::{logs, ControlError, EngineControl};
 use app::domain::vram::{
     calculate, error_pct, index_total_size, observed, parse_config, safetensors_bytes, Calibration, EngineFamily,
     EngineSetup, Inputs, KvDtype, ModelShape, VramError,
 };
 use std::path::Path;
+
+/// Why the calculator could not answer for a profile on this host, naming what stopped it.
+#[derive(Debug, thiserror::Error)]
+pub enum PredictError {
+    #[error(transparent)]
+    Control(#[from] ControlError),
+    /// No GPU to size against: the driver's own reason, or NVML lists none.
+    #[error("{0}")]
+    NoGpu(String),
+    /// The model path leaves the models root.
+    #[error("{0}")]
+    Path(String),
+    /// The model's files or the calculator refuse them (naming the file or field).
+    #[error(transparent)]
+    Model(#[from] VramError),
+    #[error("the engine has not logged its KV cache size yet")]
+    NotLogged,
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
 
 /// Where the weight size came from, for the report.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -92,7 +112,7 @@ pub fn profile_inputs(p: &app::domain::profile::Profile) -> (u64, Option<f64>, O
 
 /// This host's GPUs as the calculator takes them: what CUDA will report as each one's size (NVML's
 /// total less the driver's reserve), with NVML's total beside it; `Err` says why there are none.
-pub async fn host_gpus() -> Result<Vec<app::api::HostGpu>, String> {
+pub async fn host_gpus() -> Result<Vec<app::api::HostGpu>, PredictError> {
     use app::domain::gpu::GpuState;
     match crate::gpu::read().await {
         GpuState::Available { gpus, .. } => Ok(gpus
@@ -104,7 +124,7 @@ pub async fn host_gpus() -> Result<Vec<app::api::HostGpu>, String> {
                 total_gib: g.memory_total_bytes as f64 / (1u64 << 30) as f64,
             })
             .collect()),
-        GpuState::NoDriver { reason } => Err(reason),
+        GpuState::NoDriver { reason } => Err(PredictError::NoGpu(reason)),
     }
 }
 
@@ -155,7 +175,7 @@ pub struct ProfileSetup {
 }
 
 /// Builds the calculator's inputs for a stored profile.
-pub async fn profile_setup(control: &EngineControl, name: &str) -> Result<ProfileSetup, String> {
+pub async fn profile_setup(control: &EngineControl, name: &str) -> Result<ProfileSetup, PredictError> {
     profile_setup_as(control, name, None).await
 }
 
@@ -165,8 +185,8 @@ pub async fn profile_setup_as(
     control: &EngineControl,
     name: &str,
     candidate: Option<app::domain::profile::Profile>,
-) -> Result<ProfileSetup, String> {
-    let resolved = control.resolve_as(name, candidate).await.map_err(|e| e.to_string())?;
+) -> Result<ProfileSetup, PredictError> {
+    let resolved = control.resolve_as(name, candidate).await?;
     let base = resolved.base_url();
     let crate::control::Resolved {
         profile: prof,
@@ -188,16 +208,16 @@ pub async fn profile_setup_as(
                 "nvml",
                 gpus[0].name.clone(),
             ),
-            app::domain::gpu::GpuState::NoDriver { reason } => return Err(reason),
-            _ => return Err("NVML lists no GPU".into()),
+            app::domain::gpu::GpuState::NoDriver { reason } => return Err(PredictError::NoGpu(reason)),
+            _ => return Err(PredictError::NoGpu("NVML lists no GPU".into())),
         }
     };
-    let dir = crate::config::confined(&control.data.models_root(), Path::new(&prof.model))?;
+    let dir =
+        crate::config::confined(&control.data.models_root(), Path::new(&prof.model)).map_err(PredictError::Path)?;
     // config.json and the safetensors headers are read off the async workers (up to 100 MB).
     let (shape, weights_bytes, _) = tokio::task::spawn_blocking(move || read_model_dir(&dir, None))
         .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+        .map_err(anyhow::Error::from)??;
     let (tp, util, ctx, kv_dtype) = profile_inputs(&prof);
     let family = match kind {
         app::domain::engine::EngineKind::Vllm => EngineFamily::Vllm,
@@ -304,7 +324,7 @@ async fn started_at_ms(control: &EngineControl, name: &str) -> Option<i64> {
 
 /// Self-calibration: after a start became healthy, reads the engine's own memory lines and
 /// keeps what they measured for this GPU, engine version, model and TP. Once per start.
-pub async fn calibrate(control: &EngineControl, name: &str) -> Result<Option<Calibration>, String> {
+pub async fn calibrate(control: &EngineControl, name: &str) -> Result<Option<Calibration>, PredictError> {
     let setup = profile_setup(control, name).await?;
     let at_ms = started_at_ms(control, name).await.unwrap_or_else(now_ms);
     let store = CalibrationStore::new(control.store.pool());
@@ -314,8 +334,8 @@ pub async fn calibrate(control: &EngineControl, name: &str) -> Result<Option<Cal
     let path = control.log_path(name);
     let lines = tokio::task::spawn_blocking(move || logs::tail(&path, 5000))
         .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+        .map_err(anyhow::Error::from)?
+        .map_err(anyhow::Error::from)?;
     let seen = observed(&lines.join("\n"));
     let Some(c) = Calibration::from_start(
         &seen,
@@ -329,23 +349,23 @@ pub async fn calibrate(control: &EngineControl, name: &str) -> Result<Option<Cal
     ) else {
         return Ok(None);
     };
-    store.record(&c).await.map_err(|e| e.to_string())?;
+    store.record(&c).await.map_err(anyhow::Error::from)?;
     Ok(Some(c))
 }
 
 /// The engine page's check: the prediction for the profile on this host's GPU (NVML's first
 /// GPU; for a simulated engine the simulator's GPU size), calibrated by the starts before this
 /// one, against the engine's own startup lines.
-pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::api::VramCheck, String> {
+pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::api::VramCheck, PredictError> {
     let mut setup = profile_setup(control, name).await?;
     let started = started_at_ms(control, name).await.unwrap_or_else(now_ms);
     let store = CalibrationStore::new(control.store.pool());
     setup.inputs.calibration = store.latest(&setup, started - 5_000).await;
-    let report = calculate(&setup.shape, &setup.inputs).map_err(|e| e.to_string())?;
-    let lines = logs::tail(&control.log_path(name), 5000).map_err(|e| e.to_string())?;
+    let report = calculate(&setup.shape, &setup.inputs)?;
+    let lines = logs::tail(&control.log_path(name), 5000).map_err(anyhow::Error::from)?;
     let seen = observed(&lines.join("\n"));
     let Some(tokens) = seen.kv_tokens else {
-        return Err("the engine has not logged its KV cache size yet".into());
+        return Err(PredictError::NotLogged);
     };
     Ok(app::api::VramCheck {
         gpu_gib: setup.inputs.gpu_gib,
@@ -366,11 +386,11 @@ pub async fn predict(
     control: &EngineControl,
     name: &str,
     candidate: Option<app::domain::profile::Profile>,
-) -> Result<app::api::VramPrediction, String> {
+) -> Result<app::api::VramPrediction, PredictError> {
     let mut setup = profile_setup_as(control, name, candidate).await?;
     let store = CalibrationStore::new(control.store.pool());
     setup.inputs.calibration = store.latest(&setup, i64::MAX).await;
-    let report = calculate(&setup.shape, &setup.inputs).map_err(|e| e.to_string())?;
+    let report = calculate(&setup.shape, &setup.inputs)?;
     Ok(app::api::VramPrediction {
         gpu_gib: setup.inputs.gpu_gib,
         gpu_source: setup.gpu_source.into(),

@@ -1134,57 +1134,36 @@ mod tests {
     /// thirds, not from two samples (the CI run of stop 34 named a neighbour on a healthy engine).
     #[test]
     fn tpot_noise_at_the_ends_is_no_neighbour() {
-        let mut ev = healthy();
+        // A healthy engine's ten points: its TPOT p95 and its prompt tokens a second.
+        let window = |itl: [f64; 10], traffic: [f64; 10]| {
+            let mut ev = healthy();
+            ev.points = series(10, |i| Live {
+                running: Some(4.0),
+                itl_p95_ms: Some(itl[i as usize]),
+                rates: Rates {
+                    prompt_tokens_per_s: Some(traffic[i as usize]),
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+            rule_of(&ev)
+        };
         let itl = [20.0, 34.0, 22.0, 33.0, 21.0, 35.0, 22.0, 31.0, 20.0, 32.0];
         let traffic = [600.0, 900.0, 500.0, 800.0, 700.0, 900.0, 550.0, 650.0, 750.0, 600.0];
-        ev.points = series(10, |i| Live {
-            running: Some(4.0),
-            itl_p95_ms: Some(itl[i as usize]),
-            rates: Rates {
-                prompt_tokens_per_s: Some(traffic[i as usize]),
-                ..Default::default()
-            },
-            ..Default::default()
-        });
-        assert_eq!(rule_of(&ev), None);
+        assert_eq!(window(itl, traffic), None);
         // The same noise around a real rise still is one.
-        ev.points = series(10, |i| Live {
-            running: Some(4.0),
-            itl_p95_ms: Some(itl[i as usize] * if i < 5 { 1.0 } else { 2.5 }),
-            rates: Rates {
-                prompt_tokens_per_s: Some(traffic[i as usize]),
-                ..Default::default()
-            },
-            ..Default::default()
-        });
-        assert_eq!(rule_of(&ev), Some(Rule::TpotNeighbor));
+        let risen = std::array::from_fn(|i| itl[i] * if i < 5 { 1.0 } else { 2.5 });
+        assert_eq!(window(risen, traffic), Some(Rule::TpotNeighbor));
         // A burst in the middle: decode stays slow while its batch drains, at the arrivals of
         // the first third; not the same traffic.
         let itl = [12.0, 12.0, 12.0, 25.0, 27.0, 28.0, 25.0, 22.0, 20.0, 19.0];
         let traffic = [600.0, 600.0, 600.0, 3600.0, 3600.0, 3600.0, 600.0, 600.0, 600.0, 600.0];
-        ev.points = series(10, |i| Live {
-            running: Some(20.0),
-            itl_p95_ms: Some(itl[i as usize]),
-            rates: Rates {
-                prompt_tokens_per_s: Some(traffic[i as usize]),
-                ..Default::default()
-            },
-            ..Default::default()
-        });
-        assert_eq!(rule_of(&ev), None);
+        assert_eq!(window(itl, traffic), None);
         // More traffic, decode slower with the bigger batch: a load that grew by 80 % (the
         // simulator's step grows with the batch, as a real engine's does) is not the same
         // traffic, whatever the p95 did (the local run of the incident spec after d8f691d).
         let traffic = [400.0, 420.0, 380.0, 500.0, 560.0, 600.0, 650.0, 700.0, 720.0, 740.0];
-        ev.points = series(10, |i| Live {
-            running: Some(20.0),
-            itl_p95_ms: Some(17.0 + 0.0125 * (traffic[i as usize] - 400.0) * 2.2),
-            rates: Rates {
-                prompt_tokens_per_s: Some(traffic[i as usize]),
-                ..Default::default()
-            },
-            ..Default::default()
-        });
-        assert_eq!(rule_of(&ev), None);
+        let itl = traffic.map(|t| 17.0 + 0.0275 * (t - 400.0));
+        assert_eq!(window(itl, traffic), None);
     }
 }

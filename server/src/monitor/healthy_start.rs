@@ -11,7 +11,7 @@ use app::domain::vram::Calibration;
 /// What one healthy start recorded; the failures are already logged.
 pub struct HealthyStart {
     /// `None` when this start was calibrated from before or its lines say nothing new.
-    pub calibration: Result<Option<Calibration>, String>,
+    pub calibration: Result<Option<Calibration>, crate::vram::PredictError>,
     /// `None` when there was nothing to record (a gate records its candidate's set itself).
     pub pinned: anyhow::Result<Option<KnownGood>>,
 }

@@ -1,6 +1,6 @@
 //! The VRAM calculator behind `VramService`.
 
-use super::profiles;
+use super::{control_error, profiles};
 use crate::api_error::internal;
 use crate::control::EngineControl;
 use app::api::service::BoxFut;
@@ -8,13 +8,20 @@ use app::api::{ApiError, HostGpu, ModelInfo, VramCheck, VramPrediction, VramServ
 
 pub struct Adapter(pub EngineControl);
 
+/// Calculator errors as the UI explains them: a profile or installation that is not there by
+/// its own message, the rest (no GPU, the model's files, nothing logged yet) as the reason.
+fn error(e: crate::vram::PredictError) -> ApiError {
+    use crate::vram::PredictError as E;
+    match e {
+        E::Control(c) => control_error(c),
+        E::Internal(e) => internal(e),
+        other => ApiError::Invalid(other.to_string()),
+    }
+}
+
 impl VramService for Adapter {
     fn check(&self, profile: String) -> BoxFut<'_, Result<VramCheck, ApiError>> {
-        Box::pin(async move {
-            crate::vram::engine_check(&self.0, &profile)
-                .await
-                .map_err(ApiError::Invalid)
-        })
+        Box::pin(async move { crate::vram::engine_check(&self.0, &profile).await.map_err(error) })
     }
 
     fn predict(&self, profile: String, env_text: Option<String>) -> BoxFut<'_, Result<VramPrediction, ApiError>> {
@@ -23,9 +30,7 @@ impl VramService for Adapter {
                 .map(|t| crate::profiles::parse(&profile, &t))
                 .transpose()
                 .map_err(profiles::error)?;
-            crate::vram::predict(&self.0, &profile, candidate)
-                .await
-                .map_err(ApiError::Invalid)
+            crate::vram::predict(&self.0, &profile, candidate).await.map_err(error)
         })
     }
 
@@ -39,6 +44,6 @@ impl VramService for Adapter {
     }
 
     fn host_gpus(&self) -> BoxFut<'_, Result<Vec<HostGpu>, ApiError>> {
-        Box::pin(async move { crate::vram::host_gpus().await.map_err(ApiError::Invalid) })
+        Box::pin(async move { crate::vram::host_gpus().await.map_err(error) })
     }
 }
