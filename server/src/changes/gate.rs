@@ -446,7 +446,13 @@ impl Gate<'_> {
             }
             Err(e) => {
                 let detail = format!("no prediction: {e}");
-                set_outcome(&mut self.report, true, "vram-unknown", &[("reason", e.to_string())], detail);
+                set_outcome(
+                    &mut self.report,
+                    true,
+                    "vram-unknown",
+                    &[("reason", e.to_string())],
+                    detail,
+                );
             }
         }
         Next::Go

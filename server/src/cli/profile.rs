@@ -67,7 +67,9 @@ pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -
             let name = name
                 .or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .unwrap_or_default();
-            let text = match std::fs::read_to_string(&file) {
+            // Read one byte past the bound: the import refuses a longer file naming its size,
+            // without reading the rest of it.
+            let text = match read_bounded(&file, crate::profiles::MAX_PROFILE_BYTES + 1) {
                 Ok(t) => t,
                 Err(e) => {
                     eprintln!("{}: {e}", file.display());
@@ -125,6 +127,16 @@ pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -
             }
         },
     }
+}
+
+/// At most `limit` bytes of a text file.
+fn read_bounded(path: &std::path::Path, limit: usize) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(u64::try_from(limit).unwrap_or(u64::MAX))
+        .read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// `file:line: FIELD: message` in the operator's language, as compilers print it.

@@ -45,13 +45,35 @@ fn line_of(text: &str, field: &str) -> Option<usize> {
         .map(|l| l + 1)
 }
 
+/// The most text a profile may be (the editor's, a file's): a profile is a few hundred bytes.
+pub const MAX_PROFILE_BYTES: usize = 64 * 1024;
+
+/// Refuses text past [`MAX_PROFILE_BYTES`] before anything reads it.
+fn bounded(text: &str) -> Result<(), Vec<Issue>> {
+    if text.len() <= MAX_PROFILE_BYTES {
+        return Ok(());
+    }
+    Err(vec![Issue {
+        field: "profile".into(),
+        line: None,
+        severity: Severity::Error,
+        kind: IssueKind::Syntax {
+            detail: format!(
+                "the text is {} bytes; a profile is at most {MAX_PROFILE_BYTES}",
+                text.len()
+            ),
+        },
+    }])
+}
+
 /// An edited profile's text as a profile, refused with every issue when it does not parse; a
 /// name that is not a profile name is no profile at all.
 pub fn parse(name: &str, env_text: &str) -> Result<Profile, ProfileError> {
     if !app::domain::profile::valid_name(name) {
         return Err(ProfileError::NoSuchProfile(name.to_string()));
     }
-    Profile::from_env(name, env_text)
+    bounded(env_text)
+        .and_then(|()| Profile::from_env(name, env_text))
         .map(|(p, _)| p)
         .map_err(|issues| ProfileError::Invalid(issues.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; ")))
 }
@@ -72,7 +94,9 @@ impl Profiles {
     /// may load is host configuration); stored otherwise, and journaled with its diff when the
     /// content changed (`source` says where it came from).
     pub async fn import(&self, who: &str, name: &str, text: &str, source: &str) -> Result<Imported, ImportError> {
-        let (profile, warnings) = Profile::from_env(name, text).map_err(ImportError::Refused)?;
+        let (profile, warnings) = bounded(text)
+            .and_then(|()| Profile::from_env(name, text))
+            .map_err(ImportError::Refused)?;
         if self.control.data.engine(&profile.engine).is_none() {
             return Err(ImportError::Refused(vec![Issue {
                 field: "ENGINE".into(),
@@ -276,5 +300,23 @@ impl Profiles {
             .upgrade_check_between(&current.profile, &candidate)
             .await
             .map_err(|e| ProfileError::Invalid(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A profile is a few hundred bytes; text past the bound is refused before it is parsed,
+    /// naming its size, from the editor and from a file alike.
+    #[test]
+    fn an_oversized_profile_text_is_refused_naming_its_size() {
+        let text = format!(
+            "ENGINE=sim-vllm\nMODEL=/m\nEXTRA_ARGS={}\n",
+            "a".repeat(MAX_PROFILE_BYTES)
+        );
+        let err = parse("p", &text).unwrap_err().to_string();
+        assert!(err.contains("bytes") && err.contains("at most"), "{err}");
+        assert!(parse("p", "ENGINE=sim-vllm\nMODEL=/m\n").is_ok());
     }
 }
