@@ -58,10 +58,7 @@ fn bounded(text: &str) -> Result<(), Vec<Issue>> {
         line: None,
         severity: Severity::Error,
         kind: IssueKind::Syntax {
-            detail: format!(
-                "the text is {} bytes; a profile is at most {MAX_PROFILE_BYTES}",
-                text.len()
-            ),
+            detail: format!("over {MAX_PROFILE_BYTES} bytes, the most a profile may be"),
         },
     }])
 }
@@ -316,7 +313,7 @@ mod tests {
             "a".repeat(MAX_PROFILE_BYTES)
         );
         let err = parse("p", &text).unwrap_err().to_string();
-        assert!(err.contains("bytes") && err.contains("at most"), "{err}");
+        assert!(err.contains("over 65536 bytes"), "{err}");
         assert!(parse("p", "ENGINE=sim-vllm\nMODEL=/m\n").is_ok());
     }
 }
