@@ -69,7 +69,7 @@ pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -
                 .unwrap_or_default();
             // Read one byte past the bound: the import refuses a longer file naming its size,
             // without reading the rest of it.
-            let text = match read_bounded(&file, crate::profiles::MAX_PROFILE_BYTES + 1) {
+            let text = match crate::models::read_regular(&file, crate::profiles::MAX_PROFILE_BYTES as u64 + 1) {
                 Ok(t) => t,
                 Err(e) => {
                     eprintln!("{}: {e}", file.display());
@@ -127,16 +127,6 @@ pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -
             }
         },
     }
-}
-
-/// At most `limit` bytes of a text file.
-fn read_bounded(path: &std::path::Path, limit: usize) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(u64::try_from(limit).unwrap_or(u64::MAX))
-        .read_to_string(&mut text)?;
-    Ok(text)
 }
 
 /// `file:line: FIELD: message` in the operator's language, as compilers print it.

@@ -21,3 +21,12 @@ pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
         ))
     }
 }
+
+/// At most `cap` bytes of a regular file as text (a FIFO, a device or a directory is refused
+/// rather than read or waited on).
+pub fn read_regular(path: &Path, cap: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    open_regular(path)?.take(cap).read_to_string(&mut text)?;
+    Ok(text)
+}

@@ -12,6 +12,7 @@ pub mod manifest;
 pub mod page;
 pub mod verify;
 
+pub use files::read_regular;
 pub use verify::{verify, HashMode, VerifyError};
 
 pub use crate::config::VerifyMode;

@@ -150,11 +150,7 @@ pub fn safetensors_header(path: &Path) -> Result<(u64, String), String> {
 
 /// Reads an untrusted text file (config, index, tokenizer config, manifest) up to `MAX_JSON`.
 pub fn read_capped(path: &Path) -> Result<String, String> {
-    use std::io::Read;
-    let f = open_regular(path).map_err(|e| e.to_string())?;
-    let mut text = String::new();
-    f.take(MAX_JSON).read_to_string(&mut text).map_err(|e| e.to_string())?;
-    Ok(text)
+    super::files::read_regular(path, MAX_JSON).map_err(|e| e.to_string())
 }
 
 /// The structure checks: everything but the hashes.
