@@ -6,6 +6,8 @@
 #   scripts/bench-fleet-browser.sh            the release binary (target/dist/roofline) when
 #                                             built, else the debug build and target/site
 #   ROOFLINE_BENCH_OUT=FILE                   where the figures go (JSON)
+#   ROOFLINE_BENCH_BIN=target/debug/roofline  another build (it serves target/site)
+#   ROOFLINE_BENCH_WINDOW_MS=3000             shorter measuring windows (scripts/test.sh)
 # Bounded: the fake consoles stop by themselves after 15 minutes, the bench within 10.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +17,7 @@ base=19100
 consoles=50
 export ROOFLINE_E2E_PASSWORD="${ROOFLINE_E2E_PASSWORD:-correct horse battery staple}"
 export ROOFLINE_BENCH_OUT="${ROOFLINE_BENCH_OUT:-$PWD/target/fleet-1000.json}"
-bin=target/dist/roofline
+bin="${ROOFLINE_BENCH_BIN:-target/dist/roofline}"
 if [ ! -x "$bin" ]; then
   scripts/build-site.sh >/dev/null
   cargo build -q -p server

@@ -2,7 +2,8 @@
 # Runs every check: formatting, clippy (server build and browser build), unit and
 # integration tests (real simulator processes), the Playwright browser tests against a
 # console started on a fresh data dir with the demo fleet, and the release tarball
-# (scripts/dist.sh, then scripts/test-release.sh: unpacked, run, signed into, page weight).
+# (scripts/dist.sh, then scripts/test-release.sh: unpacked, run, signed into, page weight),
+# then the fleet page with a thousand engines in the browser (scripts/bench-fleet-browser.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -97,6 +98,11 @@ step "release: the tarball built, unpacked and run from an empty directory, sign
 scripts/dist.sh 2>&1 | tee "$log/dist.txt" | tail -12
 scripts/test-release.sh 2>&1 | tee "$log/release.txt"
 
+step "fleet bench: a thousand engines on the release's fleet page (short windows)"
+# Figures in target/fleet-1000.json; the bench fails when the page draws more than a screenful
+# of rows, loses the last engine on scroll, or stops painting while it updates.
+ROOFLINE_BENCH_WINDOW_MS=5000 scripts/bench-fleet-browser.sh 2>&1 | tee "$log/fleet-bench.txt"
+
 step "done"
 echo
 echo "step times (wall):"
@@ -104,6 +110,6 @@ printf '%s' "$timings"
 printf '%6d s  in all\n' $(($(date +%s) - started))
 
 rust_passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log/cargo-test.txt" | awk '{s+=$4} END {print s+0}')
-e2e_passed=$(cat "$log/e2e.txt" "$log/release.txt" | grep -Eo '^ *[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
+e2e_passed=$(cat "$log/e2e.txt" "$log/release.txt" "$log/fleet-bench.txt" | grep -Eo '^ *[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
 echo
 echo "summary: $((rust_passed + e2e_passed + checks)) passed, 0 failed"

@@ -129,9 +129,10 @@ fn severity(s: EngineState) -> u8 {
 
 /// Sorts fleet rows by a column; rows without a value go last either way, ties by host and
 /// profile so the order is stable between updates.
-pub fn sort_rows(rows: &mut [EngineStatus], key: SortKey, descending: bool) {
+pub fn sort_rows<R: std::borrow::Borrow<EngineStatus>>(rows: &mut [R], key: SortKey, descending: bool) {
     use std::cmp::Ordering;
     rows.sort_by(|a, b| {
+        let (a, b) = (a.borrow(), b.borrow());
         let primary = match key {
             SortKey::State => severity(a.state).cmp(&severity(b.state)),
             SortKey::Host => a.node.cmp(&b.node),
@@ -230,10 +231,10 @@ pub fn arrange(
     group: bool,
     collapsed: &std::collections::HashSet<String>,
 ) -> Vec<Item> {
-    let mut shown: Vec<EngineStatus> = rows
+    // References, not copies: this runs on every update of a thousand rows.
+    let mut shown: Vec<&EngineStatus> = rows
         .iter()
         .filter(|r| state.is_none_or(|s| r.state == s) && matches(r, query))
-        .cloned()
         .collect();
     sort_rows(&mut shown, sort.0, sort.1);
     if !group {
@@ -257,6 +258,41 @@ pub fn arrange(
         }
     }
     out
+}
+
+/// Rows drawn above and below the screen, so a scroll or a Tab press finds its row drawn.
+pub const OVERSCAN: usize = 10;
+/// A row's height before the page has measured one (CSS: `table.fleet-table tbody tr`).
+pub const ROW_PX: f64 = 38.0;
+/// The screen the server assumes when it renders the table (it knows no viewport): the first
+/// rows, the same ones hydration draws, until the browser measures the real screen.
+pub const FIRST_SCREEN_PX: f64 = 60.0 * ROW_PX;
+
+/// Which of `total` rows to draw: those on screen plus [`OVERSCAN`] either side. `above_px` is
+/// how far the table's first row lies above the top of the screen (negative while the table
+/// starts lower down), `screen_px` the screen's height, `row_px` a row's measured height.
+/// With a thousand engines only a screenful of rows exists in the page, so an update each second
+/// touches tens of rows, not a thousand. Measurements from the browser are not trusted blindly:
+/// a zero, negative or non-finite figure falls back to the defaults.
+pub fn window(total: usize, above_px: f64, screen_px: f64, row_px: f64) -> (usize, usize) {
+    let row = if row_px.is_finite() && row_px >= 1.0 {
+        row_px
+    } else {
+        ROW_PX
+    };
+    let screen = if screen_px.is_finite() && screen_px > 0.0 {
+        screen_px
+    } else {
+        FIRST_SCREEN_PX
+    };
+    let above = if above_px.is_finite() { above_px.max(0.0) } else { 0.0 };
+    // f64 → usize saturates; far past the end lands on the last screenful.
+    let first = (above / row).floor() as usize;
+    let on_screen = (screen / row).ceil() as usize + 1;
+    let first = first.min(total.saturating_sub(on_screen));
+    let start = first.saturating_sub(OVERSCAN);
+    let end = first.saturating_add(on_screen).saturating_add(OVERSCAN).min(total);
+    (start, end)
 }
 
 /// Rows by state, for the header's buttons.
@@ -361,26 +397,69 @@ fn FleetBody(rows: Vec<EngineStatus>, live: RwSignal<Option<Vec<EngineStatus>>>)
             </th>
         }
     };
-    let row_view = move |item: Item| match item {
-        Item::Host {
-            node,
-            shown,
-            healthy,
-            trouble,
-            collapsed: folded,
-        } => {
-            let name = node.clone();
-            let toggle = move |_| {
-                let name = name.clone();
-                collapsed.update(|c| {
-                    if !c.remove(&name) {
-                        c.insert(name);
-                    }
-                })
-            };
-            let label = node.clone();
-            view! {
-                <tr class="host-group" data-testid="host-group" data-host=node.clone()>
+    // The rows on screen (see [`window`]): the browser reports where the table is on every
+    // scroll and resize, and a row's height; the server and hydration draw the first screenful.
+    let tbody = NodeRef::<leptos::html::Tbody>::new();
+    let screen = RwSignal::new((0.0, FIRST_SCREEN_PX, ROW_PX));
+    let range = Memo::new(move |_| {
+        let (above, height, row) = screen.get();
+        window(items.with(Vec::len), above, height, row)
+    });
+    let visible = Memo::new(move |_| {
+        let (start, end) = range.get();
+        items.with(|i| i.get(start..end).map(<[Item]>::to_vec).unwrap_or_default())
+    });
+    #[cfg(feature = "hydrate")]
+    {
+        let measure = move || {
+            if let Some((above, height, row)) = tbody.get_untracked().and_then(|el| on_screen(&el)) {
+                // Only a changed figure wakes the window (scroll events come every frame); a row
+                // height within half a pixel is the same (headings and rows differ a little, and
+                // a window that moved by it would measure again and move back).
+                let (_, _, was) = screen.get_untracked();
+                let row = if (row - was).abs() < 0.5 { was } else { row };
+                if screen.with_untracked(|s| *s != (above, height, row)) {
+                    screen.set((above, height, row));
+                }
+            }
+        };
+        let scroll = window_event_listener(leptos::ev::scroll, move |_| measure());
+        let resize = window_event_listener(leptos::ev::resize, move |_| measure());
+        on_cleanup(move || {
+            scroll.remove();
+            resize.remove();
+        });
+        // Once drawn, and whenever what is drawn changes (a search, a fold, a new sort), the
+        // rows' heights are measured again.
+        Effect::new(move |_| {
+            visible.track();
+            measure();
+        });
+    }
+    let pad = move |rows: usize| format!("height: {:.0}px", rows as f64 * screen.with(|s| s.2));
+    let row_view = move |index: ReadSignal<usize>, item: Item| {
+        // 1-based among all rows, the heading row first (`aria-rowcount` is on the table).
+        let rowindex = move || (range.get().0 + index.get() + 2).to_string();
+        match item {
+            Item::Host {
+                node,
+                shown,
+                healthy,
+                trouble,
+                collapsed: folded,
+            } => {
+                let name = node.clone();
+                let toggle = move |_| {
+                    let name = name.clone();
+                    collapsed.update(|c| {
+                        if !c.remove(&name) {
+                            c.insert(name);
+                        }
+                    })
+                };
+                let label = node.clone();
+                view! {
+                <tr class="host-group" data-testid="host-group" data-host=node.clone() aria-rowindex=rowindex>
                     <th scope="rowgroup" colspan="12">
                         <button type="button" class="linklike" aria-expanded=(!folded).to_string() on:click=toggle>
                             {if folded { "▸ " } else { "▾ " }}
@@ -394,11 +473,12 @@ fn FleetBody(rows: Vec<EngineStatus>, live: RwSignal<Option<Vec<EngineStatus>>>)
                 </tr>
             }
             .into_any()
+            }
+            Item::Row(key) => match store.with_value(|m| m.get(&key).copied()) {
+                Some(s) => view! { <FleetRow signals=s rowindex=Signal::derive(rowindex)/> }.into_any(),
+                None => ().into_any(),
+            },
         }
-        Item::Row(key) => match store.with_value(|m| m.get(&key).copied()) {
-            Some(s) => view! { <FleetRow signals=s/> }.into_any(),
-            None => ().into_any(),
-        },
     };
     view! {
         <p class="summary" data-testid="fleet-summary">
@@ -446,7 +526,9 @@ fn FleetBody(rows: Vec<EngineStatus>, live: RwSignal<Option<Vec<EngineStatus>>>)
             view! { <p class="muted">{move || i18n.t("fleet-empty")}</p> }.into_any()
         } else {
             view! {
-                <table class="grid" data-testid="fleet-table">
+                <table class="grid fleet-table" data-testid="fleet-table"
+                    aria-rowcount=move || (items.with(Vec::len) + 1).to_string()
+                    data-shown=move || items.with(Vec::len).to_string()>
                     <thead>
                         <tr>
                             {header(SortKey::State)}
@@ -463,14 +545,43 @@ fn FleetBody(rows: Vec<EngineStatus>, live: RwSignal<Option<Vec<EngineStatus>>>)
                             <th scope="col">{move || i18n.t("col-uptime")}</th>
                         </tr>
                     </thead>
-                    <tbody>
-                        <For each=move || items.get() key=Item::key children=row_view/>
+                    <tbody node_ref=tbody>
+                        <tr class="spacer" aria-hidden="true" style=move || pad(range.get().0)><td colspan="12"></td></tr>
+                        <ForEnumerate each=move || visible.get() key=Item::key children=row_view/>
+                        <tr class="spacer" aria-hidden="true"
+                            style=move || pad(items.with(Vec::len).saturating_sub(range.get().1))><td colspan="12"></td></tr>
                     </tbody>
                 </table>
             }
             .into_any()
         }}
     }
+}
+
+/// Where the table's rows are on screen: how far its first row lies above the top of the
+/// screen, the screen's height and the drawn rows' mean height (spacers left out).
+#[cfg(feature = "hydrate")]
+fn on_screen(tbody: &web_sys::HtmlTableSectionElement) -> Option<(f64, f64, f64)> {
+    use wasm_bindgen::JsCast;
+    let window = web_sys::window()?;
+    let screen = window.inner_height().ok()?.as_f64()?;
+    let rows = tbody.rows();
+    let (mut top, mut drawn, mut height) = (None, 0u32, 0.0);
+    for i in 0..rows.length() {
+        let Some(row) = rows.item(i).and_then(|r| r.dyn_into::<web_sys::HtmlElement>().ok()) else {
+            continue;
+        };
+        if row.class_name() == "spacer" {
+            if i == 0 {
+                top = Some(row.get_bounding_client_rect().top());
+            }
+            continue;
+        }
+        drawn += 1;
+        height += row.get_bounding_client_rect().height();
+    }
+    let row = if drawn == 0 { ROW_PX } else { height / f64::from(drawn) };
+    Some((-top?, screen, (row * 10.0).round() / 10.0))
 }
 
 /// A tiny line of the last minute's values, scaled to `max` (or to the largest value).
@@ -504,7 +615,7 @@ fn Spark(#[prop(into)] values: Signal<Vec<Option<f64>>>, max: Option<f64>) -> im
 }
 
 #[component]
-fn FleetRow(signals: RowSignals) -> impl IntoView {
+fn FleetRow(signals: RowSignals, rowindex: Signal<String>) -> impl IntoView {
     let i18n = use_i18n();
     let RowSignals { status, trend } = signals;
     let row = status.get_untracked();
@@ -520,7 +631,7 @@ fn FleetRow(signals: RowSignals) -> impl IntoView {
         let host = node.clone();
         let reason = Memo::new(move |_| status.with(|r| r.note.clone().unwrap_or_default()));
         return view! {
-            <tr data-testid="engine-row" data-host=node.clone() data-state=move || state.get().as_str()>
+            <tr data-testid="engine-row" data-host=node.clone() data-state=move || state.get().as_str() aria-rowindex=rowindex>
                 <td><StateBadge state=state/></td>
                 {host_cell}
                 <td colspan="10" class="note">
@@ -592,7 +703,7 @@ fn FleetRow(signals: RowSignals) -> impl IntoView {
     let waiting_trend = Signal::derive(move || trend.with(|t| t.iter().map(|p| p.0).collect::<Vec<_>>()));
     let kv_trend = Signal::derive(move || trend.with(|t| t.iter().map(|p| p.1).collect::<Vec<_>>()));
     view! {
-        <tr data-testid="engine-row" data-profile=row.profile.clone() data-host=node.clone() data-state=move || state.get().as_str()>
+        <tr data-testid="engine-row" data-profile=row.profile.clone() data-host=node.clone() data-state=move || state.get().as_str() aria-rowindex=rowindex>
             <td><StateBadge state=state/></td>
             {host_cell}
             {name}
@@ -725,6 +836,27 @@ mod tests {
             &none,
         );
         assert_eq!(keys(&dead), "qwen-b");
+    }
+
+    #[test]
+    fn the_window_draws_the_screen_and_a_margin_and_never_runs_past_the_rows() {
+        // The server's first screen: 60 rows, plus a row cut by the bottom edge and the margin.
+        assert_eq!(window(1000, 0.0, FIRST_SCREEN_PX, ROW_PX), (0, 71));
+        // The table starts lower on the page: nothing above it is skipped.
+        assert_eq!(window(1000, -300.0, 760.0, 38.0), (0, 31));
+        // Scrolled 100 rows in: 10 above, the 21 on screen (20 and a cut one), 10 below.
+        assert_eq!(window(1000, 3800.0, 760.0, 38.0), (90, 131));
+        // Past the end (the rows shrank under a search): the last screenful, not nothing.
+        assert_eq!(window(20, 3800.0, 760.0, 38.0), (0, 20));
+        assert_eq!(window(1000, 1e12, 760.0, 38.0), (969, 1000));
+        assert_eq!(window(0, 500.0, 760.0, 38.0), (0, 0));
+        // Measurements the browser got wrong fall back to the defaults.
+        for bad in [f64::NAN, f64::INFINITY, -1.0, 0.0] {
+            let (start, end) = window(1000, 0.0, 760.0, bad);
+            assert_eq!(start, 0);
+            assert!(end > 10 && end < 100, "row height {bad}: {end} rows");
+            assert!(window(1000, bad, bad, 38.0).1 <= 1000);
+        }
     }
 
     #[test]
