@@ -22,7 +22,13 @@ async function pages(page: Page): Promise<string[]> {
   const change = page.url().split("/").pop();
   return [
     "/",
+    // Every section of the engine page (a hidden section is not audited).
     "/engines/demo-vllm",
+    "/engines/demo-vllm?section=charts",
+    "/engines/demo-vllm?section=log",
+    "/engines/demo-vllm?section=runs",
+    "/engines/demo-vllm?section=gpu",
+    "/engines/demo-vllm?section=profile",
     "/profiles",
     "/profiles/demo-vllm",
     "/profiles/demo-vllm/edit",

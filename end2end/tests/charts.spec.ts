@@ -4,6 +4,7 @@ import { Charts, EnginePage } from "./pages/console";
 test("an engine page draws live charts that update from the event stream", async ({ page }) => {
   const engine = new EnginePage(page, "demo-vllm");
   await engine.open();
+  await engine.show("charts");
   const charts = new Charts(page);
   const queue = charts.card("queue");
   await expect(queue).toHaveAttribute("data-sourced", "true", { timeout: 30_000 });
@@ -25,14 +26,14 @@ test("an engine page draws live charts that update from the event stream", async
 test("charts follow the language", async ({ page, context, baseURL }) => {
   await context.addCookies([{ name: "lang", value: "ru", url: baseURL! }]);
   const engine = new EnginePage(page, "demo-sglang");
-  await engine.open();
+  await engine.open("charts");
   await expect(new Charts(page).card("queue")).toContainText("Запросы");
   await expect(page.getByTestId("range-1h")).toHaveText("1 час");
 });
 
 test("the state timeline under the charts shows the engine's states across the range", async ({ page, context, baseURL }) => {
   const engine = new EnginePage(page, "demo-vllm");
-  await engine.open();
+  await engine.open("charts");
   const bar = page.getByTestId("state-timeline").locator("svg");
   await expect(bar).toHaveAttribute("data-states", /healthy/);
   await expect(bar.locator("rect.tl-healthy").first()).toBeAttached();
@@ -42,7 +43,7 @@ test("the state timeline under the charts shows the engine's states across the r
   await expect(bar).toHaveAttribute("data-states", /healthy/);
   await new Charts(page).range("15m");
   await context.addCookies([{ name: "lang", value: "ru", url: baseURL! }]);
-  await engine.open();
+  await engine.open("charts");
   await expect(page.getByTestId("state-timeline")).toContainText("Состояние за период");
   await expect(page.getByTestId("timeline-summary")).toContainText(/запуск/);
 });

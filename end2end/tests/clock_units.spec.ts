@@ -35,7 +35,7 @@ test.describe("with the system in dark mode", () => {
   test.use({ colorScheme: "dark" });
 
   test("the console and its charts are dark", async ({ page }) => {
-    await page.goto("/engines/demo-vllm");
+    await page.goto("/engines/demo-vllm?section=charts");
     await waitForHydration(page);
     const bg = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     expect(bg).toBe("rgb(13, 17, 23)");

@@ -28,7 +28,7 @@ test("the demo fleet carries demo traffic: sparklines and the request chart move
   await expect.poll(async () => (await sparkHeights(page)).some((y) => y < 15), { timeout: 10_000 }).toBe(true);
 
   const engine = new EnginePage(page, "demo-vllm");
-  await engine.open();
+  await engine.open("charts");
   await expect(page.getByTestId("demo-traffic")).toBeVisible();
   await expect(page.getByTestId("echart-queue").locator("canvas")).toBeVisible();
   // The drawn option's "running" line has a point above zero.

@@ -5,6 +5,7 @@ test("smoke-toolcall and bench run from the engine page and the runs compare sid
   const engine = new EnginePage(page, "demo-sglang");
   await engine.open();
   await engine.expectState("healthy");
+  await engine.show("runs");
 
   await page.getByTestId("run-smoke").click();
   const progress = page.getByTestId("run-progress");

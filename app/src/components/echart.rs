@@ -1,6 +1,7 @@
 //! An ECharts chart: a `div` that ECharts draws into, fed a JSON option. ECharts itself
 //! (from npm at build time) is served by the console: no CDN, so it works air-gapped; the
-//! first chart on a page loads it. The instance is created once and then only given new options.
+//! first chart shown on a page loads it (a chart in a hidden section waits until it is shown).
+//! The instance is created once and then only given new options.
 
 use leptos::prelude::*;
 
@@ -63,6 +64,22 @@ function rlDraw(el, json, locale) {
 }
 export function rl_chart_set(el, json, locale) {
   el._rlWanted = json;
+  el._rlWantedLocale = locale;
+  // A chart in a hidden section (the engine page shows one at a time) waits until it is shown:
+  // no ECharts loaded and nothing drawn for a section no one has opened. A ResizeObserver sees
+  // the element get a size when its section is shown.
+  if (!el._rlDrawn && el.getClientRects().length === 0) {
+    if (!el._rlShown) {
+      el._rlShown = new ResizeObserver(() => {
+        if (el.getClientRects().length === 0) return;
+        el._rlShown.disconnect();
+        el._rlShown = null;
+        if (el._rlWanted && el.isConnected) rl_chart_set(el, el._rlWanted, el._rlWantedLocale);
+      });
+      el._rlShown.observe(el);
+    }
+    return;
+  }
   rlEcharts().then(() => {
     // Options that came while ECharts loaded: only the latest is drawn, and none once the
     // chart has left the page.
@@ -73,6 +90,7 @@ export function rl_chart_set(el, json, locale) {
 }
 export function rl_chart_dispose(el) {
   el._rlWanted = null;
+  if (el._rlShown) { el._rlShown.disconnect(); el._rlShown = null; }
   if (typeof echarts === 'undefined') return;
   if (el._rlResize) { el._rlResize.disconnect(); el._rlResize = null; }
   const chart = echarts.getInstanceByDom(el);

@@ -15,6 +15,10 @@ export class FleetPage {
   }
 }
 
+/** The engine page's sections (app/src/pages/engine/sections.rs). */
+export const ENGINE_SECTIONS = ["overview", "charts", "log", "runs", "gpu", "profile"] as const;
+export type EngineSection = (typeof ENGINE_SECTIONS)[number];
+
 /** One engine's page. */
 export class EnginePage {
   readonly state: Locator;
@@ -23,9 +27,16 @@ export class EnginePage {
     this.state = page.locator("section.engine .page-head [data-testid=state]");
     this.log = page.getByTestId("log");
   }
-  async open() {
-    await this.page.goto(`/engines/${this.profile}`);
+  /** Opens the page, at one of its sections when named (`?section=…`). */
+  async open(section?: EngineSection) {
+    await this.page.goto(`/engines/${this.profile}${section && section !== "overview" ? `?section=${section}` : ""}`);
     await waitForHydration(this.page);
+  }
+  /** Shows a section through its link, as an operator does. */
+  async show(section: EngineSection) {
+    await this.page.getByTestId(`section-${section}`).click();
+    await expect(this.page.getByTestId(`section-${section}`)).toHaveAttribute("aria-current", "page");
+    await expect(this.page.locator(`section.engine [data-section=${section}]`)).toBeVisible();
   }
   async act(action: "serve" | "stop" | "restart") {
     await this.page.getByTestId(`action-${action}`).click();

@@ -1,9 +1,13 @@
-//! The engine page: serve / stop / restart with confirmation, startup progress, the failure
-//! diagnosis from the runbook's table, live charts, the GPUs, and a live log tail. Its panels
-//! live beside it: `charts` (the live charts) and `runs` (smoke-toolcall and bench).
+//! The engine page, in sections that each fit a screen (`sections`): the overview (state,
+//! serve / stop / restart with confirmation, startup progress, the failure diagnosis from the
+//! runbook's table), live charts with the state timeline, the live log tail, runs
+//! (smoke-toolcall, bench, past startups), the GPUs with the KV check, and the profile's
+//! command line. The current incident, if any, is linked above them all. Its panels live
+//! beside it: `charts`, `runs`, `startups`, `timeline`.
 
 mod charts;
 mod runs;
+mod sections;
 mod startups;
 mod timeline;
 
@@ -22,6 +26,7 @@ use charts::ChartsPanel;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 use runs::{RunPanel, SmokeResult};
+use sections::{Section, SectionNav, SectionPanel};
 use startups::{StallWarning, StartupTimeline};
 
 /// Lines of log the page keeps; older ones scroll away (the full log is on disk).
@@ -121,6 +126,13 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     };
     let argv_text = display_argv(&detail.argv);
     let log_path = detail.log_path.clone();
+    let query = leptos_router::hooks::use_query_map();
+    let section = Signal::derive(move || query.with(|q| Section::from_query(q.get_str("section"))));
+    let healthy = Signal::derive(move || status.read().state == EngineState::Healthy);
+    // Each section's children are a closure of their own: each takes its own copy of the name.
+    let [for_incident, for_charts, for_timeline, for_runs, for_startups, for_kv] =
+        std::array::from_fn(|_| profile.clone());
+    let profile_href = format!("/profiles/{profile}");
 
     view! {
         <section class="engine">
@@ -135,49 +147,65 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
                     <a href=format!("/incidents/{id}")>{move || i18n.ta("engine-current-incident", &[("id", id.into())])}</a>
                 </p>
             })}
-            <StatusFacts status/>
-            <div class="actions" role="toolbar" aria-label=move || i18n.t("actions-label")>
-                // A dead engine whose processes survive is stopped, not served beside.
-                {button(EngineAction::Serve, |s| !s.state.is_running() && !s.has_survivors())}
-                {button(EngineAction::Stop, |s| s.state.is_running() || s.has_survivors())}
-                {button(EngineAction::Restart, |s| s.state.is_running() || s.has_survivors())}
-                <Show when=move || action.pending().get()>
-                    <span class="muted" data-testid="action-pending">{move || i18n.t("action-pending")}</span>
+            <SectionNav profile=profile.clone() current=section/>
+            <SectionPanel section=Section::Overview current=section>
+                <StatusFacts status/>
+                <div class="actions" role="toolbar" aria-label=move || i18n.t("actions-label")>
+                    // A dead engine whose processes survive is stopped, not served beside.
+                    {button(EngineAction::Serve, |s| !s.state.is_running() && !s.has_survivors())}
+                    {button(EngineAction::Stop, |s| s.state.is_running() || s.has_survivors())}
+                    {button(EngineAction::Restart, |s| s.state.is_running() || s.has_survivors())}
+                    <Show when=move || action.pending().get()>
+                        <span class="muted" data-testid="action-pending">{move || i18n.t("action-pending")}</span>
+                    </Show>
+                </div>
+                <ConfirmDialog
+                    open=Signal::derive(move || pending_confirm.get().is_some())
+                    message=confirm_message
+                    on_confirm
+                    on_cancel
+                />
+                {move || match action.value().get() {
+                    Some(Err(e)) => Some(view! { <ErrorNote error=e/> }),
+                    _ => None,
+                }}
+                <Show when=move || state.get() == EngineState::Starting>
+                    <h2>{move || i18n.t("startup-progress")}</h2>
+                    <PhaseSteps phase=Signal::derive(move || status.read().phase)/>
+                    <StallWarning stall=Signal::derive(move || status.read().stall)/>
                 </Show>
-            </div>
-            <ConfirmDialog
-                open=Signal::derive(move || pending_confirm.get().is_some())
-                message=confirm_message
-                on_confirm
-                on_cancel
-            />
-            {move || match action.value().get() {
-                Some(Err(e)) => Some(view! { <ErrorNote error=e/> }),
-                _ => None,
-            }}
-            <Show when=move || state.get() == EngineState::Starting>
-                <h2>{move || i18n.t("startup-progress")}</h2>
-                <PhaseSteps phase=Signal::derive(move || status.read().phase)/>
-                <StallWarning stall=Signal::derive(move || status.read().stall)/>
-            </Show>
-            <FailurePanel status/>
-            <OpenIncidentButton profile=profile.clone()/>
-            <ChartsPanel profile=profile.clone() status points range gpu/>
-            <timeline::StateTimelineBar profile=profile.clone() range state/>
-            <GpuPanel gpu/>
-            <RunPanel profile=profile.clone() run running=Signal::derive(move || status.read().state == EngineState::Healthy)/>
-            <Transition fallback=|| ()>
-                {move || smoke.get().and_then(|r| r.ok()).flatten().map(|run| view! { <SmokeResult run/> })}
-            </Transition>
-            <crate::pages::vram::EngineKvCheck profile=profile.clone() healthy=Signal::derive(move || status.read().state == EngineState::Healthy)/>
-            <StartupTimeline profile=profile.clone() healthy=Signal::derive(move || status.read().state == EngineState::Healthy)/>
-            <h2>{move || i18n.t("engine-command")}</h2>
-            <pre class="argv" data-testid="argv">{argv_text}</pre>
-            <h2>{move || i18n.t("engine-log")}</h2>
-            <p class="muted mono">{log_path}</p>
-            <pre class="log" data-testid="log" tabindex="0" aria-live="polite">
-                {move || log.get().join("\n")}
-            </pre>
+                <FailurePanel status/>
+                <OpenIncidentButton profile=for_incident/>
+            </SectionPanel>
+            <SectionPanel section=Section::Charts current=section>
+                <ChartsPanel profile=for_charts status points range gpu/>
+                <timeline::StateTimelineBar profile=for_timeline range state/>
+            </SectionPanel>
+            <SectionPanel section=Section::Log current=section>
+                <h2>{move || i18n.t("engine-log")}</h2>
+                <p class="muted mono">{log_path}</p>
+                <pre class="log" data-testid="log" tabindex="0" aria-live="polite">
+                    {move || log.get().join("\n")}
+                </pre>
+            </SectionPanel>
+            <SectionPanel section=Section::Runs current=section>
+                <RunPanel profile=for_runs run running=healthy/>
+                <Transition fallback=|| ()>
+                    {move || smoke.get().and_then(|r| r.ok()).flatten().map(|run| view! { <SmokeResult run/> })}
+                </Transition>
+                <StartupTimeline profile=for_startups healthy/>
+            </SectionPanel>
+            <SectionPanel section=Section::Gpu current=section>
+                <GpuPanel gpu/>
+                <crate::pages::vram::EngineKvCheck profile=for_kv healthy/>
+            </SectionPanel>
+            <SectionPanel section=Section::Profile current=section>
+                <h2>{move || i18n.t("engine-command")}</h2>
+                <pre class="argv" data-testid="argv">{argv_text}</pre>
+                <p>
+                    <a href=profile_href data-testid="engine-profile-link">{move || i18n.t("engine-open-profile")}</a>
+                </p>
+            </SectionPanel>
         </section>
     }
 }
