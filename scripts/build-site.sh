@@ -30,6 +30,9 @@ mv "$split"/split_*.wasm "$split"/__wasm_split.js "$site/pkg/"
 if compgen -G "$split/chunk_*.wasm" >/dev/null; then mv "$split"/chunk_*.wasm "$site/pkg/"; fi
 wasm-bindgen --target web --no-typescript --keep-lld-exports --out-dir "$site/pkg" --out-name console "$split/console.wasm"
 cp style/main.css "$site/pkg/console.css"
+# The browser's messages, one file per language (app::components::locales): the wasm carries
+# none, a page fetches its own language.
+for lang in en ru; do cp "locales/$lang/main.ftl" "$site/pkg/locale-$lang.ftl"; done
 # ECharts: the console's own build (app/assets/echarts.js: only the chart types and
 # components it draws, and the Russian locale), bundled by esbuild; both pinned in
 # app/assets/package-lock.json, run here, nothing fetched at run time.

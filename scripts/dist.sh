@@ -76,7 +76,7 @@ echo "wasm-opt: $(echo "$parts" | wc -l) parts, $before -> $(cd "$raw/pkg" && ca
 #    across releases.
 hash_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
 mkdir -p "$next/pkg"
-bundle_files=$(cd "$raw/pkg" && { echo console.js; echo __wasm_split.js; echo "$parts"; find snippets -type f 2>/dev/null; } | LC_ALL=C sort)
+bundle_files=$(cd "$raw/pkg" && { echo console.js; echo __wasm_split.js; echo "$parts"; ls locale-*.ftl; find snippets -type f 2>/dev/null; } | LC_ALL=C sort)
 bundle_hash=$(cd "$raw/pkg" && hash_of $bundle_files)
 mkdir -p "$next/pkg/$bundle_hash"
 (cd "$raw/pkg" && tar cf - $bundle_files) | (cd "$next/pkg/$bundle_hash" && tar xf -)

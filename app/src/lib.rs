@@ -30,6 +30,16 @@ pub fn hydrate() {
         let Some(body) = leptos::prelude::document().body() else {
             return;
         };
+        // The page's language's messages before any text is drawn (`components::locales`).
+        let lang = leptos::prelude::document()
+            .document_element()
+            .and_then(|e| e.get_attribute("lang"))
+            .and_then(|code| i18n::Lang::from_code(&code))
+            .unwrap_or_default();
+        if let Err(e) = components::locales::load(lang).await {
+            leptos::logging::error!("messages not loaded: {e}");
+            let _ = body.set_attribute("data-i18n-error", &e);
+        }
         leptos::mount::hydrate_from_async(body.clone(), App).await.forget();
         let _ = body.set_attribute("data-hydrated", "true");
     });

@@ -54,7 +54,7 @@ pub fn shell(options: LeptosOptions, assets: AssetUrls) -> impl IntoView {
     let hydrate = true;
     view! {
         <!DOCTYPE html>
-        <html lang=lang.code() data-role=role data-echarts=assets.echarts>
+        <html lang=lang.code() data-role=role data-echarts=assets.echarts data-locales=format!("/{}", assets.pkg_dir)>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
@@ -62,7 +62,12 @@ pub fn shell(options: LeptosOptions, assets: AssetUrls) -> impl IntoView {
                 <link rel="stylesheet" href=assets.css/>
                 // ECharts (served by the console: no CDN, consoles run air-gapped) is loaded
                 // by the first chart drawn, from the address in `data-echarts`.
-                {hydrate.then(|| view! { <HydrationScripts options/> })}
+                // The page's messages load beside the wasm, not after it (`components::locales`).
+                {hydrate.then(|| view! {
+                    <link rel="preload" r#as="fetch" crossorigin="anonymous"
+                        href=crate::components::locales::url(&format!("/{}", assets.pkg_dir), lang)/>
+                    <HydrationScripts options/>
+                })}
                 <leptos_meta::MetaTags/>
             </head>
             <body>

@@ -2,14 +2,24 @@ import { expect, test } from "@playwright/test";
 import { FleetPage, waitForHydration } from "./pages/console";
 
 test("switching to Russian translates the page and persists across reloads", async ({ page }) => {
+  // The wasm carries no messages: a page fetches its own language's, and the other one only
+  // when the operator switches to it.
+  const locales: string[] = [];
+  page.on("request", (r) => {
+    const m = r.url().match(/locale-(\w+)\.ftl$/);
+    if (m) locales.push(m[1]);
+  });
   const fleet = new FleetPage(page);
   await fleet.open();
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Fleet");
+  await expect(page.locator("body")).not.toHaveAttribute("data-i18n-error", /.*/);
+  expect([...new Set(locales)]).toEqual(["en"]);
   await page.getByTestId("lang-ru").click();
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Парк движков");
   await expect(page.getByTestId("fleet-summary")).toContainText("2 движка");
   await expect(fleet.row("demo-vllm").getByTestId("state")).toHaveText("здоров");
   await expect(page.locator("html")).toHaveAttribute("lang", "ru");
+  expect([...new Set(locales)]).toEqual(["en", "ru"]);
 
   // The server renders the next load in Russian too (cookie), so nothing flashes in English.
   const response = await page.reload();

@@ -27,6 +27,22 @@ fn persist(lang: Lang) {
     let _ = lang;
 }
 
+/// Switches the live page to `lang`: its messages first (fetched once), then every text.
+fn switch(i18n: crate::components::I18n, lang: Lang) {
+    #[cfg(feature = "hydrate")]
+    leptos::task::spawn_local(async move {
+        match crate::components::locales::load(lang).await {
+            Ok(()) => {
+                persist(lang);
+                i18n.lang.set(lang);
+            }
+            Err(e) => leptos::logging::error!("cannot switch to {}: {e}", lang.code()),
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (i18n, lang);
+}
+
 /// Buttons for each language; the current one is marked. A form that posts to `/lang`, so it
 /// also works on pages served without the wasm bundle (the sign-in page); where the page is
 /// live the click switches in place instead.
@@ -58,8 +74,7 @@ pub fn LangSwitch() -> impl IntoView {
                             class:active=move || i18n.lang.get() == lang
                             on:click=move |ev| {
                                 ev.prevent_default();
-                                persist(lang);
-                                i18n.lang.set(lang);
+                                switch(i18n, lang);
                             }
                         >
                             {lang.native_name()}

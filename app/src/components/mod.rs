@@ -5,6 +5,7 @@ mod echart;
 mod grid;
 mod i18n_ctx;
 mod lang_switch;
+pub mod locales;
 mod role_ctx;
 mod sse;
 mod state_badge;

@@ -78,6 +78,8 @@ fn content_type(path: &str) -> &'static str {
         Some("js") => "text/javascript; charset=utf-8",
         Some("wasm") => "application/wasm",
         Some("css") => "text/css; charset=utf-8",
+        // A language's messages (Fluent), fetched by the browser's bundle.
+        Some("ftl") => "text/plain; charset=utf-8",
         Some("json") => "application/json",
         Some("svg") => "image/svg+xml",
         Some("html") => "text/html; charset=utf-8",
