@@ -7,3 +7,22 @@ pub fn now_ms() -> i64 {
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
 }
+
+/// The clock a feature reads through its context: the system's, or a fixed instant where a
+/// test needs "now" to hold still.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Clock {
+    #[default]
+    System,
+    Fixed(i64),
+}
+
+impl Clock {
+    /// Now, in Unix milliseconds.
+    pub fn now_ms(self) -> i64 {
+        match self {
+            Clock::System => now_ms(),
+            Clock::Fixed(ms) => ms,
+        }
+    }
+}

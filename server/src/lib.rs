@@ -24,9 +24,10 @@ pub mod records;
 pub mod releases;
 pub mod tls;
 
-// Features.
+// Features (the context first: what every feature is handed).
 pub mod auth;
 pub mod changes;
+pub mod context;
 pub mod control;
 pub mod demo;
 pub mod engines;

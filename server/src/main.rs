@@ -19,7 +19,5 @@ fn main() {
         };
         std::process::exit(code);
     }
-    std::process::exit(server::cli::main(|control, addr| {
-        Box::pin(server::web::serve(control, addr))
-    }));
+    std::process::exit(server::cli::main(|ctx, addr| Box::pin(server::web::serve(ctx, addr))));
 }

@@ -15,7 +15,7 @@
 //! run) refuses nothing: it is reported as skipped. `roofline serve --no-preflight` overrides
 //! the refusals, and the journal says so.
 
-use crate::control::EngineControl;
+use crate::context::Context;
 use app::domain::engine::EngineKind;
 use serde::Serialize;
 use std::path::Path;
@@ -44,16 +44,16 @@ pub struct Preflight {
 }
 
 /// Runs every check for a stored profile.
-pub async fn check(control: &EngineControl, name: &str) -> Preflight {
+pub async fn check(ctx: &Context, name: &str) -> Preflight {
     let mut out = Preflight::default();
-    let Ok(resolved) = control.resolve(name).await else {
+    let Ok(resolved) = ctx.control.resolve(name).await else {
         // The serve itself names what is wrong with the profile.
         return out;
     };
     let profile = resolved.profile.clone();
 
     // 1. Flags, as the installed engine's argparse would read them.
-    match control.check_flags(name).await {
+    match ctx.control.check_flags(name).await {
         Ok((report, _)) => {
             for u in report.unknown {
                 out.refusals.push(Refusal {
@@ -94,8 +94,8 @@ pub async fn check(control: &EngineControl, name: &str) -> Preflight {
         .env
         .get(override_env)
         .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
-    if let (Some(ctx), false) = (profile.context_length, overridden) {
-        let dir = crate::config::confined(&control.data.models_root(), Path::new(&profile.model));
+    if let (Some(context_len), false) = (profile.context_length, overridden) {
+        let dir = crate::config::confined(&ctx.data.models_root(), Path::new(&profile.model));
         let shape = match dir {
             Ok(dir) => tokio::task::spawn_blocking(move || crate::vram::read_model_dir(&dir, None))
                 .await
@@ -104,11 +104,11 @@ pub async fn check(control: &EngineControl, name: &str) -> Preflight {
             Err(e) => Err(e),
         };
         match shape {
-            Ok((shape, _, _)) if u64::from(ctx) > shape.max_position => out.refusals.push(Refusal {
+            Ok((shape, _, _)) if u64::from(context_len) > shape.max_position => out.refusals.push(Refusal {
                 check: "context",
                 subject: "CONTEXT_LENGTH".into(),
                 detail: format!(
-                    "{ctx} tokens is above the model's max_position_embeddings ({}) in its config.json; the engine refuses it (set ENV_{override_env}=1 only with rope scaling the model supports)",
+                    "{context_len} tokens is above the model's max_position_embeddings ({}) in its config.json; the engine refuses it (set ENV_{override_env}=1 only with rope scaling the model supports)",
                     shape.max_position
                 ),
             }),
@@ -118,7 +118,7 @@ pub async fn check(control: &EngineControl, name: &str) -> Preflight {
     }
 
     // 3. The calculator, on this host's GPU (or the simulator's).
-    match crate::vram::predict(control, name, None).await {
+    match crate::vram::predict(ctx, name, None).await {
         Ok(p) if !p.report.verdict.fits() && !p.report.marginal => out.refusals.push(Refusal {
             check: "vram",
             subject: format!("VRAM ({} GiB, {})", fmt_gib(p.gpu_gib), p.gpu_name),

@@ -3,7 +3,8 @@
 //! engine has started compares the prediction with the engine's own startup lines.
 
 use crate::clock::now_ms;
-use crate::control::{logs, ControlError, EngineControl};
+use crate::context::Context;
+use crate::control::{logs, ControlError};
 use app::domain::vram::{
     calculate, error_pct, index_total_size, observed, parse_config, safetensors_bytes, Calibration, EngineFamily,
     EngineSetup, Inputs, KvDtype, ModelShape, VramError,
@@ -175,18 +176,18 @@ pub struct ProfileSetup {
 }
 
 /// Builds the calculator's inputs for a stored profile.
-pub async fn profile_setup(control: &EngineControl, name: &str) -> Result<ProfileSetup, PredictError> {
-    profile_setup_as(control, name, None).await
+pub async fn profile_setup(ctx: &Context, name: &str) -> Result<ProfileSetup, PredictError> {
+    profile_setup_as(ctx, name, None).await
 }
 
 /// Like [`profile_setup`], for a candidate body of the profile when given (an edit in the
 /// editor, a change under its gate).
 pub async fn profile_setup_as(
-    control: &EngineControl,
+    ctx: &Context,
     name: &str,
     candidate: Option<app::domain::profile::Profile>,
 ) -> Result<ProfileSetup, PredictError> {
-    let resolved = control.resolve_as(name, candidate).await?;
+    let resolved = ctx.control.resolve_as(name, candidate).await?;
     let base = resolved.base_url();
     let crate::control::Resolved {
         profile: prof,
@@ -212,13 +213,12 @@ pub async fn profile_setup_as(
             _ => return Err(PredictError::NoGpu("NVML lists no GPU".into())),
         }
     };
-    let dir =
-        crate::config::confined(&control.data.models_root(), Path::new(&prof.model)).map_err(PredictError::Path)?;
+    let dir = crate::config::confined(&ctx.data.models_root(), Path::new(&prof.model)).map_err(PredictError::Path)?;
     // config.json and the safetensors headers are read off the async workers (up to 100 MB).
     let (shape, weights_bytes, _) = tokio::task::spawn_blocking(move || read_model_dir(&dir, None))
         .await
         .map_err(anyhow::Error::from)??;
-    let (tp, util, ctx, kv_dtype) = profile_inputs(&prof);
+    let (tp, util, context_len, kv_dtype) = profile_inputs(&prof);
     let family = match kind {
         app::domain::engine::EngineKind::Vllm => EngineFamily::Vllm,
         app::domain::engine::EngineKind::Sglang => EngineFamily::Sglang,
@@ -226,9 +226,9 @@ pub async fn profile_setup_as(
     // The version is part of the calibration key: a healthy engine whose version is not
     // cached yet (the monitor can see it healthy before the serve loop asked) is asked now,
     // or a start would be calibrated under "unknown" and never found again.
-    let version = match control.cached_version(name) {
+    let version = match ctx.control.cached_version(name) {
         Some(v) => Some(v),
-        None if control.is_running(name) => crate::engine::Engine::at(&base).version().await,
+        None if ctx.control.is_running(name) => crate::engine::Engine::at(&base).version().await,
         None => None,
     };
     let engine = EngineSetup::of_profile(
@@ -242,7 +242,7 @@ pub async fn profile_setup_as(
         gpu_gib,
         tp,
         util: util.unwrap_or(0.9),
-        ctx: ctx.unwrap_or(shape.max_position.min(32768)),
+        ctx: context_len.unwrap_or(shape.max_position.min(32768)),
         kv_dtype,
         concurrency: None,
         activation_gib: None,
@@ -316,22 +316,22 @@ impl CalibrationStore {
 }
 
 /// When the profile's running engine started (Unix ms), from its process uptime.
-async fn started_at_ms(control: &EngineControl, name: &str) -> Option<i64> {
-    let prof = control.store.get(name).await.ok().flatten()?.profile;
-    let up = control.status(&prof).await.uptime_s?;
+async fn started_at_ms(ctx: &Context, name: &str) -> Option<i64> {
+    let prof = ctx.store.get(name).await.ok().flatten()?.profile;
+    let up = ctx.control.status(&prof).await.uptime_s?;
     Some(now_ms() - (up as i64).saturating_mul(1000))
 }
 
 /// Self-calibration: after a start became healthy, reads the engine's own memory lines and
 /// keeps what they measured for this GPU, engine version, model and TP. Once per start.
-pub async fn calibrate(control: &EngineControl, name: &str) -> Result<Option<Calibration>, PredictError> {
-    let setup = profile_setup(control, name).await?;
-    let at_ms = started_at_ms(control, name).await.unwrap_or_else(now_ms);
-    let store = CalibrationStore::new(control.store.pool());
+pub async fn calibrate(ctx: &Context, name: &str) -> Result<Option<Calibration>, PredictError> {
+    let setup = profile_setup(ctx, name).await?;
+    let at_ms = started_at_ms(ctx, name).await.unwrap_or_else(now_ms);
+    let store = CalibrationStore::new(ctx.pool.clone());
     if store.has_start(name, at_ms).await {
         return Ok(None);
     }
-    let path = control.log_path(name);
+    let path = ctx.control.log_path(name);
     let lines = tokio::task::spawn_blocking(move || logs::tail(&path, 5000))
         .await
         .map_err(anyhow::Error::from)?
@@ -356,13 +356,13 @@ pub async fn calibrate(control: &EngineControl, name: &str) -> Result<Option<Cal
 /// The engine page's check: the prediction for the profile on this host's GPU (NVML's first
 /// GPU; for a simulated engine the simulator's GPU size), calibrated by the starts before this
 /// one, against the engine's own startup lines.
-pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::api::VramCheck, PredictError> {
-    let mut setup = profile_setup(control, name).await?;
-    let started = started_at_ms(control, name).await.unwrap_or_else(now_ms);
-    let store = CalibrationStore::new(control.store.pool());
+pub async fn engine_check(ctx: &Context, name: &str) -> Result<app::api::VramCheck, PredictError> {
+    let mut setup = profile_setup(ctx, name).await?;
+    let started = started_at_ms(ctx, name).await.unwrap_or_else(now_ms);
+    let store = CalibrationStore::new(ctx.pool.clone());
     setup.inputs.calibration = store.latest(&setup, started - 5_000).await;
     let report = calculate(&setup.shape, &setup.inputs)?;
-    let lines = logs::tail(&control.log_path(name), 5000).map_err(anyhow::Error::from)?;
+    let lines = logs::tail(&ctx.control.log_path(name), 5000).map_err(anyhow::Error::from)?;
     let seen = observed(&lines.join("\n"));
     let Some(tokens) = seen.kv_tokens else {
         return Err(PredictError::NotLogged);
@@ -383,12 +383,12 @@ pub async fn engine_check(control: &EngineControl, name: &str) -> Result<app::ap
 /// gate) on this host's GPU, calibrated by the profile's latest start with the same GPU,
 /// engine version, model and TP. Editor, gate and calculator page all ask this one question.
 pub async fn predict(
-    control: &EngineControl,
+    ctx: &Context,
     name: &str,
     candidate: Option<app::domain::profile::Profile>,
 ) -> Result<app::api::VramPrediction, PredictError> {
-    let mut setup = profile_setup_as(control, name, candidate).await?;
-    let store = CalibrationStore::new(control.store.pool());
+    let mut setup = profile_setup_as(ctx, name, candidate).await?;
+    let store = CalibrationStore::new(ctx.pool.clone());
     setup.inputs.calibration = store.latest(&setup, i64::MAX).await;
     let report = calculate(&setup.shape, &setup.inputs)?;
     Ok(app::api::VramPrediction {

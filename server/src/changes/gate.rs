@@ -41,7 +41,7 @@ impl Changes {
             report: GateReport::default(),
             was_running: None,
             target: None,
-            runs: Runs::new(self.control.clone()),
+            runs: Runs::new(self.ctx.clone()),
             pinned_bench: None,
         };
         for s in Step::ALL {
@@ -107,6 +107,7 @@ impl Changes {
         // The set the candidate passed on, with its bench: what "restore the pinned versions"
         // restores to.
         if let Err(e) = self
+            .ctx
             .control
             .record_known_good(&name, Some(&candidate), pinned_bench)
             .await
@@ -124,7 +125,7 @@ impl Changes {
         .await;
         if !was_running {
             // The gate leaves the engine as it found it.
-            if let Err(e) = self.control.stop_held(hold).await {
+            if let Err(e) = self.ctx.control.stop_held(hold).await {
                 tracing::error!(profile = %name, error = %e, "the gate's engine, not running before it, is not stopped");
             }
         }
@@ -139,7 +140,7 @@ impl Changes {
         target: &Target,
         report: &mut GateReport,
     ) -> bool {
-        let Some(kind) = self.control.data.engine(&candidate.engine).map(|i| i.kind) else {
+        let Some(kind) = self.ctx.data.engine(&candidate.engine).map(|i| i.kind) else {
             set_outcome(
                 report,
                 true,
@@ -165,8 +166,9 @@ impl Changes {
             }
         };
         let missing = app::domain::upgrade::missing_signals(kind, &samples);
-        match self.control.install_version(&candidate.engine).await {
+        match self.ctx.control.install_version(&candidate.engine).await {
             Ok(version) => self
+                .ctx
                 .control
                 .record_metrics_check(&crate::control::upgrade::MetricsCheck {
                     install: candidate.engine.clone(),
@@ -212,12 +214,12 @@ impl Changes {
     ) {
         report.passed = Some(false);
         if was_running.is_some() {
-            if let Err(e) = self.control.stop_held(hold).await {
+            if let Err(e) = self.ctx.control.stop_held(hold).await {
                 tracing::error!(profile = %row.profile, error = %e, "the failed candidate is not stopped");
             }
         }
         if was_running == Some(true) {
-            let restored = self.control.serve_held(hold, None, |_| {}).await;
+            let restored = self.ctx.control.serve_held(hold, None, |_| {}).await;
             report.steps.push(step("restore", None, String::new()));
             match restored {
                 Ok(o) => {
@@ -351,24 +353,25 @@ impl Gate<'_> {
 
     async fn model(&mut self) -> Next {
         let checked = match crate::config::confined(
-            &self.changes.control.data.models_root(),
+            &self.changes.ctx.data.models_root(),
             std::path::Path::new(&self.candidate.model),
         ) {
             Ok(dir) => {
                 let simulated = self
                     .changes
-                    .control
+                    .ctx
                     .data
                     .engine(&self.candidate.engine)
                     .is_some_and(|i| i.simulator);
                 self.changes
+                    .ctx
                     .control
                     .check_model_with(&dir, crate::models::HashMode::Full, simulated)
                     .await
             }
             Err(e) => Err(e),
         };
-        let mode = self.changes.control.data.config.verify;
+        let mode = self.changes.ctx.data.config.verify;
         match checked {
             Ok(r) => {
                 let refusal = crate::models::refusal(mode, &r);
@@ -411,7 +414,7 @@ impl Gate<'_> {
     }
 
     async fn vram(&mut self) -> Next {
-        match crate::vram::predict(&self.changes.control, &self.row.profile, Some(self.candidate.clone())).await {
+        match crate::vram::predict(&self.changes.ctx, &self.row.profile, Some(self.candidate.clone())).await {
             Ok(p) => {
                 let r = &p.report;
                 let detail = format!(
@@ -459,10 +462,10 @@ impl Gate<'_> {
     }
 
     async fn serve(&mut self) -> Next {
-        let was_running = self.changes.control.is_running(&self.row.profile);
+        let was_running = self.changes.ctx.control.is_running(&self.row.profile);
         self.was_running = Some(was_running);
         if was_running {
-            if let Err(e) = self.changes.control.stop_held(self.hold).await {
+            if let Err(e) = self.changes.ctx.control.stop_held(self.hold).await {
                 set_last(
                     &mut self.report,
                     Some(false),
@@ -473,12 +476,14 @@ impl Gate<'_> {
         }
         let served = self
             .changes
+            .ctx
             .control
             .serve_held(self.hold, Some(self.candidate.clone()), |_| {})
             .await;
         let resolved = match (
             served,
             self.changes
+                .ctx
                 .control
                 .resolve_as(&self.row.profile, Some(self.candidate.clone()))
                 .await,
@@ -596,7 +601,7 @@ impl Gate<'_> {
         let Some(target) = self.served() else {
             return Next::Stop;
         };
-        let t = self.changes.control.data.config.gate.clone();
+        let t = self.changes.ctx.data.config.gate.clone();
         let params = crate::runs::closed_loop(
             &target,
             t.requests.max(1),

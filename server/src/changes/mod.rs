@@ -8,7 +8,7 @@
 mod gate;
 pub mod store;
 
-use crate::control::EngineControl;
+use crate::context::Context;
 use app::api::{Caller, ChangeView};
 use app::domain::envfile::{env_diff, key_changes};
 use app::domain::profile::Profile;
@@ -18,7 +18,7 @@ use store::{ChangeRow, ChangeStore};
 /// The review service over one data directory.
 #[derive(Clone)]
 pub struct Changes {
-    control: EngineControl,
+    ctx: Context,
     store: ChangeStore,
 }
 
@@ -98,18 +98,19 @@ impl Changes {
         let Ok(p) = parse_profile(name, env_text) else {
             return Vec::new();
         };
-        let Some(install) = self.control.data.engine(&p.engine) else {
+        let Some(install) = self.ctx.data.engine(&p.engine) else {
             return Vec::new();
         };
-        self.control
+        self.ctx
+            .control
             .launch_argv(&p.engine, install, &p)
             .map(|(_, launch)| launch)
             .unwrap_or_default()
     }
 
-    pub fn new(control: EngineControl) -> Self {
-        let store = ChangeStore::new(control.store.pool());
-        Self { control, store }
+    pub fn new(ctx: Context) -> Self {
+        let store = ChangeStore::new(ctx.pool.clone());
+        Self { ctx, store }
     }
 
     /// The candidate profile text of change `id`, which must be about `profile` (the editor
@@ -144,7 +145,7 @@ impl Changes {
 
     async fn active_env(&self, profile: &str) -> Result<String, ChangeError> {
         Ok(self
-            .control
+            .ctx
             .store
             .get(profile)
             .await
@@ -177,11 +178,7 @@ impl Changes {
         if let (Some(d), serde_json::Value::Object(extra)) = (detail.as_object_mut(), extra) {
             d.extend(extra);
         }
-        let detail = crate::control::actions::context(&self.control, &row.profile, detail).await;
-        self.control
-            .journal()
-            .record(who, kind, &row.profile, reason, detail)
-            .await;
+        self.ctx.record(who, kind, &row.profile, reason, detail).await;
     }
 
     /// Applies one step's state change, refusing if somebody else moved the change first.
@@ -228,7 +225,7 @@ impl Changes {
             allowed: review::allowed(&facts),
             events: self.store.events(id).await.map_err(store_error)?,
             gate: row.gate.clone(),
-            thresholds: self.control.data.config.gate.clone(),
+            thresholds: self.ctx.data.config.gate.clone(),
             content_hash: content_hash(&row.env),
             base_env: row.base_env,
             env: row.env,
@@ -251,13 +248,13 @@ impl Changes {
             ));
         }
         let p = parse_profile(&profile, &env_text)?;
-        if self.control.data.engine(&p.engine).is_none() {
+        if self.ctx.data.engine(&p.engine).is_none() {
             return Err(ChangeError::NoSuchEngine {
                 profile,
                 engine: p.engine,
             });
         }
-        let policy = self.control.policy_issues(&p).await;
+        let policy = self.ctx.control.policy_issues(&p).await;
         if !policy.is_empty() {
             return Err(ChangeError::Invalid(
                 policy.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; "),
@@ -440,6 +437,7 @@ impl Changes {
         // One gate per profile, across consoles and the CLI: the hold is taken before the
         // state moves, and kept until the gate has finished.
         let hold = self
+            .ctx
             .control
             .hold_for_gate(&row.profile)
             .map_err(|e| ChangeError::Invalid(e.to_string()))?;
@@ -464,13 +462,13 @@ impl Changes {
         let to = review::check(ChangeAction::Rollback, &facts).map_err(refused)?;
         let previous = parse_profile(&row.profile, &row.base_env)?;
         self.transition(&row, to).await?;
-        self.control
+        self.ctx
             .store
             .upsert(&previous)
             .await
             .map_err(|e| ChangeError::Internal(e.into()))?;
         self.event(id, &caller.name, "rolled-back", &reason).await;
-        let running = self.control.is_running(&row.profile);
+        let running = self.ctx.control.is_running(&row.profile);
         self.journal(
             &caller.name,
             "change-rolled-back",
@@ -481,13 +479,13 @@ impl Changes {
         .await;
         if running {
             // The engine runs the rolled-back profile: restart it on the previous one.
-            let control = self.control.clone();
+            let ctx = self.ctx.clone();
             let name = row.profile.clone();
             let who = caller.name.clone();
             tokio::spawn(async move {
-                let result = control.restart(&name).await.map(|o| format!("{o:?}"));
+                let result = ctx.control.restart(&name).await.map(|o| format!("{o:?}"));
                 let reason = format!("rollback of change #{id}");
-                crate::control::actions::record_action(&control, &who, "restart", &name, &reason, result).await;
+                ctx.record_action(&who, "restart", &name, &reason, result).await;
             });
         }
         Ok(())

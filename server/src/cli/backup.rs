@@ -1,13 +1,12 @@
 //! `roofline backup FILE` (online: the console keeps running) and `roofline restore FILE`
 //! (the console stopped: it holds the data directory's lock while it runs).
 
-use crate::control::EngineControl;
+use crate::context::Context;
 
-pub async fn backup(control: &EngineControl, file: &std::path::Path, json: bool) -> i32 {
-    match crate::db::backup(&control.store.pool(), file).await {
+pub async fn backup(ctx: &Context, file: &std::path::Path, json: bool) -> i32 {
+    match crate::db::backup(&ctx.pool, file).await {
         Ok(bytes) => {
-            control
-                .journal()
+            ctx.journal
                 .record(
                     "roofline",
                     "backup",

@@ -2,7 +2,8 @@
 //! URL) and of this host's GPUs.
 
 use super::{code_of, OK, PROBLEM, USAGE};
-use crate::control::{EngineControl, Resolved};
+use crate::context::Context;
+use crate::control::Resolved;
 use crate::engine::{Engine, HealthCheck};
 use std::time::Duration;
 
@@ -13,19 +14,14 @@ pub struct Target {
     pub profile: Option<Resolved>,
 }
 
-pub async fn target(
-    control: &EngineControl,
-    cmd: &str,
-    url: Option<String>,
-    profile: Option<String>,
-) -> Result<Target, i32> {
+pub async fn target(ctx: &Context, cmd: &str, url: Option<String>, profile: Option<String>) -> Result<Target, i32> {
     match (url, profile) {
         (Some(u), _) => Ok(Target {
             base: u.trim_end_matches('/').to_string(),
             model: None,
             profile: None,
         }),
-        (None, Some(p)) => match control.resolve(&p).await {
+        (None, Some(p)) => match ctx.control.resolve(&p).await {
             Ok(r) => Ok(Target {
                 base: r.base_url(),
                 model: Some(r.profile.model_name().to_string()),
@@ -46,13 +42,13 @@ pub async fn target(
 /// The target and the model name to ask for: `--model`, else the profile's served name, else
 /// the first model the server lists.
 pub async fn target_with_model(
-    control: &EngineControl,
+    ctx: &Context,
     cmd: &str,
     url: Option<String>,
     profile: Option<String>,
     model: Option<String>,
 ) -> Result<(Target, String), i32> {
-    let t = target(control, cmd, url, profile).await?;
+    let t = target(ctx, cmd, url, profile).await?;
     let model = match model.or(t.model.clone()) {
         Some(m) => m,
         None => Engine::at(&t.base).served_model().await.ok_or_else(|| {
@@ -63,8 +59,8 @@ pub async fn target_with_model(
     Ok((t, model))
 }
 
-pub async fn health(control: &EngineControl, url: Option<String>, profile: Option<String>, json: bool) -> i32 {
-    let (base, model) = match target(control, "health", url, profile).await {
+pub async fn health(ctx: &Context, url: Option<String>, profile: Option<String>, json: bool) -> i32 {
+    let (base, model) = match target(ctx, "health", url, profile).await {
         Ok(t) => (t.base, t.model),
         Err(code) => return code,
     };
@@ -99,18 +95,12 @@ pub async fn health(control: &EngineControl, url: Option<String>, profile: Optio
     }
 }
 
-pub async fn metrics(
-    control: &EngineControl,
-    url: Option<String>,
-    profile: Option<String>,
-    window: f64,
-    json: bool,
-) -> i32 {
+pub async fn metrics(ctx: &Context, url: Option<String>, profile: Option<String>, window: f64, json: bool) -> i32 {
     if !(window > 0.0 && window <= 600.0) {
         eprintln!("metrics: --window must be in (0, 600] seconds");
         return USAGE;
     }
-    let t = match target(control, "metrics", url, profile).await {
+    let t = match target(ctx, "metrics", url, profile).await {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -176,9 +166,10 @@ pub async fn metrics(
     OK
 }
 
-pub async fn gpu(control: &EngineControl, json: bool) -> i32 {
+pub async fn gpu(ctx: &Context, json: bool) -> i32 {
     let mut state = crate::gpu::read().await;
-    let engines: Vec<(i32, String)> = control
+    let engines: Vec<(i32, String)> = ctx
+        .control
         .statuses()
         .await
         .into_iter()
@@ -242,8 +233,8 @@ pub async fn gpu(control: &EngineControl, json: bool) -> i32 {
     }
 }
 
-pub async fn flags(control: &EngineControl, profile: &str, query: Option<String>, json: bool) -> i32 {
-    let (report, installed) = match control.check_flags(profile).await {
+pub async fn flags(ctx: &Context, profile: &str, query: Option<String>, json: bool) -> i32 {
+    let (report, installed) = match ctx.control.check_flags(profile).await {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{e}");

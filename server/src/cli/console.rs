@@ -1,19 +1,19 @@
 //! `roofline console`: autostart what host configuration names, then serve the web console.
 
 use super::{ConsoleServer, OK, USAGE};
-use crate::control::EngineControl;
+use crate::context::Context;
 
-pub async fn run(control: EngineControl, addr: Option<std::net::SocketAddr>, server: ConsoleServer) -> i32 {
-    let addr = addr.unwrap_or(control.data.config.listen);
+pub async fn run(ctx: Context, addr: Option<std::net::SocketAddr>, server: ConsoleServer) -> i32 {
+    let addr = addr.unwrap_or(ctx.data.config.listen);
     // Autostart serves a profile the first time this host sees it (the demo fleet); after
     // that the operator's last action stands: a stopped engine stays stopped.
-    for name in control.data.config.autostart.clone() {
-        if control.dir(&name).exists() {
+    for name in ctx.data.config.autostart.clone() {
+        if ctx.control.dir(&name).exists() {
             continue;
         }
-        let c = control.clone();
+        let ctx = ctx.clone();
         tokio::spawn(async move {
-            let ok = match c.serve(&name, |_| {}).await {
+            let ok = match ctx.control.serve(&name, |_| {}).await {
                 Ok(o) => {
                     tracing::info!(profile = %name, outcome = ?o, "autostart");
                     true
@@ -23,19 +23,12 @@ pub async fn run(control: EngineControl, addr: Option<std::net::SocketAddr>, ser
                     false
                 }
             };
-            let detail = crate::control::actions::context(&c, &name, serde_json::json!({"ok": ok})).await;
-            c.journal()
-                .record(
-                    "console",
-                    "serve",
-                    &name,
-                    "autostart on first sight (host configuration)",
-                    detail,
-                )
+            let reason = "autostart on first sight (host configuration)";
+            ctx.record("console", "serve", &name, reason, serde_json::json!({"ok": ok}))
                 .await;
         });
     }
-    match server(control, addr).await {
+    match server(ctx, addr).await {
         Ok(()) => OK,
         Err(e) => {
             eprintln!("{e:#}");

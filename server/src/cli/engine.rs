@@ -2,7 +2,8 @@
 //! progress, the startup-failure row on a failed start, and a journal entry for each action.
 
 use super::{cli_actor, code_of, lang, OK, PROBLEM, USAGE};
-use crate::control::{ControlError, EngineControl, ServeOutcome, StopOutcome};
+use crate::context::Context;
+use crate::control::{ControlError, ServeOutcome, StopOutcome};
 use app::i18n::{tr, Lang};
 use std::io::Write;
 use std::time::Duration;
@@ -47,7 +48,7 @@ fn print_failure(lang: Lang, e: &ControlError) {
 /// Records a CLI engine action in the change journal, with its outcome, what the action found
 /// (a stop's processes and its proof of stop, a serve's preflight) and the context.
 pub async fn journal_action_with(
-    control: &EngineControl,
+    ctx: &Context,
     kind: &str,
     profile: &str,
     reason: &str,
@@ -58,17 +59,13 @@ pub async fn journal_action_with(
         return;
     }
     detail["ok"] = (code == OK).into();
-    let detail = crate::control::actions::context(control, profile, detail).await;
-    control
-        .journal()
-        .record(&cli_actor(), kind, profile, reason, detail)
-        .await;
+    ctx.record(&cli_actor(), kind, profile, reason, detail).await;
 }
 
 /// The checks before a start (`preflight`): `Ok` with what the journal records when the start
 /// may go ahead, `Err` with the exit code and the journal's detail when it is refused.
 pub async fn preflight(
-    control: &EngineControl,
+    ctx: &Context,
     profile: &str,
     skip: bool,
     json: bool,
@@ -77,10 +74,10 @@ pub async fn preflight(
         return Ok(serde_json::json!({"preflight": "skipped (--no-preflight)"}));
     }
     // An engine that already runs is not started again: nothing to check.
-    if control.is_running(profile) {
+    if ctx.control.is_running(profile) {
         return Ok(serde_json::json!({}));
     }
-    let found = crate::preflight::check(control, profile).await;
+    let found = crate::preflight::check(ctx, profile).await;
     for s in &found.skipped {
         tracing::info!(profile, "preflight check not made: {s}");
     }
@@ -102,12 +99,13 @@ pub async fn preflight(
     Err((PROBLEM, serde_json::json!({"preflight": found.refusals})))
 }
 
-pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
+pub async fn serve(ctx: &Context, profile: &str, json: bool) -> i32 {
     let lang = lang();
     let tty = !json;
     let mut last_phase = None;
     let mut stall_told = false;
-    let result = control
+    let result = ctx
+        .control
         .serve(profile, |p| {
             if let (true, false, Some(st)) = (tty, stall_told, p.stall) {
                 stall_told = true;
@@ -144,7 +142,7 @@ pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
                 ServeOutcome::Started { pid } => {
                     // Calibration and the pinned set, as the console's monitor records them
                     // (once per start: the monitor may see the same start).
-                    let recorded = crate::monitor::on_healthy_start(control, profile).await;
+                    let recorded = crate::monitor::on_healthy_start(ctx, profile).await;
                     if let Err(e) = recorded.pinned {
                         eprintln!("the known-good set is not recorded: {e}");
                     }
@@ -163,7 +161,7 @@ pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
             OK
         }
         Err(e) => {
-            let incident = crate::incidents::on_serve_refused(control, profile, &e).await;
+            let incident = crate::incidents::on_serve_refused(ctx, profile, &e).await;
             if let (Some(id), false) = (incident, json) {
                 eprintln!("opened incident #{id}");
             }
@@ -190,12 +188,12 @@ pub async fn serve(control: &EngineControl, profile: &str, json: bool) -> i32 {
 
 /// Stops a profile's engine; the exit code and what the journal entry records (the processes
 /// found and ended, and whether the GPUs let go of them).
-pub async fn stop(control: &EngineControl, profile: &str, json: bool) -> (i32, serde_json::Value) {
-    if let Err(e) = control.resolve(profile).await {
+pub async fn stop(ctx: &Context, profile: &str, json: bool) -> (i32, serde_json::Value) {
+    if let Err(e) = ctx.control.resolve(profile).await {
         eprintln!("{e}");
         return (code_of(&e), serde_json::json!({"error": e.to_string()}));
     }
-    match control.stop(profile).await {
+    match ctx.control.stop(profile).await {
         Ok(StopOutcome::Stopped {
             pid,
             killed,
@@ -257,12 +255,12 @@ pub async fn stop(control: &EngineControl, profile: &str, json: bool) -> (i32, s
     }
 }
 
-pub async fn logs(control: &EngineControl, profile: &str, lines: usize, follow: bool) -> i32 {
-    if let Err(e) = control.resolve(profile).await {
+pub async fn logs(ctx: &Context, profile: &str, lines: usize, follow: bool) -> i32 {
+    if let Err(e) = ctx.control.resolve(profile).await {
         eprintln!("{e}");
         return code_of(&e);
     }
-    let path = control.log_path(profile);
+    let path = ctx.control.log_path(profile);
     let tail = match crate::control::logs::tail(&path, lines) {
         Ok(t) => t,
         Err(e) => {
@@ -293,9 +291,9 @@ pub async fn logs(control: &EngineControl, profile: &str, lines: usize, follow: 
     OK
 }
 
-pub async fn status(control: &EngineControl, json: bool) -> i32 {
-    let mut rows = control.statuses().await;
-    control.apply_verdicts(&mut rows);
+pub async fn status(ctx: &Context, json: bool) -> i32 {
+    let mut rows = ctx.control.statuses().await;
+    ctx.control.apply_verdicts(&mut rows);
     if json {
         println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
         return OK;

@@ -1,7 +1,7 @@
 //! `roofline journal list | verify`: the change journal from the shell.
 
 use super::{OK, PROBLEM};
-use crate::control::EngineControl;
+use crate::context::Context;
 use clap::Subcommand;
 
 #[derive(Subcommand, Debug)]
@@ -20,8 +20,8 @@ pub enum JournalCommand {
     Verify,
 }
 
-pub async fn run(control: &EngineControl, command: JournalCommand, json: bool) -> i32 {
-    let journal = control.journal();
+pub async fn run(ctx: &Context, command: JournalCommand, json: bool) -> i32 {
+    let journal = ctx.journal.clone();
     match command {
         JournalCommand::List { profile, query, limit } => {
             match journal

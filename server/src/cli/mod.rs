@@ -16,6 +16,7 @@ mod user;
 mod vram;
 
 use crate::config::DataDir;
+use crate::context::Context;
 use crate::control::{ControlError, EngineControl};
 use app::i18n::Lang;
 use clap::{Parser, Subcommand};
@@ -278,7 +279,7 @@ fn parse_demo_fault(s: &str) -> Result<crate::sim::faults::Fault, String> {
 /// The web console's server, handed in by the binary: the CLI is an edge and does not import
 /// the other edge (`web`); `main.rs` wires the two together.
 pub type ConsoleServer = fn(
-    EngineControl,
+    Context,
     std::net::SocketAddr,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<()>> + Send>>;
 
@@ -387,6 +388,11 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if matches!(cli.command, Command::Console { demo: true, .. }) {
+        control.data.config.demo_load = true;
+    }
+    // Every command below works through the one context the console would hand its features.
+    let ctx = Context::new(control);
     let json = cli.json;
     match cli.command {
         Command::Console {
@@ -396,30 +402,29 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
             demo_incident_after,
         } => {
             if demo {
-                control.data.config.demo_load = true;
                 let incident = demo_incident.map(|fault| crate::demo::load::DemoIncident {
                     fault,
                     after: std::time::Duration::from_secs(demo_incident_after),
                 });
-                crate::demo::load::spawn(control.clone(), incident);
+                crate::demo::load::spawn(ctx.clone(), incident);
             }
-            console::run(control, addr, console).await
+            console::run(ctx, addr, console).await
         }
         Command::Serve {
             profile,
             reason,
             no_preflight,
         } => {
-            let (code, detail) = match engine::preflight(&control, &profile, no_preflight, json).await {
-                Ok(detail) => (engine::serve(&control, &profile, json).await, detail),
+            let (code, detail) = match engine::preflight(&ctx, &profile, no_preflight, json).await {
+                Ok(detail) => (engine::serve(&ctx, &profile, json).await, detail),
                 Err((code, detail)) => (code, detail),
             };
-            engine::journal_action_with(&control, "serve", &profile, &reason, code, detail).await;
+            engine::journal_action_with(&ctx, "serve", &profile, &reason, code, detail).await;
             code
         }
         Command::Stop { profile, reason } => {
-            let (code, detail) = engine::stop(&control, &profile, json).await;
-            engine::journal_action_with(&control, "stop", &profile, &reason, code, detail).await;
+            let (code, detail) = engine::stop(&ctx, &profile, json).await;
+            engine::journal_action_with(&ctx, "stop", &profile, &reason, code, detail).await;
             code
         }
         Command::Restart {
@@ -427,28 +432,28 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
             reason,
             no_preflight,
         } => {
-            let (code, detail) = match engine::preflight(&control, &profile, no_preflight, json).await {
+            let (code, detail) = match engine::preflight(&ctx, &profile, no_preflight, json).await {
                 Ok(checked) => {
-                    let (mut code, mut detail) = engine::stop(&control, &profile, json).await;
+                    let (mut code, mut detail) = engine::stop(&ctx, &profile, json).await;
                     if code == OK {
-                        code = engine::serve(&control, &profile, json).await;
+                        code = engine::serve(&ctx, &profile, json).await;
                     }
                     detail["preflight"] = checked["preflight"].clone();
                     (code, detail)
                 }
                 Err((code, detail)) => (code, detail),
             };
-            engine::journal_action_with(&control, "restart", &profile, &reason, code, detail).await;
+            engine::journal_action_with(&ctx, "restart", &profile, &reason, code, detail).await;
             code
         }
-        Command::Logs { profile, lines, follow } => engine::logs(&control, &profile, lines, follow).await,
+        Command::Logs { profile, lines, follow } => engine::logs(&ctx, &profile, lines, follow).await,
         Command::Health {
             target: TargetArgs { url, profile },
-        } => checks::health(&control, url, profile, json).await,
-        Command::Status => engine::status(&control, json).await,
-        Command::Gpu => checks::gpu(&control, json).await,
-        Command::Vram(args) => vram::run(&control, args, json).await,
-        Command::Model { command } => model::run(&control, command, json).await,
+        } => checks::health(&ctx, url, profile, json).await,
+        Command::Status => engine::status(&ctx, json).await,
+        Command::Gpu => checks::gpu(&ctx, json).await,
+        Command::Vram(args) => vram::run(&ctx, args, json).await,
+        Command::Model { command } => model::run(&ctx, command, json).await,
         Command::Triage {
             profile,
             clients_see_errors,
@@ -461,7 +466,7 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
             }
             Some(p) => {
                 let window = Duration::from_secs_f64(window);
-                triage::triage(control, &p, clients_see_errors, window, json, lang()).await
+                triage::triage(ctx, &p, clients_see_errors, window, json, lang()).await
             }
             None => {
                 eprintln!("triage: give --profile NAME (or INFER_PROFILE) or --log FILE");
@@ -471,7 +476,7 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
         Command::Metrics {
             target: TargetArgs { url, profile },
             window,
-        } => checks::metrics(&control, url, profile, window, json).await,
+        } => checks::metrics(&ctx, url, profile, window, json).await,
         Command::Bench {
             target: TargetArgs { url, profile },
             model,
@@ -497,7 +502,7 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
                     return USAGE;
                 }
             };
-            let (t, model) = match checks::target_with_model(&control, "bench", url, profile, model).await {
+            let (t, model) = match checks::target_with_model(&ctx, "bench", url, profile, model).await {
                 Ok(r) => r,
                 Err(code) => return code,
             };
@@ -515,22 +520,22 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
                 seed,
                 goodput,
             };
-            runs::bench(&control, &t, params, json).await
+            runs::bench(&ctx, &t, params, json).await
         }
         Command::SmokeToolcall {
             target: TargetArgs { url, profile },
             model,
-        } => runs::smoke(&control, url, profile, model, json).await,
-        Command::Flags { profile, query } => checks::flags(&control, &profile, query, json).await,
-        Command::Backup { file } => backup::backup(&control, &file, json).await,
+        } => runs::smoke(&ctx, url, profile, model, json).await,
+        Command::Flags { profile, query } => checks::flags(&ctx, &profile, query, json).await,
+        Command::Backup { file } => backup::backup(&ctx, &file, json).await,
         // Handled before the database is opened.
         Command::Restore { .. } => USAGE,
-        Command::UpgradeCheck { profile, to } => upgrade::run(&control, &profile, &to, json).await,
-        Command::Profile { command } => profile::run(&control, command, json).await,
-        Command::Journal { command } => journal::run(&control, command, json).await,
+        Command::UpgradeCheck { profile, to } => upgrade::run(&ctx, &profile, &to, json).await,
+        Command::Profile { command } => profile::run(&ctx, command, json).await,
+        Command::Journal { command } => journal::run(&ctx, command, json).await,
         Command::User { command } => {
-            let accounts = crate::auth::Accounts::new(control.store.pool());
-            user::run(&accounts, &control.journal(), command, json).await
+            let accounts = crate::auth::Accounts::new(ctx.pool.clone());
+            user::run(&accounts, &ctx.journal, command, json).await
         }
     }
 }

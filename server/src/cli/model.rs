@@ -2,7 +2,7 @@
 //! runbook's air-gap rules on the receiving host, and its SHA-256 manifest on the sending one.
 
 use super::{OK, PROBLEM, USAGE};
-use crate::control::EngineControl;
+use crate::context::Context;
 use crate::models::{hashcache::HashCache, manifest, verify, HashMode};
 use app::domain::modelcheck::{Level, Progress};
 use clap::Subcommand;
@@ -55,16 +55,16 @@ fn reporter(what: &'static str) -> impl Fn(Progress) + Send + Sync + 'static {
     }
 }
 
-pub async fn run(control: &EngineControl, command: ModelCommand, json: bool) -> i32 {
+pub async fn run(ctx: &Context, command: ModelCommand, json: bool) -> i32 {
     match command {
         ModelCommand::Verify { dir } => {
             // Links may stay inside the models root when DIR is under it, else inside DIR.
-            let root = control.data.models_root();
+            let root = ctx.data.models_root();
             let root = match crate::config::confined(&root, &dir) {
                 Ok(_) => root,
                 Err(_) => dir.clone(),
             };
-            let cache = HashCache::new(control.store.pool());
+            let cache = HashCache::new(ctx.pool.clone());
             let progress = Arc::new(reporter("hashing"));
             let report = match verify(Some(&cache), &dir, &root, HashMode::Full, progress).await {
                 Ok(r) => r,

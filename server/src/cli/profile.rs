@@ -1,7 +1,7 @@
 //! `roofline profile list | show | import | export`: launch profiles as `KEY=VALUE` files.
 
 use super::{cli_actor, code_of, lang, OK, PROBLEM, USAGE};
-use crate::control::EngineControl;
+use crate::context::Context;
 use crate::profiles::ImportError;
 use app::domain::profile::Severity;
 use app::i18n::{tr_args, Lang};
@@ -28,10 +28,10 @@ pub enum ProfileCommand {
     },
 }
 
-pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -> i32 {
+pub async fn run(ctx: &Context, command: ProfileCommand, json: bool) -> i32 {
     let lang = lang();
     match command {
-        ProfileCommand::List => match control.store.list().await {
+        ProfileCommand::List => match ctx.store.list().await {
             Ok(rows) => {
                 if json {
                     let v: Vec<_> = rows.iter().map(|r| serde_json::json!({"name": r.profile.name, "engine": r.profile.engine, "model": r.profile.model, "updated_at": r.updated_at})).collect();
@@ -48,7 +48,7 @@ pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -
                 PROBLEM
             }
         },
-        ProfileCommand::Show { name } => match control.resolve(&name).await {
+        ProfileCommand::Show { name } => match ctx.control.resolve(&name).await {
             Ok(crate::control::Resolved { profile: p, argv, .. }) => {
                 if json {
                     println!("{}", serde_json::json!({"profile": p, "argv": argv}));
@@ -77,7 +77,7 @@ pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -
                 }
             };
             let source = file.display().to_string();
-            match crate::profiles::Profiles::new(control.clone())
+            match crate::profiles::Profiles::new(ctx.clone())
                 .import(&cli_actor(), &name, &text, &source)
                 .await
             {
@@ -100,7 +100,7 @@ pub async fn run(control: &EngineControl, command: ProfileCommand, json: bool) -
                 }
             }
         }
-        ProfileCommand::Export { name, out } => match control.store.get(&name).await {
+        ProfileCommand::Export { name, out } => match ctx.store.get(&name).await {
             Ok(Some(s)) => {
                 let text = s.profile.to_env();
                 match out {

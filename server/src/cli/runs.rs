@@ -3,7 +3,7 @@
 
 use super::checks::Target;
 use super::{OK, PROBLEM, USAGE};
-use crate::control::EngineControl;
+use crate::context::Context;
 use crate::runs::Runs;
 use app::domain::bench::{BenchParams, BenchProgress};
 
@@ -18,7 +18,7 @@ fn run_target(t: &Target, model: String) -> crate::runs::Target {
     }
 }
 
-pub async fn bench(control: &EngineControl, t: &Target, params: BenchParams, json: bool) -> i32 {
+pub async fn bench(ctx: &Context, t: &Target, params: BenchParams, json: bool) -> i32 {
     use std::io::IsTerminal;
     let tty = std::io::stderr().is_terminal() && !json;
     let total = params.requests;
@@ -40,7 +40,7 @@ pub async fn bench(control: &EngineControl, t: &Target, params: BenchParams, jso
         }
     };
     let target = run_target(t, params.model.clone());
-    let run = match Runs::new(control.clone()).bench(&target, &params, progress).await {
+    let run = match Runs::new(ctx.clone()).bench(&target, &params, progress).await {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{e}");
@@ -76,18 +76,18 @@ pub async fn bench(control: &EngineControl, t: &Target, params: BenchParams, jso
 }
 
 pub async fn smoke(
-    control: &EngineControl,
+    ctx: &Context,
     url: Option<String>,
     profile: Option<String>,
     model: Option<String>,
     json: bool,
 ) -> i32 {
-    let (t, model) = match super::checks::target_with_model(control, "smoke-toolcall", url, profile, model).await {
+    let (t, model) = match super::checks::target_with_model(ctx, "smoke-toolcall", url, profile, model).await {
         Ok(r) => r,
         Err(code) => return code,
     };
     let target = run_target(&t, model);
-    let run = Runs::new(control.clone())
+    let run = Runs::new(ctx.clone())
         .smoke(&target, |c| {
             if !json {
                 let verdict = if c.skipped {

@@ -2,7 +2,7 @@
 //! evidence, walks the triage and records the incident (the console shows it too); with
 //! `--log FILE` it runs the investigator on a log alone.
 
-use crate::control::EngineControl;
+use crate::context::Context;
 use crate::incidents::Incidents;
 use app::domain::incident::{action_text, reading_text};
 use app::domain::logscan::investigate;
@@ -13,14 +13,14 @@ const PROBLEM: i32 = 1;
 const USAGE: i32 = 2;
 
 pub async fn triage(
-    control: EngineControl,
+    ctx: Context,
     profile: &str,
     clients_see_errors: bool,
     window: std::time::Duration,
     json: bool,
     lang: Lang,
 ) -> i32 {
-    let incidents = Incidents::new(control, None, None).with_window(window);
+    let incidents = Incidents::new(ctx, None, None).with_window(window);
     let (id, ev, d) = match incidents
         .open(profile, &super::cli_actor(), "cli", clients_see_errors)
         .await

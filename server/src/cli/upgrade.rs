@@ -1,8 +1,8 @@
 //! `roofline upgrade-check --profile P --to INSTALLATION`: what the profile meets on the new
 //! installation, before a change is proposed. Exit 1 when something would stop the start.
 
+use crate::context::Context;
 use crate::control::flags::FlagsError;
-use crate::control::EngineControl;
 use app::domain::upgrade::Finding;
 
 /// One finding as a line of text.
@@ -32,8 +32,8 @@ pub fn describe(f: &Finding) -> String {
     }
 }
 
-pub async fn run(control: &EngineControl, profile: &str, to: &str, json: bool) -> i32 {
-    let check = match control.upgrade_check(profile, to).await {
+pub async fn run(ctx: &Context, profile: &str, to: &str, json: bool) -> i32 {
+    let check = match ctx.control.upgrade_check(profile, to).await {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");

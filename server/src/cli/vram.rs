@@ -1,7 +1,8 @@
 //! `roofline vram`: the calculator from the shell, for a model directory, a config.json alone
 //! or a profile (then compared with the engine's own startup lines).
 
-use crate::control::{logs, EngineControl};
+use crate::context::Context;
+use crate::control::logs;
 use crate::vram::{estimated_weight_bytes, profile_inputs, read_capped, read_model_dir, WeightsSource};
 use app::domain::vram::{
     calculate, error_pct, observed, parse_config, EngineFamily, EngineSetup, Inputs, KvDtype, ModelShape, Report,
@@ -68,10 +69,10 @@ pub struct VramArgs {
 
 /// Runs `roofline vram`; exit 0 fits, 1 does not fit (or the engine disagrees by over 10%),
 /// 2 bad input.
-pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
+pub async fn run(ctx: &Context, a: VramArgs, json: bool) -> i32 {
     let mut tp = a.tp;
     let mut util = a.util;
-    let mut ctx = a.ctx;
+    let mut context_len = a.ctx;
     let mut kv_dtype = a
         .kv_dtype
         .as_deref()
@@ -79,7 +80,7 @@ pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
     let mut log_path = None;
     let mut engine = EngineSetup::default();
     let loaded = match (&a.profile, &a.model, &a.config) {
-        (Some(p), None, None) => match control.resolve(p).await {
+        (Some(p), None, None) => match ctx.control.resolve(p).await {
             Ok(crate::control::Resolved {
                 profile: prof, kind, ..
             }) => {
@@ -87,14 +88,14 @@ pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
                     app::domain::engine::EngineKind::Vllm => EngineFamily::Vllm,
                     app::domain::engine::EngineKind::Sglang => EngineFamily::Sglang,
                 };
-                engine = EngineSetup::of_profile(&prof, family, control.cached_version(p), None);
+                engine = EngineSetup::of_profile(&prof, family, ctx.control.cached_version(p), None);
                 let (p_tp, p_util, p_ctx, p_kv) = profile_inputs(&prof);
                 tp = tp.or(Some(p_tp));
                 util = util.or(p_util);
-                ctx = ctx.or(p_ctx);
+                context_len = context_len.or(p_ctx);
                 kv_dtype = kv_dtype.or(Some(p_kv));
-                log_path = Some(control.log_path(p));
-                match crate::config::confined(&control.data.models_root(), Path::new(&prof.model)) {
+                log_path = Some(ctx.control.log_path(p));
+                match crate::config::confined(&ctx.data.models_root(), Path::new(&prof.model)) {
                     Ok(dir) => read_model_dir(&dir, a.weights_gib),
                     Err(e) => {
                         eprintln!("{e}");
@@ -147,7 +148,7 @@ pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
         gpu_gib: a.gpu_gib,
         tp: tp.unwrap_or(1),
         util: util.unwrap_or(0.9),
-        ctx: ctx.unwrap_or(shape.max_position.min(32768)),
+        ctx: context_len.unwrap_or(shape.max_position.min(32768)),
         kv_dtype: kv_dtype.unwrap_or_default(),
         concurrency: a.concurrency,
         activation_gib: a.activation_gib,
@@ -158,9 +159,9 @@ pub async fn run(control: &EngineControl, a: VramArgs, json: bool) -> i32 {
     // A profile's earlier starts on this GPU calibrate the prediction (same GPU, engine
     // version, model and TP).
     if let Some(p) = &a.profile {
-        if let Ok(setup) = crate::vram::profile_setup(control, p).await {
+        if let Ok(setup) = crate::vram::profile_setup(ctx, p).await {
             if (setup.inputs.gpu_gib - inputs.gpu_gib).abs() < 0.5 && setup.inputs.tp == inputs.tp {
-                let store = crate::vram::CalibrationStore::new(control.store.pool());
+                let store = crate::vram::CalibrationStore::new(ctx.pool.clone());
                 inputs.calibration = store.latest(&setup, i64::MAX).await;
             }
         }

@@ -1,7 +1,7 @@
 //! Recording what happened to an engine in the change journal, with the context an auditor
 //! needs later: which installation, which engine version, which driver.
 
-use super::{ControlError, EngineControl};
+use super::EngineControl;
 use app::domain::gpu::GpuState;
 
 /// The context an engine action is recorded with: the engine installation, its version (when it
@@ -50,28 +50,4 @@ async fn driver() -> (Option<String>, Option<String>) {
         })
         .await
         .clone()
-}
-
-/// Records a finished engine action (serve, stop, restart) with its outcome or error and the
-/// context, as the console's engine page and a change's rollback both do.
-pub async fn record_action(
-    control: &EngineControl,
-    who: &str,
-    action: &str,
-    profile: &str,
-    reason: &str,
-    result: Result<String, ControlError>,
-) {
-    let detail = match &result {
-        Ok(outcome) => {
-            tracing::info!(profile = %profile, action, %outcome, "engine action done");
-            serde_json::json!({"ok": true, "outcome": outcome})
-        }
-        Err(e) => {
-            tracing::warn!(profile = %profile, action, error = %e, "engine action failed");
-            serde_json::json!({"ok": false, "error": e.to_string()})
-        }
-    };
-    let detail = context(control, profile, detail).await;
-    control.journal().record(who, action, profile, reason, detail).await;
 }

@@ -9,7 +9,7 @@
 //! half the requests stream. In-flight requests per engine are bounded, each with a deadline,
 //! so a hung engine holds a bounded number of them. The task ends with the console.
 
-use crate::control::EngineControl;
+use crate::context::Context;
 use crate::demo::models::WORDS;
 use app::domain::bench::SplitMix;
 use app::domain::engine::EngineState;
@@ -112,9 +112,9 @@ pub struct DemoIncident {
 }
 
 /// Starts the demo load (and the incident, when asked); it runs until the console exits.
-pub fn spawn(control: EngineControl, incident: Option<DemoIncident>) {
+pub fn spawn(ctx: Context, incident: Option<DemoIncident>) {
     if let Some(i) = incident {
-        tokio::spawn(inject(control.clone(), i));
+        tokio::spawn(inject(ctx.clone(), i));
     }
     tokio::spawn(async move {
         let seed = std::time::SystemTime::now()
@@ -128,7 +128,7 @@ pub fn spawn(control: EngineControl, incident: Option<DemoIncident>) {
         let mut running: HashMap<Target, tokio::task::JoinHandle<()>> = HashMap::new();
         let mut n = 0u64;
         loop {
-            let targets = targets(&control).await;
+            let targets = targets(&ctx).await;
             running.retain(|t, h| {
                 let keep = targets.contains(t) && !h.is_finished();
                 if !keep {
@@ -150,8 +150,8 @@ pub fn spawn(control: EngineControl, incident: Option<DemoIncident>) {
 }
 
 /// The healthy engines of simulated installations, by profile name.
-async fn targets(control: &EngineControl) -> Vec<Target> {
-    healthy_simulated(control).await.into_iter().map(|(_, t)| t).collect()
+async fn targets(ctx: &Context) -> Vec<Target> {
+    healthy_simulated(ctx).await.into_iter().map(|(_, t)| t).collect()
 }
 
 /// Demo traffic goes only to this console's own healthy engines of simulated installations:
@@ -160,8 +160,9 @@ pub fn is_target(s: &app::domain::engine::EngineStatus) -> bool {
     s.simulated && s.node.is_empty() && s.state == EngineState::Healthy
 }
 
-async fn healthy_simulated(control: &EngineControl) -> Vec<(String, Target)> {
-    let mut out: Vec<(String, Target)> = control
+async fn healthy_simulated(ctx: &Context) -> Vec<(String, Target)> {
+    let mut out: Vec<(String, Target)> = ctx
+        .control
         .statuses()
         .await
         .into_iter()
@@ -181,11 +182,11 @@ async fn healthy_simulated(control: &EngineControl) -> Vec<(String, Target)> {
 /// Switches the fault on in the first healthy simulated engine (by profile name) once
 /// `after` has passed, through the simulator's loopback fault switch, and journals it: the
 /// operator then finds it as at 3 a.m., from the charts and the incident wizard.
-async fn inject(control: EngineControl, incident: DemoIncident) {
+async fn inject(ctx: Context, incident: DemoIncident) {
     tokio::time::sleep(incident.after).await;
     let name = incident.fault.name();
     for _ in 0..60 {
-        if let Some((profile, t)) = healthy_simulated(&control).await.into_iter().next() {
+        if let Some((profile, t)) = healthy_simulated(&ctx).await.into_iter().next() {
             let answer = crate::engine::shared_client()
                 .post(format!("{}/sim/faults", t.base))
                 .json(&serde_json::json!({"enable": [name]}))
@@ -194,8 +195,7 @@ async fn inject(control: EngineControl, incident: DemoIncident) {
                 .await;
             let ok = answer.as_ref().is_ok_and(|r| r.status().is_success());
             tracing::warn!(profile = %profile, fault = name, ok, "demo: a runbook fault switched on (--demo-incident)");
-            control
-                .journal()
+            ctx.journal
                 .record(
                     "console",
                     "demo-fault",

@@ -3,7 +3,8 @@
 //! takes there (serve, stop, restart), refused before anything moves when the console knows
 //! they would fail, and journaled with their outcome.
 
-use crate::control::{logs, ControlError, EngineControl, Resolved};
+use crate::context::Context;
+use crate::control::{logs, ControlError, Resolved};
 use crate::monitor::history::History;
 use crate::runs::live::LiveRuns;
 use app::api::{EngineAction, EngineDetail};
@@ -24,7 +25,7 @@ pub enum EngineError {
 /// The engines of this console: engine control and the monitor's feeds.
 #[derive(Clone)]
 pub struct Engines {
-    control: EngineControl,
+    ctx: Context,
     fleet: watch::Receiver<Vec<EngineStatus>>,
     gpu: watch::Receiver<GpuState>,
     history: History,
@@ -35,9 +36,9 @@ pub struct Engines {
 const FROM_PAGE: &str = "from the engine page";
 
 impl Engines {
-    pub fn new(control: EngineControl, feeds: &crate::monitor::Feeds, runs: LiveRuns) -> Self {
+    pub fn new(ctx: Context, feeds: &crate::monitor::Feeds, runs: LiveRuns) -> Self {
         Self {
-            control,
+            ctx,
             fleet: feeds.fleet.clone(),
             gpu: feeds.gpu.clone(),
             history: feeds.history.clone(),
@@ -53,7 +54,7 @@ impl Engines {
     /// One engine's page: the collector's row (a profile it has not seen yet gets a direct
     /// status), the argv, the last 200 log lines, the page's run and the GPUs.
     pub async fn detail(&self, profile: &str) -> Result<EngineDetail, EngineError> {
-        let Resolved { profile: p, argv, .. } = self.control.resolve(profile).await?;
+        let Resolved { profile: p, argv, .. } = self.ctx.control.resolve(profile).await?;
         let known = self
             .fleet
             .borrow()
@@ -62,9 +63,9 @@ impl Engines {
             .cloned();
         let status = match known {
             Some(s) => s,
-            None => self.control.status(&p).await,
+            None => self.ctx.control.status(&p).await,
         };
-        let log_path = self.control.log_path(profile);
+        let log_path = self.ctx.control.log_path(profile);
         let tail_path = log_path.clone();
         let log_tail = tokio::task::spawn_blocking(move || logs::tail(&tail_path, 200).unwrap_or_default())
             .await
@@ -84,14 +85,14 @@ impl Engines {
     /// process's, and when the preflight knows a start would fail (that refusal is journaled;
     /// the CLI's `--no-preflight` is the override).
     pub async fn act(&self, who: &str, profile: &str, action: EngineAction) -> Result<(), EngineError> {
-        let Resolved { profile: p, kind, .. } = self.control.resolve(profile).await?;
-        if self.control.gate_held(profile) {
+        let Resolved { profile: p, kind, .. } = self.ctx.control.resolve(profile).await?;
+        if self.ctx.control.gate_held(profile) {
             return Err(ControlError::Gated(profile.to_string()).into());
         }
-        let running = self.control.is_running(profile);
+        let running = self.ctx.control.is_running(profile);
         if action == EngineAction::Serve && !running {
             let port = p.port.unwrap_or(kind.default_port());
-            if let Some(owner) = self.control.port_owner(&p.host, port) {
+            if let Some(owner) = self.ctx.control.port_owner(&p.host, port) {
                 return Err(ControlError::PortBusy { port, owner }.into());
             }
         }
@@ -99,28 +100,29 @@ impl Engines {
         if starts {
             self.preflight(who, profile, action).await?;
         }
-        let (control, who, profile) = (self.control.clone(), who.to_string(), profile.to_string());
+        let (ctx, who, profile) = (self.ctx.clone(), who.to_string(), profile.to_string());
         tracing::info!(profile = %profile, action = action.as_str(), "engine action requested from the console");
         tokio::spawn(async move {
             let result = match action {
                 EngineAction::Serve => {
-                    let r = control.serve(&profile, |_| {}).await;
+                    let r = ctx.control.serve(&profile, |_| {}).await;
                     if let Err(e) = &r {
-                        crate::incidents::on_serve_refused(&control, &profile, e).await;
+                        crate::incidents::on_serve_refused(&ctx, &profile, e).await;
                     }
                     r.map(|o| format!("{o:?}"))
                 }
-                EngineAction::Stop => control.stop(&profile).await.map(|o| format!("{o:?}")),
-                EngineAction::Restart => control.restart(&profile).await.map(|o| format!("{o:?}")),
+                EngineAction::Stop => ctx.control.stop(&profile).await.map(|o| format!("{o:?}")),
+                EngineAction::Restart => ctx.control.restart(&profile).await.map(|o| format!("{o:?}")),
             };
-            crate::control::actions::record_action(&control, &who, action.as_str(), &profile, FROM_PAGE, result).await;
+            ctx.record_action(&who, action.as_str(), &profile, FROM_PAGE, result)
+                .await;
         });
         Ok(())
     }
 
     /// The preflight before a start; its refusal is journaled and returned.
     async fn preflight(&self, who: &str, profile: &str, action: EngineAction) -> Result<(), ControlError> {
-        let found = crate::preflight::check(&self.control, profile).await;
+        let found = crate::preflight::check(&self.ctx, profile).await;
         if found.refusals.is_empty() {
             return Ok(());
         }
@@ -134,7 +136,8 @@ impl Engines {
             profile: profile.to_string(),
             issues: format!("the preflight knows this start would fail: {issues}"),
         };
-        crate::control::actions::record_action(&self.control, who, action.as_str(), profile, FROM_PAGE, Err(refused()))
+        self.ctx
+            .record_action(who, action.as_str(), profile, FROM_PAGE, Err(refused()))
             .await;
         Err(refused())
     }
@@ -153,7 +156,7 @@ impl Engines {
 
     /// The profile's recent starts (10 at most) with their phases.
     pub async fn startup_history(&self, profile: &str) -> Result<Vec<app::domain::phases::StartupRun>, EngineError> {
-        Ok(crate::control::startups::StartupStore::new(self.control.store.pool())
+        Ok(crate::control::startups::StartupStore::new(self.ctx.pool.clone())
             .recent(profile, 10)
             .await
             .map_err(anyhow::Error::from)?)
@@ -166,7 +169,7 @@ impl Engines {
         range: Range,
     ) -> Result<app::domain::timeline::StateTimeline, EngineError> {
         let now = crate::clock::now_ms();
-        Ok(crate::monitor::states::StateLog::new(self.control.store.pool())
+        Ok(crate::monitor::states::StateLog::new(self.ctx.pool.clone())
             .timeline(profile, now - range.secs() * 1000, now)
             .await
             .map_err(anyhow::Error::from)?)

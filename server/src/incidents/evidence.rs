@@ -2,7 +2,8 @@
 //! health and a one-token completion, the metric window, GPU state, the log tail, the profile,
 //! the engine version and recent changes.
 
-use crate::control::{logs, ControlError, EngineControl};
+use crate::context::Context;
+use crate::control::{logs, ControlError};
 use crate::monitor::history::{now_ms, History};
 use app::domain::engine::EngineState;
 use app::domain::gpu::GpuState;
@@ -25,15 +26,15 @@ pub enum Window<'a> {
 /// Captures the evidence for `profile`. `gpu` is the console's latest reading; without one
 /// the GPUs are read now.
 pub async fn collect(
-    control: &EngineControl,
+    ctx: &Context,
     profile: &str,
     window: Window<'_>,
     gpu: Option<GpuState>,
     clients_see_errors: bool,
 ) -> Result<Evidence, ControlError> {
-    let resolved = control.resolve(profile).await?;
+    let resolved = ctx.control.resolve(profile).await?;
     let (p, kind) = (&resolved.profile, resolved.kind);
-    let status = control.status(p).await;
+    let status = ctx.control.status(p).await;
     let engine = resolved.engine();
     let base = engine.base().to_string();
 
@@ -79,7 +80,7 @@ pub async fn collect(
 
     // One read of this run's log (its last 64 MiB): the investigator scans all of it, the
     // evidence keeps the tail.
-    let log_path = control.log_path(profile);
+    let log_path = ctx.control.log_path(profile);
     let log = tokio::task::spawn_blocking(move || logs::read_last(&log_path, 64 << 20).ok())
         .await
         .ok()
@@ -97,8 +98,9 @@ pub async fn collect(
     };
     // The model directory as it is now (hashes only where already known: triage never waits
     // on hashing); a path outside the models root is the launch policy's to report.
-    let model_check = match crate::config::confined(&control.data.models_root(), std::path::Path::new(&p.model)) {
-        Ok(dir) => control
+    let model_check = match crate::config::confined(&ctx.data.models_root(), std::path::Path::new(&p.model)) {
+        Ok(dir) => ctx
+            .control
             .check_model_with(&dir, crate::models::HashMode::CachedOnly, status.simulated)
             .await
             .ok(),
@@ -113,12 +115,12 @@ pub async fn collect(
         .or(classify(log_tail.iter().map(String::as_str)).as_ref())
         .is_some_and(|m| m.row == FailureRow::DriverMismatch);
     let pins = if driver_mismatch {
-        control.pin_comparison(profile).await
+        ctx.control.pin_comparison(profile).await
     } else {
         None
     };
     let captured_at_ms = now_ms();
-    let recent_changes = recent_changes(control, profile, engine_version.as_deref(), captured_at_ms).await;
+    let recent_changes = recent_changes(ctx, profile, engine_version.as_deref(), captured_at_ms).await;
     Ok(Evidence {
         captured_at_ms,
         profile: profile.to_string(),
@@ -140,11 +142,11 @@ pub async fn collect(
         investigation,
         stall: status.stall,
         died_at_ms: matches!(status.state, EngineState::Dead)
-            .then(|| control.exited_at_ms(profile))
+            .then(|| ctx.control.exited_at_ms(profile))
             .flatten(),
         model_check,
         pins,
-        capture: control.latest_capture(profile, CAPTURE_WITHIN_MS),
+        capture: ctx.control.latest_capture(profile, CAPTURE_WITHIN_MS),
     })
 }
 
@@ -173,9 +175,9 @@ async fn scrape_window(engine: &crate::engine::Engine, span: Duration) -> Result
 
 /// Profile edits in the last day, and an engine version different from the one the last bench
 /// ran against.
-async fn recent_changes(control: &EngineControl, profile: &str, version: Option<&str>, now: i64) -> Vec<Change> {
+async fn recent_changes(ctx: &Context, profile: &str, version: Option<&str>, now: i64) -> Vec<Change> {
     let mut out = Vec::new();
-    if let Ok(Some(stored)) = control.store.get(profile).await {
+    if let Ok(Some(stored)) = ctx.store.get(profile).await {
         // A profile created recently is new, not changed.
         let changed = stored.updated_at != stored.created_at;
         if let Some(at) = parse_utc_ms(&stored.updated_at).filter(|_| changed) {
@@ -187,7 +189,7 @@ async fn recent_changes(control: &EngineControl, profile: &str, version: Option<
             }
         }
     }
-    let runs = crate::runs::store::RunStore::new(control.store.pool());
+    let runs = crate::runs::store::RunStore::new(ctx.pool.clone());
     if let (Some(now_version), Ok(benches)) = (version, runs.benches(Some(profile), 1).await) {
         if let Some(b) = benches.first() {
             if let Some(before) = b.engine_version.as_deref().filter(|v| *v != now_version) {

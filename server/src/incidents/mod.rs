@@ -5,7 +5,8 @@
 pub mod evidence;
 pub mod store;
 
-use crate::control::{ControlError, EngineControl};
+use crate::context::Context;
+use crate::control::ControlError;
 use crate::monitor::history::History;
 use app::domain::gpu::GpuState;
 use app::domain::incident::{Entry, Postmortem};
@@ -35,7 +36,7 @@ pub enum IncidentServiceError {
 /// CLI.
 #[derive(Clone)]
 pub struct Incidents {
-    pub control: EngineControl,
+    pub ctx: Context,
     pub store: IncidentStore,
     /// Profile changes an incident proposes go through review like any other.
     changes: crate::changes::Changes,
@@ -59,15 +60,11 @@ const ALERT_WINDOW: Duration = Duration::from_secs(600);
 const RECHECK_WAIT: Duration = Duration::from_secs(120);
 
 impl Incidents {
-    pub fn new(
-        control: EngineControl,
-        history: Option<History>,
-        gpu: Option<tokio::sync::watch::Receiver<GpuState>>,
-    ) -> Self {
-        let store = IncidentStore::new(control.store.pool());
+    pub fn new(ctx: Context, history: Option<History>, gpu: Option<tokio::sync::watch::Receiver<GpuState>>) -> Self {
+        let store = IncidentStore::new(ctx.pool.clone());
         Self {
-            changes: crate::changes::Changes::new(control.clone()),
-            control,
+            changes: crate::changes::Changes::new(ctx.clone()),
+            ctx,
             store,
             history,
             gpu,
@@ -88,7 +85,7 @@ impl Incidents {
             None => Window::Scrape(self.scrape_window),
         };
         let gpu = self.gpu.as_ref().map(|g| g.borrow().clone());
-        evidence::collect(&self.control, profile, window, gpu, clients_see_errors).await
+        evidence::collect(&self.ctx, profile, window, gpu, clients_see_errors).await
     }
 
     /// Opens an incident: evidence first, then the triage, all on the timeline.
@@ -174,15 +171,11 @@ impl Incidents {
                 Err(e) => (false, e),
             };
             let context = serde_json::json!({"incident": id, "action": action, "ok": ok, "outcome": detail});
-            let context = crate::control::actions::context(&this.control, &profile, context).await;
             let kind = match &action {
                 Action::EditProfile { .. } => "change-submitted",
                 _ => "incident-action",
             };
-            this.control
-                .journal()
-                .record(&who, kind, &profile, &reason, context)
-                .await;
+            this.ctx.record(&who, kind, &profile, &reason, context).await;
             let outcome = Entry::Outcome {
                 action: action.id().to_string(),
                 ok,
@@ -232,7 +225,7 @@ impl Incidents {
         if !app::domain::profile::KEYS.contains(&key) {
             return Err(bad("not a profile key".into()));
         }
-        let p = self.control.resolve(profile).await?.profile;
+        let p = self.ctx.control.resolve(profile).await?.profile;
         let mut lines: Vec<String> = p
             .to_env()
             .lines()
@@ -250,8 +243,8 @@ impl Incidents {
         let wait_healthy = async {
             let deadline = tokio::time::Instant::now() + RECHECK_WAIT;
             while tokio::time::Instant::now() < deadline {
-                if let Ok(crate::control::Resolved { profile: p, .. }) = self.control.resolve(profile).await {
-                    let st = self.control.status(&p).await;
+                if let Ok(crate::control::Resolved { profile: p, .. }) = self.ctx.control.resolve(profile).await {
+                    let st = self.ctx.control.status(&p).await;
                     if !matches!(st.state, app::domain::engine::EngineState::Starting) {
                         return st.state.as_str().to_string();
                     }
@@ -262,14 +255,19 @@ impl Incidents {
         };
         match action {
             Action::Restart => {
-                self.control.restart(profile).await.map_err(|e| e.to_string())?;
+                self.ctx.control.restart(profile).await.map_err(|e| e.to_string())?;
                 Ok(wait_healthy.await)
             }
             Action::Serve => {
-                self.control.serve(profile, |_| {}).await.map_err(|e| e.to_string())?;
+                self.ctx
+                    .control
+                    .serve(profile, |_| {})
+                    .await
+                    .map_err(|e| e.to_string())?;
                 Ok(wait_healthy.await)
             }
             Action::Stop => self
+                .ctx
                 .control
                 .stop(profile)
                 .await
@@ -304,11 +302,9 @@ impl Incidents {
                 ))
             }
             Action::Smoke => {
-                let resolved = self.control.resolve(profile).await.map_err(|e| e.to_string())?;
+                let resolved = self.ctx.control.resolve(profile).await.map_err(|e| e.to_string())?;
                 let target = crate::runs::Target::profile(resolved);
-                let run = crate::runs::Runs::new(self.control.clone())
-                    .smoke(&target, |_| {})
-                    .await;
+                let run = crate::runs::Runs::new(self.ctx.clone()).smoke(&target, |_| {}).await;
                 if run.report.passed() {
                     Ok("smoke-toolcall PASS".into())
                 } else {
@@ -367,7 +363,7 @@ impl Incidents {
         let mut left_out: HashMap<i64, usize> = HashMap::new();
         for alert in alerts.into_iter().take(MAX_ALERTS_PER_POST) {
             let profile = alert.profile.as_str();
-            if self.control.store.get(profile).await.ok().flatten().is_none() {
+            if self.ctx.store.get(profile).await.ok().flatten().is_none() {
                 continue;
             }
             let status = if alert.firing { "firing" } else { "resolved" };
@@ -452,11 +448,11 @@ struct AlertWindow {
 /// A serve refused because a foreign container holds the engine's name opens an incident
 /// (with the evidence and the refusal on its timeline): someone who can start containers in
 /// the console's runtime put it there. Any other error: nothing to do. Returns the incident.
-pub async fn on_serve_refused(control: &EngineControl, profile: &str, error: &ControlError) -> Option<i64> {
+pub async fn on_serve_refused(ctx: &Context, profile: &str, error: &ControlError) -> Option<i64> {
     let ControlError::ForeignContainer { container, why, .. } = error else {
         return None;
     };
-    let incidents = Incidents::new(control.clone(), None, None);
+    let incidents = Incidents::new(ctx.clone(), None, None);
     let opened = incidents.open(profile, "roofline", "foreign-container", false).await;
     match opened {
         Ok((id, _, _)) => {
@@ -464,8 +460,7 @@ pub async fn on_serve_refused(control: &EngineControl, profile: &str, error: &Co
             if let Err(e) = incidents.store.append(id, "roofline", &Entry::Note { text }).await {
                 tracing::warn!(error = %e, id, "could not note the foreign container on the incident");
             }
-            control
-                .journal()
+            ctx.journal
                 .record(
                     "roofline",
                     "foreign-container",

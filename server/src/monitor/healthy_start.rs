@@ -4,7 +4,7 @@
 //! this one function, and each half records once per engine process, so a start seen by both
 //! is recorded once.
 
-use crate::control::EngineControl;
+use crate::context::Context;
 use app::domain::pins::KnownGood;
 use app::domain::vram::Calibration;
 
@@ -17,8 +17,8 @@ pub struct HealthyStart {
 }
 
 /// Records what the healthy start of `profile` teaches: calibration, then its pinned set.
-pub async fn on_healthy_start(control: &EngineControl, profile: &str) -> HealthyStart {
-    let calibration = crate::vram::calibrate(control, profile).await;
+pub async fn on_healthy_start(ctx: &Context, profile: &str) -> HealthyStart {
+    let calibration = crate::vram::calibrate(ctx, profile).await;
     match &calibration {
         Ok(Some(c)) => tracing::info!(
             profile,
@@ -29,7 +29,7 @@ pub async fn on_healthy_start(control: &EngineControl, profile: &str) -> Healthy
         Ok(None) => {}
         Err(e) => tracing::debug!(profile, "no calibration from this start: {e}"),
     }
-    let pinned = control.record_start_once(profile).await;
+    let pinned = ctx.control.record_start_once(profile).await;
     if let Err(e) = &pinned {
         tracing::warn!(profile, error = %e, "the known-good set of this start is not recorded");
     }

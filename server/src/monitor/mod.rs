@@ -15,7 +15,7 @@ pub mod states;
 
 pub use healthy_start::{on_healthy_start, HealthyStart};
 
-use crate::control::EngineControl;
+use crate::context::Context;
 use crate::monitor::console_metrics::ConsoleMetrics;
 use crate::monitor::history::{now_ms, History};
 use app::domain::engine::{EngineState, EngineStatus};
@@ -381,8 +381,9 @@ pub struct Feeds {
 }
 
 /// Starts the refresh loop; the receivers always hold the latest snapshot.
-pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feeds {
-    let history = History::new(control.store.pool().clone());
+pub async fn start(ctx: Context, metrics: Arc<ConsoleMetrics>) -> Feeds {
+    let control = ctx.control.clone();
+    let history = History::new(ctx.pool.clone());
     crate::gpu::events::watch();
     let mut gpu_state = crate::gpu::read().await;
     let mut first = control.statuses().await;
@@ -390,7 +391,7 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
     let (tx, rx) = watch::channel(first);
     let (gpu_tx, gpu_rx) = watch::channel(gpu_state.clone());
     let http = crate::engine::shared_client();
-    let config = control.data.config.clone();
+    let config = ctx.data.config.clone();
     let remote = crate::monitor::remote::start(
         config.fleet.clone(),
         http.clone(),
@@ -407,7 +408,7 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
     tokio::spawn(async move {
         let mut gpu_read_at = Instant::now();
         let mut pruned_at: Option<Instant> = None;
-        let states = states::StateLog::new(control.store.pool());
+        let states = states::StateLog::new(ctx.pool.clone());
         let mut local: Vec<EngineStatus> = tx.borrow().clone();
         let mut next_tick = tokio::time::Instant::now() + INTERVAL;
         let mut remote = remote;
@@ -441,9 +442,9 @@ pub async fn start(control: EngineControl, metrics: Arc<ConsoleMetrics>) -> Feed
                     .map(|r| r.profile.clone())
                     .collect();
                 for name in healthy.difference(&was_healthy) {
-                    let (control, name) = (control.clone(), name.clone());
+                    let (ctx, name) = (ctx.clone(), name.clone());
                     tokio::spawn(async move {
-                        on_healthy_start(&control, &name).await;
+                        on_healthy_start(&ctx, &name).await;
                     });
                 }
                 was_healthy = healthy;

@@ -3,7 +3,7 @@
 //! preflight of text not saved yet). The web edge and the CLI call these; review proposes
 //! changes to profiles but never edits one here.
 
-use crate::control::EngineControl;
+use crate::context::Context;
 use app::api::{EditorData, EditorHelp, FlagCheck, InstallInfo, ProfileSummary, ProfileView};
 use app::domain::engine::EngineKind;
 use app::domain::flagmap::{render_argv, untranslatable_speculative_keys};
@@ -78,12 +78,12 @@ pub fn parse(name: &str, env_text: &str) -> Result<Profile, ProfileError> {
 /// The profiles of this console, over its engine control and store.
 #[derive(Clone)]
 pub struct Profiles {
-    control: EngineControl,
+    ctx: Context,
 }
 
 impl Profiles {
-    pub fn new(control: EngineControl) -> Self {
-        Self { control }
+    pub fn new(ctx: Context) -> Self {
+        Self { ctx }
     }
 
     /// Imports a profile file's text as `name`: refused when it does not parse, names an
@@ -94,7 +94,7 @@ impl Profiles {
         let (profile, warnings) = bounded(text)
             .and_then(|()| Profile::from_env(name, text))
             .map_err(ImportError::Refused)?;
-        if self.control.data.engine(&profile.engine).is_none() {
+        if self.ctx.data.engine(&profile.engine).is_none() {
             return Err(ImportError::Refused(vec![Issue {
                 field: "ENGINE".into(),
                 line: line_of(text, "ENGINE"),
@@ -104,7 +104,7 @@ impl Profiles {
                 },
             }]));
         }
-        let refused = self.control.policy_issues(&profile).await;
+        let refused = self.ctx.control.policy_issues(&profile).await;
         if !refused.is_empty() {
             return Err(ImportError::Refused(
                 refused
@@ -117,17 +117,17 @@ impl Profiles {
             ));
         }
         let before = self
-            .control
+            .ctx
             .store
             .get(name)
             .await
             .map_err(anyhow::Error::from)?
             .map(|s| s.profile.to_env());
-        let new = self.control.store.upsert(&profile).await.map_err(anyhow::Error::from)?;
+        let new = self.ctx.store.upsert(&profile).await.map_err(anyhow::Error::from)?;
         let diff = crate::journal::env_diff(before.as_deref().unwrap_or(""), &profile.to_env());
         if !diff.is_empty() {
-            self.control
-                .journal()
+            self.ctx
+                .journal
                 .record(
                     who,
                     if new { "profile-import" } else { "profile-change" },
@@ -142,7 +142,7 @@ impl Profiles {
 
     /// A stored profile.
     async fn stored(&self, name: &str) -> Result<crate::profile_store::StoredProfile, ProfileError> {
-        self.control
+        self.ctx
             .store
             .get(name)
             .await
@@ -152,11 +152,11 @@ impl Profiles {
 
     /// Every profile, by name, with the installation's kind and whether it is simulated.
     pub async fn list(&self) -> Result<Vec<ProfileSummary>, ProfileError> {
-        let rows = self.control.store.list().await.map_err(anyhow::Error::from)?;
+        let rows = self.ctx.store.list().await.map_err(anyhow::Error::from)?;
         Ok(rows
             .into_iter()
             .map(|s| {
-                let install = self.control.data.engine(&s.profile.engine);
+                let install = self.ctx.data.engine(&s.profile.engine);
                 let kind = install.map(|i| i.kind);
                 ProfileSummary {
                     port: s
@@ -179,10 +179,10 @@ impl Profiles {
     pub async fn view(&self, name: &str) -> Result<ProfileView, ProfileError> {
         let stored = self.stored(name).await?;
         let p = stored.profile;
-        let install = self.control.data.engine(&p.engine);
+        let install = self.ctx.data.engine(&p.engine);
         let kind = install.map(|i| i.kind);
         let mut issues = p.validate();
-        issues.extend(self.control.policy_issues(&p).await);
+        issues.extend(self.ctx.control.policy_issues(&p).await);
         if install.is_none() {
             issues.push(Issue {
                 field: "ENGINE".into(),
@@ -194,9 +194,9 @@ impl Profiles {
             });
         }
         let argv = match install {
-            Some(i) => match self.control.launch_argv(&p.engine, i, &p) {
+            Some(i) => match self.ctx.control.launch_argv(&p.engine, i, &p) {
                 Ok((_, launch)) => launch,
-                Err(_) => render_argv(i.kind, &self.control.data.command_for(i)?, &p),
+                Err(_) => render_argv(i.kind, &self.ctx.data.command_for(i)?, &p),
             },
             None => Vec::new(),
         };
@@ -212,7 +212,7 @@ impl Profiles {
             issues,
             untranslated,
             updated_at: stored.updated_at,
-            known_good: self.control.known_good(&p.name).await?,
+            known_good: self.ctx.control.known_good(&p.name).await?,
             profile: p,
         })
     }
@@ -227,7 +227,7 @@ impl Profiles {
             None => (None, active_env.clone()),
         };
         let installs = self
-            .control
+            .ctx
             .data
             .config
             .engines
@@ -237,7 +237,7 @@ impl Profiles {
                     name: n.clone(),
                     kind: i.kind,
                     simulator: i.simulator,
-                    command: self.control.data.command_for(i).ok()?,
+                    command: self.ctx.data.command_for(i).ok()?,
                 })
             })
             .collect();
@@ -252,12 +252,13 @@ impl Profiles {
 
     /// What an installation's own `--help` says about each profile key's flag.
     pub async fn editor_help(&self, install: &str) -> Result<EditorHelp, ProfileError> {
-        let Some(i) = self.control.data.engine(install) else {
+        let Some(i) = self.ctx.data.engine(install) else {
             return Err(ProfileError::Invalid(format!(
                 "ENGINE: no installation named {install:?} in this host's configuration"
             )));
         };
         let installed = self
+            .ctx
             .control
             .installed_flags(install, i)
             .await
@@ -274,6 +275,7 @@ impl Profiles {
     pub async fn check_flags(&self, name: &str, env_text: &str) -> Result<FlagCheck, ProfileError> {
         let p = parse(name, env_text)?;
         let (report, _) = self
+            .ctx
             .control
             .check_profile_flags(&p)
             .await
@@ -293,7 +295,8 @@ impl Profiles {
     ) -> Result<app::domain::upgrade::UpgradeCheck, ProfileError> {
         let candidate = parse(name, env_text)?;
         let current = self.stored(name).await?;
-        self.control
+        self.ctx
+            .control
             .upgrade_check_between(&current.profile, &candidate)
             .await
             .map_err(|e| ProfileError::Invalid(e.to_string()))

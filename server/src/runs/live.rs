@@ -3,7 +3,8 @@
 //! stored results the page reads back.
 
 use super::{closed_loop, Runs, Target};
-use crate::control::{ControlError, EngineControl};
+use crate::context::Context;
+use crate::control::ControlError;
 use app::api::{BenchRequest, BenchRun, RunKind, RunStatus, SmokeRun};
 use app::domain::bench::BenchProgress;
 use std::collections::HashMap;
@@ -27,13 +28,13 @@ pub enum RunError {
 /// The page's runs of this console.
 #[derive(Clone)]
 pub struct LiveRuns {
-    control: EngineControl,
+    ctx: Context,
     registry: RunRegistry,
 }
 
 impl LiveRuns {
-    pub fn new(control: EngineControl, registry: RunRegistry) -> Self {
-        Self { control, registry }
+    pub fn new(ctx: Context, registry: RunRegistry) -> Self {
+        Self { ctx, registry }
     }
 
     /// The latest run of `profile` started from the page, if any since the console started.
@@ -52,8 +53,8 @@ impl LiveRuns {
     /// Starts smoke-toolcall (no bench request) or bench against a running profile and returns
     /// once it is under way; refused while another run of the profile is in progress.
     pub async fn start(&self, who: &str, profile: &str, bench: Option<BenchRequest>) -> Result<(), RunError> {
-        let resolved = self.control.resolve(profile).await?;
-        if !self.control.is_running(profile) {
+        let resolved = self.ctx.control.resolve(profile).await?;
+        if !self.ctx.control.is_running(profile) {
             return Err(RunError::Invalid(format!("{profile} is not running; serve it first")));
         }
         let target = Target::profile(resolved);
@@ -126,7 +127,7 @@ impl LiveRuns {
         target: &Target,
         params: Option<app::domain::bench::BenchParams>,
     ) {
-        let runs = Runs::new(self.control.clone());
+        let runs = Runs::new(self.ctx.clone());
         let (journal_kind, outcome) = match params {
             None => {
                 let (g, pr) = (self.registry.clone(), profile.to_string());
@@ -159,10 +160,10 @@ impl LiveRuns {
             Ok((id, ok)) => serde_json::json!({"passed": ok, "run": id}),
             Err(e) => serde_json::json!({"error": e}),
         };
-        let detail = crate::control::actions::context(&self.control, profile, detail).await;
+        let detail = crate::control::actions::context(&self.ctx.control, profile, detail).await;
         if let Err(e) = self
-            .control
-            .journal()
+            .ctx
+            .journal
             .append(who, journal_kind, profile, "run from the engine page", detail)
             .await
         {
@@ -183,7 +184,7 @@ impl LiveRuns {
     /// Stored bench runs, newest first: of one profile (200 at most), or the given ids (8 at
     /// most, for comparison). A row whose stored JSON no longer reads is left out.
     pub async fn benches(&self, profile: Option<&str>, ids: &[i64]) -> Result<Vec<BenchRun>, RunError> {
-        let store = super::store::RunStore::new(self.control.store.pool());
+        let store = super::store::RunStore::new(self.ctx.pool.clone());
         let rows = if ids.is_empty() {
             store.benches(profile, 200).await.map_err(anyhow::Error::from)?
         } else {
@@ -213,7 +214,7 @@ impl LiveRuns {
 
     /// The newest smoke-toolcall run of a profile, its raw answers cut to the page's size.
     pub async fn last_smoke(&self, profile: &str) -> Result<Option<SmokeRun>, RunError> {
-        let store = super::store::RunStore::new(self.control.store.pool());
+        let store = super::store::RunStore::new(self.ctx.pool.clone());
         let Some((id, passed, report, created_at)) = store.last_smoke(profile).await.map_err(anyhow::Error::from)?
         else {
             return Ok(None);

@@ -12,7 +12,8 @@ pub mod smoke;
 pub mod store;
 pub mod tokens;
 
-use crate::control::{EngineControl, Resolved};
+use crate::context::Context;
+use crate::control::Resolved;
 use app::domain::bench::{BenchParams, BenchProgress, BenchSummary};
 use app::domain::toolcall::{CaseResult, SmokeReport};
 use store::RunStore;
@@ -98,14 +99,14 @@ impl BenchRun {
 /// The runs of one data directory.
 #[derive(Clone)]
 pub struct Runs {
-    control: EngineControl,
+    ctx: Context,
     store: RunStore,
 }
 
 impl Runs {
-    pub fn new(control: EngineControl) -> Self {
-        let store = RunStore::new(control.store.pool());
-        Self { control, store }
+    pub fn new(ctx: Context) -> Self {
+        let store = RunStore::new(ctx.pool.clone());
+        Self { ctx, store }
     }
 
     pub fn store(&self) -> &RunStore {
@@ -115,8 +116,9 @@ impl Runs {
     /// The flag preflight for a profile: parser and auto-tool-choice flags against the
     /// installed engine's own `--help` (when it can be read).
     pub async fn preflight(&self, resolved: &Resolved) -> smoke::Preflight {
-        let installed = match self.control.data.engine(&resolved.profile.engine) {
+        let installed = match self.ctx.data.engine(&resolved.profile.engine) {
             Some(install) => self
+                .ctx
                 .control
                 .installed_flags(&resolved.profile.engine, install)
                 .await
@@ -151,7 +153,7 @@ impl Runs {
             );
         };
         let dir = match crate::config::confined(
-            &self.control.data.models_root(),
+            &self.ctx.data.models_root(),
             std::path::Path::new(&resolved.profile.model),
         ) {
             Ok(d) => d,
@@ -172,7 +174,7 @@ impl Runs {
         progress: impl Fn(BenchProgress) + Send + Sync + 'static,
     ) -> Result<BenchRun, bench::BenchError> {
         let engine_version = match target.profile_name() {
-            Some(p) => self.control.cached_version(p),
+            Some(p) => self.ctx.control.cached_version(p),
             None => None,
         };
         let engine_version = match engine_version {

@@ -74,7 +74,7 @@ pub async fn readyz(State(s): State<WebState>) -> Response {
 /// What `/readyz` finds wrong with the database: not writable, or the journal refusing.
 async fn database_problems(s: &WebState) -> Vec<String> {
     let mut problems = Vec::new();
-    let pool = s.control.store.pool();
+    let pool = s.ctx.pool.clone();
     // A write statement that changes nothing still takes SQLite's write lock. Inside a
     // transaction sqlx tracks, so a timeout that drops it midway still rolls back (a raw
     // BEGIN would go back to the pool with the lock held).
@@ -90,7 +90,7 @@ async fn database_problems(s: &WebState) -> Vec<String> {
         Ok(Err(e)) => problems.push(format!("database not writable: {e}")),
         Err(_) => problems.push("database not writable: no write lock within 5 s".into()),
     }
-    if let Some(why) = s.control.journal().alarm().await {
+    if let Some(why) = s.ctx.journal.alarm().await {
         problems.push(format!("the change journal refuses entries: {why}"));
     }
     problems
@@ -114,7 +114,7 @@ pub async fn fleet(State(s): State<WebState>) -> Sse<impl Stream<Item = Result<E
 /// change; the live pages refetch what they show when its version moves.
 pub async fn records(State(s): State<WebState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let mut rx = s.records.subscribe();
-    let pool = s.control.store.pool();
+    let pool = s.ctx.pool.clone();
     let client = s.metrics.sse_client();
     let stream = async_stream(move |tx| async move {
         let _client = client;
@@ -145,7 +145,7 @@ pub async fn engine(State(s): State<WebState>, Path(profile): Path<String>) -> R
     if !app::domain::profile::valid_name(&profile) {
         return (axum::http::StatusCode::BAD_REQUEST, "bad profile name").into_response();
     }
-    let log_path = s.control.log_path(&profile);
+    let log_path = s.ctx.control.log_path(&profile);
     let mut fleet = s.fleet.clone();
     let mut gpu = s.gpu.clone();
     let history = s.history.clone();

@@ -16,7 +16,7 @@ pub async fn alertmanager(
     headers: axum::http::HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let auth = &s.control.data.config.auth;
+    let auth = &s.ctx.data.config.auth;
     if let Some(refused) = super::guard::machine_token(
         auth.alertmanager_token.as_deref(),
         &headers,
@@ -98,7 +98,7 @@ pub async fn journal_export(State(s): State<WebState>, Query(q): Query<JournalQu
             .into_response();
     };
     let query = q.query.filter(|q| !q.trim().is_empty());
-    let journal = s.control.journal();
+    let journal = s.ctx.journal.clone();
     // The first page is read before answering, so a database error is a 500, not a cut file.
     let first = match journal.page(query.as_deref(), None, EXPORT_PAGE).await {
         Ok(p) => p,

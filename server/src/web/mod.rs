@@ -11,8 +11,8 @@ mod prometheus;
 pub mod streams;
 mod tls_listener;
 
-use crate::control::EngineControl;
-use anyhow::{bail, Context};
+use crate::context::Context;
+use anyhow::{bail, Context as _};
 use axum::routing::get;
 use axum::Router;
 use leptos::prelude::*;
@@ -25,7 +25,7 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct WebState {
     pub leptos: LeptosOptions,
-    pub control: EngineControl,
+    pub ctx: Context,
     pub fleet: tokio::sync::watch::Receiver<Vec<app::domain::engine::EngineStatus>>,
     pub gpu: tokio::sync::watch::Receiver<app::domain::gpu::GpuState>,
     pub history: crate::monitor::history::History,
@@ -65,7 +65,7 @@ pub fn site_root() -> PathBuf {
 
 /// Builds the router (separately from binding, so tests can drive it).
 pub fn router(
-    control: EngineControl,
+    ctx: Context,
     feeds: crate::monitor::Feeds,
     metrics: Arc<crate::monitor::console_metrics::ConsoleMetrics>,
     addr: SocketAddr,
@@ -78,48 +78,42 @@ pub fn router(
         .site_pkg_dir(urls.pkg_dir.clone())
         .site_addr(addr)
         .build();
-    let runs = crate::runs::live::LiveRuns::new(control.clone(), Default::default());
-    let incidents =
-        crate::incidents::Incidents::new(control.clone(), Some(feeds.history.clone()), Some(feeds.gpu.clone()));
+    let runs = crate::runs::live::LiveRuns::new(ctx.clone(), Default::default());
+    let incidents = crate::incidents::Incidents::new(ctx.clone(), Some(feeds.history.clone()), Some(feeds.gpu.clone()));
     let auth = auth::AuthState {
-        accounts: crate::auth::Accounts::new(control.store.pool()),
+        accounts: crate::auth::Accounts::new(ctx.pool.clone()),
         limiter: Default::default(),
         // Over the console's own HTTPS listener cookies are always Secure.
-        secure: control.data.config.tls.listener().is_some()
-            || control
-                .data
-                .config
-                .auth
-                .secure_cookies
-                .unwrap_or(!addr.ip().is_loopback()),
-        journal: control.journal(),
-        trusted_proxies: control.data.config.auth.trusted_proxies.clone(),
+        secure: ctx.data.config.tls.listener().is_some()
+            || ctx.data.config.auth.secure_cookies.unwrap_or(!addr.ip().is_loopback()),
+        journal: ctx.journal.clone(),
+        trusted_proxies: ctx.data.config.auth.trusted_proxies.clone(),
     };
-    let changes = crate::changes::Changes::new(control.clone());
+    let changes = crate::changes::Changes::new(ctx.clone());
     let services = adapters::services(adapters::Features {
-        control: control.clone(),
+        ctx: ctx.clone(),
         feeds: feeds.clone(),
         runs: runs.clone(),
         incidents: incidents.clone(),
         auth: auth.clone(),
         changes,
     });
-    let control_pool = control.store.pool();
+    let pool = ctx.pool.clone();
     let state = WebState {
         leptos: leptos.clone(),
-        control,
+        ctx,
         fleet: feeds.fleet,
         gpu: feeds.gpu,
         history: feeds.history,
         runs,
         metrics,
         incidents,
-        records: crate::records::Records::start(control_pool),
+        records: crate::records::Records::start(pool),
         readyz: Default::default(),
     };
-    let hsts = state.control.data.config.tls.listener().is_some();
-    let names = guard::HostNames::new(&state.control.data.config.auth.allowed_hosts);
-    let stream_gate = streams::StreamGate::new(crate::auth::Accounts::new(state.control.store.pool()));
+    let hsts = state.ctx.data.config.tls.listener().is_some();
+    let names = guard::HostNames::new(&state.ctx.data.config.auth.allowed_hosts);
+    let stream_gate = streams::StreamGate::new(crate::auth::Accounts::new(state.ctx.pool.clone()));
     let routes = generate_route_list(app::App);
     Router::new()
         .route(app::api::FLEET_STREAM, get(events::fleet))
@@ -229,14 +223,14 @@ async fn help_doc(axum::extract::Path(doc): axum::extract::Path<String>) -> axum
 
 /// Runs the console until Ctrl-C or SIGTERM. Engines keep running: they are not our children
 /// in any way that ends with us.
-pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<()> {
-    if !addr.ip().is_loopback() && control.data.config.auth.secure_cookies == Some(false) {
+pub async fn serve(ctx: Context, addr: SocketAddr) -> anyhow::Result<()> {
+    if !addr.ip().is_loopback() && ctx.data.config.auth.secure_cookies == Some(false) {
         tracing::warn!(
             "listening on {addr} with secure_cookies = false: sessions travel in clear text unless TLS is in front"
         );
     }
-    crate::changes::Changes::new(control.clone()).recover().await;
-    match crate::auth::Accounts::new(control.store.pool()).setup_secret().await {
+    crate::changes::Changes::new(ctx.clone()).recover().await;
+    match crate::auth::Accounts::new(ctx.pool.clone()).setup_secret().await {
         Ok(Some(secret)) => {
             // The one way in on a fresh console: printed once, stored only as a hash, used up
             // by the first admin. A restart before that prints a new one.
@@ -249,19 +243,18 @@ pub async fn serve(control: EngineControl, addr: SocketAddr) -> anyhow::Result<(
         Ok(None) => {}
         Err(e) => bail!("reading accounts: {e}"),
     }
-    control.data.config.auth.check_secrets()?;
+    ctx.data.config.auth.check_secrets()?;
     let metrics = Arc::new(crate::monitor::console_metrics::ConsoleMetrics::default());
-    let feeds = crate::monitor::start(control.clone(), metrics.clone()).await;
-    let tls = match control.data.config.tls.listener() {
+    let feeds = crate::monitor::start(ctx.clone(), metrics.clone()).await;
+    let tls = match ctx.data.config.tls.listener() {
         // Relative paths mean the data directory, as every other path in its configuration
         // does (not wherever the console was started from).
         Some((cert, key)) => Some(
-            crate::tls::server_config(&control.data.resolve(cert), &control.data.resolve(key))
-                .context("[tls] cert and key")?,
+            crate::tls::server_config(&ctx.data.resolve(cert), &ctx.data.resolve(key)).context("[tls] cert and key")?,
         ),
         None => None,
     };
-    let app = router(control, feeds, metrics, addr);
+    let app = router(ctx, feeds, metrics, addr);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;

@@ -67,7 +67,7 @@ pub fn target_groups(fleet: &[EngineStatus], via: Option<&str>, host: &str) -> s
 }
 
 pub async fn service_discovery(State(s): State<WebState>, headers: HeaderMap, uri: Uri) -> Response {
-    let auth = &s.control.data.config.auth;
+    let auth = &s.ctx.data.config.auth;
     if let Some(refused) = super::guard::machine_token(
         auth.prometheus_sd_token.as_deref(),
         &headers,

@@ -8,6 +8,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use server::auth::Accounts;
 use server::config::DataDir;
+use server::context::Context;
 use server::control::EngineControl;
 use server::profile_store::ProfileStore;
 use std::collections::HashMap;
@@ -18,7 +19,7 @@ const PASSWORD: &str = "correct horse battery staple";
 
 struct App {
     router: axum::Router,
-    control: EngineControl,
+    ctx: Context,
     dir: tempfile::TempDir,
 }
 
@@ -40,11 +41,11 @@ async fn app() -> App {
     ] {
         accounts.create(n, PASSWORD, r).await.unwrap();
     }
-    let control = EngineControl::new(data, ProfileStore::new(pool));
+    let ctx = Context::new(EngineControl::new(data, ProfileStore::new(pool)));
     let metrics = Arc::new(server::monitor::console_metrics::ConsoleMetrics::default());
-    let feeds = server::monitor::start(control.clone(), metrics.clone()).await;
-    let router = server::web::router(control.clone(), feeds, metrics, "127.0.0.1:3000".parse().unwrap());
-    App { router, control, dir }
+    let feeds = server::monitor::start(ctx.clone(), metrics.clone()).await;
+    let router = server::web::router(ctx.clone(), feeds, metrics, "127.0.0.1:3000".parse().unwrap());
+    App { router, ctx, dir }
 }
 
 struct Reply {
@@ -390,7 +391,7 @@ async fn an_approval_binds_to_the_content_the_approver_saw() {
         model.display()
     );
     let (profile, _) = app::domain::profile::Profile::from_env("ed", &active).unwrap();
-    app.control.store.upsert(&profile).await.unwrap();
+    app.ctx.store.upsert(&profile).await.unwrap();
     let active = profile.to_env();
     let (olga, anna) = (app.login("olga").await, app.login("anna").await);
     let propose = |id: Option<i64>, text: &str| {
@@ -454,12 +455,7 @@ async fn an_approval_binds_to_the_content_the_approver_saw() {
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let approved = app
-        .control
-        .journal()
-        .list(None, Some("change-approved"), 10)
-        .await
-        .unwrap();
+    let approved = app.ctx.journal.list(None, Some("change-approved"), 10).await.unwrap();
     assert!(
         approved.iter().any(|e| e.detail.to_string().contains(h2)),
         "{approved:?}"

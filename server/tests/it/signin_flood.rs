@@ -20,10 +20,13 @@ async fn a_flood_of_wrong_sign_ins_runs_five_hashes_and_is_told_429() {
         .create("root", "correct horse battery staple", Role::Admin)
         .await
         .unwrap();
-    let control = server::control::EngineControl::new(data, server::profile_store::ProfileStore::new(pool));
+    let ctx = server::context::Context::new(server::control::EngineControl::new(
+        data,
+        server::profile_store::ProfileStore::new(pool),
+    ));
     let metrics = Arc::new(server::monitor::console_metrics::ConsoleMetrics::default());
-    let feeds = server::monitor::start(control.clone(), metrics.clone()).await;
-    let router = server::web::router(control, feeds, metrics, "127.0.0.1:3000".parse().unwrap());
+    let feeds = server::monitor::start(ctx.clone(), metrics.clone()).await;
+    let router = server::web::router(ctx, feeds, metrics, "127.0.0.1:3000".parse().unwrap());
     let login = |name: &str, password: &str| {
         let router = router.clone();
         let body = format!("name={name}&password={password}");

@@ -12,7 +12,8 @@ mod runs;
 mod vram;
 
 use crate::api_error::internal;
-use crate::control::{ControlError, EngineControl};
+use crate::context::Context;
+use crate::control::ControlError;
 use app::api::service::Services;
 use app::api::ApiError;
 use std::sync::Arc;
@@ -35,7 +36,7 @@ pub fn control_error(e: ControlError) -> ApiError {
 
 /// The features one console serves, built once at start.
 pub struct Features {
-    pub control: EngineControl,
+    pub ctx: Context,
     pub feeds: crate::monitor::Feeds,
     pub runs: crate::runs::live::LiveRuns,
     pub incidents: crate::incidents::Incidents,
@@ -49,22 +50,22 @@ pub fn services(f: Features) -> Services {
         accounts: Arc::new(f.auth),
         changes: Arc::new(changes::Adapter(f.changes.clone())),
         engines: Arc::new(engines::Adapter(crate::engines::Engines::new(
-            f.control.clone(),
+            f.ctx.clone(),
             &f.feeds,
             f.runs.clone(),
         ))),
         profiles: Arc::new(profiles::Adapter {
-            profiles: crate::profiles::Profiles::new(f.control.clone()),
+            profiles: crate::profiles::Profiles::new(f.ctx.clone()),
             changes: f.changes,
         }),
         runs: Arc::new(runs::Adapter(f.runs)),
         incidents: Arc::new(incidents::Adapter(f.incidents)),
-        journal: Arc::new(journal::Adapter(f.control.journal())),
-        vram: Arc::new(vram::Adapter(f.control.clone())),
+        journal: Arc::new(journal::Adapter(f.ctx.journal.clone())),
+        vram: Arc::new(vram::Adapter(f.ctx.clone())),
         models: Arc::new(models::Adapter(crate::models::page::Models::new(
-            f.control.data.clone(),
-            f.control.store.clone(),
-            f.control.journal(),
+            f.ctx.data.clone(),
+            f.ctx.store.clone(),
+            f.ctx.journal.clone(),
         ))),
     }
 }

@@ -2,11 +2,11 @@
 
 use super::{control_error, profiles};
 use crate::api_error::internal;
-use crate::control::EngineControl;
+use crate::context::Context;
 use app::api::service::BoxFut;
 use app::api::{ApiError, HostGpu, ModelInfo, VramCheck, VramPrediction, VramService};
 
-pub struct Adapter(pub EngineControl);
+pub struct Adapter(pub Context);
 
 /// Calculator errors as the UI explains them: a profile or installation that is not there by
 /// its own message, the rest (no GPU, the model's files, nothing logged yet) as the reason.
