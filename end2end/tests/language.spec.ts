@@ -31,3 +31,17 @@ test("switching to Russian translates the page and persists across reloads", asy
   await page.getByTestId("lang-en").click();
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Fleet");
 });
+
+test("a language file that does not load leaves a working page that says why", async ({ page }) => {
+  // The bundle directory's locale-en.ftl refused (a proxy in the way, a broken release): the
+  // page still hydrates, shows message keys rather than blanks, and names what failed.
+  await page.route(/locale-en\.ftl$/, (route) => route.fulfill({ status: 404, body: "" }));
+  await page.goto("/");
+  await waitForHydration(page);
+  await expect(page.locator("body")).toHaveAttribute("data-i18n-error", /locale-en\.ftl/);
+  // Never blank: the server's English, or the message's key where the page redraws it.
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText(/^(Fleet|fleet-title)$/);
+  // Switching language fetches the other file and works.
+  await page.getByTestId("lang-ru").click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Парк движков");
+});

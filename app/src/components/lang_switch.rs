@@ -5,26 +5,23 @@ use super::i18n_ctx::use_i18n;
 use crate::i18n::Lang;
 use leptos::prelude::*;
 
+/// Remembers the choice in the cookie the server reads and on `<html lang>`.
+#[cfg(feature = "hydrate")]
 fn persist(lang: Lang) {
-    #[cfg(feature = "hydrate")]
-    {
-        use wasm_bindgen::JsCast;
-        if let Some(doc) = web_sys::window().and_then(|w| w.document()) {
-            if let Ok(html_doc) = doc.clone().dyn_into::<web_sys::HtmlDocument>() {
-                let cookie = format!(
-                    "{}={}; path=/; max-age=31536000; samesite=lax",
-                    crate::i18n::LANG_COOKIE,
-                    lang.code()
-                );
-                let _ = html_doc.set_cookie(&cookie);
-            }
-            if let Some(root) = doc.document_element() {
-                let _ = root.set_attribute("lang", lang.code());
-            }
+    use wasm_bindgen::JsCast;
+    if let Some(doc) = web_sys::window().and_then(|w| w.document()) {
+        if let Ok(html_doc) = doc.clone().dyn_into::<web_sys::HtmlDocument>() {
+            let cookie = format!(
+                "{}={}; path=/; max-age=31536000; samesite=lax",
+                crate::i18n::LANG_COOKIE,
+                lang.code()
+            );
+            let _ = html_doc.set_cookie(&cookie);
+        }
+        if let Some(root) = doc.document_element() {
+            let _ = root.set_attribute("lang", lang.code());
         }
     }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = lang;
 }
 
 /// Switches the live page to `lang`: its messages first (fetched once), then every text.
