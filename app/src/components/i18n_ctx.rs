@@ -10,6 +10,13 @@ pub struct I18n {
 }
 
 impl I18n {
+    /// Whether a message exists. Every key exists in both languages (the locale test), so this
+    /// asks the page's language: the one the browser has loaded (`components::locales`), and
+    /// the one the server rendered with, so hydration sees what the server saw.
+    pub fn has(&self, key: &str) -> bool {
+        crate::i18n::has(self.lang.get_untracked(), key)
+    }
+
     /// A message in the current language; reactive when called inside a view closure.
     pub fn t(&self, key: &str) -> String {
         tr_args(self.lang.get(), key, &[])

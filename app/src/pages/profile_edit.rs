@@ -246,7 +246,7 @@ fn Editor(data: EditorData) -> impl IntoView {
                                 }
                             });
                             let advice_key = format!("advice-{key}");
-                            let advice = crate::i18n::has(crate::i18n::Lang::En, &advice_key).then(|| view! {
+                            let advice = i18n.has(&advice_key).then(|| view! {
                                 <span class="advice" data-testid="field-advice">{move || i18n.t(&advice_key)}</span>
                             });
                             let issues = move || issues_of(key_slice).into_iter().map(|issue| {

@@ -125,7 +125,7 @@ pub fn SmokeResult(run: SmokeRun) -> impl IntoView {
                                     <ul class="checks">
                                         {c.failures.into_iter().map(|f| {
                                             let key = format!("smoke-check-{}", f.check);
-                                            let known = crate::i18n::has(crate::i18n::Lang::En, &key);
+                                            let known = i18n.has(&key);
                                             view! { <li><code>{f.check.clone()}</code> " " {move || if known { i18n.t(&key) } else { String::new() }} ": " {f.detail}</li> }
                                         }).collect_view()}
                                     </ul>
