@@ -6,23 +6,6 @@
 
 use crate::i18n::Lang;
 
-#[cfg(feature = "hydrate")]
-mod glue {
-    use wasm_bindgen::prelude::*;
-
-    #[wasm_bindgen(inline_js = r#"
-export function rl_fetch_text(url) {
-  return fetch(url, { credentials: 'same-origin' }).then((r) => {
-    if (!r.ok) throw new Error(url + ': HTTP ' + r.status);
-    return r.text();
-  });
-}
-"#)]
-    extern "C" {
-        pub fn rl_fetch_text(url: &str) -> js_sys::Promise;
-    }
-}
-
 /// Where a language's messages are served: `{base}/locale-{code}.ftl`, `base` being the
 /// bundle's directory as the server wrote it.
 pub fn url(base: &str, lang: Lang) -> String {
@@ -33,6 +16,7 @@ pub fn url(base: &str, lang: Lang) -> String {
 /// shows message keys instead of text, and says why in the console).
 #[cfg(feature = "hydrate")]
 pub async fn load(lang: Lang) -> Result<(), String> {
+    use wasm_bindgen::JsCast;
     if crate::i18n::installed(lang) {
         return Ok(());
     }
@@ -42,9 +26,21 @@ pub async fn load(lang: Lang) -> Result<(), String> {
         .and_then(|e| e.get_attribute("data-locales"))
         .ok_or("the page names no data-locales")?;
     let address = url(&base, lang);
-    let text = wasm_bindgen_futures::JsFuture::from(glue::rl_fetch_text(&address))
+    // The browser's own fetch (same-origin credentials, matching the head's preload), through
+    // web-sys rather than a JS snippet: a snippet is one more file every page requests.
+    let failed = |e: wasm_bindgen::JsValue| format!("{address}: {e:?}");
+    let window = web_sys::window().ok_or("no window")?;
+    let response: web_sys::Response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(&address))
         .await
-        .map_err(|e| format!("{address}: {e:?}"))?
+        .map_err(failed)?
+        .dyn_into()
+        .map_err(failed)?;
+    if !response.ok() {
+        return Err(format!("{address}: HTTP {}", response.status()));
+    }
+    let text = wasm_bindgen_futures::JsFuture::from(response.text().map_err(failed)?)
+        .await
+        .map_err(failed)?
         .as_string()
         .ok_or_else(|| format!("{address}: not text"))?;
     crate::i18n::install(lang, &text);
