@@ -26,3 +26,15 @@ impl Clock {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fixed_clock_holds_still_and_the_system_clock_moves_on() {
+        assert_eq!(Clock::Fixed(1_700_000_000_000).now_ms(), 1_700_000_000_000);
+        let before = now_ms();
+        assert!(Clock::System.now_ms() >= before && before > 1_700_000_000_000);
+    }
+}

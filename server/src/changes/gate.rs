@@ -173,7 +173,7 @@ impl Changes {
                 .record_metrics_check(&crate::control::upgrade::MetricsCheck {
                     install: candidate.engine.clone(),
                     version,
-                    at_ms: crate::clock::now_ms(),
+                    at_ms: self.ctx.clock.now_ms(),
                     change: row.id,
                     missing: missing.clone(),
                 }),

@@ -168,7 +168,7 @@ impl Engines {
         profile: &str,
         range: Range,
     ) -> Result<app::domain::timeline::StateTimeline, EngineError> {
-        let now = crate::clock::now_ms();
+        let now = self.ctx.clock.now_ms();
         Ok(crate::monitor::states::StateLog::new(self.ctx.pool.clone())
             .timeline(profile, now - range.secs() * 1000, now)
             .await

@@ -119,7 +119,7 @@ pub async fn collect(
     } else {
         None
     };
-    let captured_at_ms = now_ms();
+    let captured_at_ms = ctx.clock.now_ms();
     let recent_changes = recent_changes(ctx, profile, engine_version.as_deref(), captured_at_ms).await;
     Ok(Evidence {
         captured_at_ms,
