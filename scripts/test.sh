@@ -41,8 +41,17 @@ ROOFLINE_REAL_VLLM=$(scripts/setup-real-engine.sh)
 export ROOFLINE_REAL_VLLM ROOFLINE_REQUIRE_REAL_VLLM=1
 "$ROOFLINE_REAL_VLLM/venv/bin/vllm" --version
 
+step "PostgreSQL: a throwaway server for the store tests on both back ends (scripts/postgres.sh)"
+pg_dir=$(mktemp -d)
+ROOFLINE_TEST_PG=$(scripts/postgres.sh start "$pg_dir/pg")
+export ROOFLINE_TEST_PG ROOFLINE_REQUIRE_PG=1
+stop_postgres() { scripts/postgres.sh stop "$pg_dir/pg"; rm -rf "$pg_dir"; }
+trap stop_postgres EXIT
+
 step "cargo test"
 cargo test --workspace 2>&1 | tee "$log/cargo-test.txt"
+stop_postgres
+trap - EXIT
 
 checks=1
 

@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn main() {
-    println!("cargo:rerun-if-changed=migrations");
+    println!("cargo:rerun-if-changed=migrations/sqlite");
+    println!("cargo:rerun-if-changed=migrations/postgres");
     println!("cargo:rerun-if-env-changed=ROOFLINE_EMBED_SITE");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let code = match std::env::var_os("ROOFLINE_EMBED_SITE") {

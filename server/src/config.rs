@@ -161,6 +161,22 @@ pub struct HostConfig {
     pub verify: VerifyMode,
     #[serde(default)]
     pub tls: TlsConfig,
+    /// A PostgreSQL shared by every console of the fleet (`postgres://user@host:port/db`):
+    /// accounts, sessions, the journal, changes and incidents are then one set for all of
+    /// them. Absent: the data directory's own SQLite file.
+    #[serde(default)]
+    pub database_url: Option<String>,
+    /// A file holding the database password (kept out of the URL and of this file, 0600).
+    #[serde(default)]
+    pub database_password_file: Option<PathBuf>,
+    /// This host's name in a shared database (the fleet's hosts, jobs, live rows): default
+    /// the kernel's host name. Unique in the fleet.
+    #[serde(default)]
+    pub host_name: Option<String>,
+    /// Where other consoles' pages link to this one (`https://gpu-b.example:8080`): default
+    /// the listener's address with this host's name.
+    #[serde(default)]
+    pub advertise_url: Option<String>,
 }
 
 /// TLS: the console's own HTTPS listener, and what outbound HTTPS (remote consoles and engines
@@ -359,6 +375,10 @@ impl Default for HostConfig {
             journal: Default::default(),
             verify: Default::default(),
             tls: Default::default(),
+            database_url: None,
+            database_password_file: None,
+            host_name: None,
+            advertise_url: None,
         }
     }
 }
@@ -367,6 +387,27 @@ impl HostConfig {
     /// Parses the file, naming the offending key or line on error.
     pub fn parse(text: &str) -> anyhow::Result<Self> {
         let cfg: HostConfig = toml::from_str(text).map_err(|e| anyhow::anyhow!("{CONFIG_FILE}: {e}"))?;
+        if let Some(name) = &cfg.host_name {
+            if !valid_host_name(name) {
+                bail!("{CONFIG_FILE}: host_name `{name}`: 1 to 63 characters of a-z, 0-9, '-' and '.', starting with a letter or digit");
+            }
+        }
+        if let Some(url) = &cfg.advertise_url {
+            if !(url.starts_with("http://") || url.starts_with("https://"))
+                || url.len() > 512
+                || url.contains(char::is_whitespace)
+            {
+                bail!("{CONFIG_FILE}: advertise_url `{url}` must be an http:// or https:// URL");
+            }
+        }
+        if let Some(url) = &cfg.database_url {
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                bail!(
+                    "{CONFIG_FILE}: database_url `{}` must be a postgres:// URL (without it the console keeps its own SQLite file)",
+                    redacted(url)
+                );
+            }
+        }
         for (name, install) in &cfg.engines {
             if !app::domain::profile::valid_name(name) {
                 bail!("{CONFIG_FILE}: engine installation name `{name}` must match [a-z0-9_-]");
@@ -519,6 +560,65 @@ impl std::fmt::Debug for JournalKey {
 /// The largest key file read (a key is a few dozen bytes).
 const MAX_KEY_FILE: u64 = 64 << 10;
 
+/// A database URL as it may be logged: its password replaced by `***`.
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return "(not a URL)".to_string();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    // A password may also travel as a query parameter.
+    let tail = match tail.find("password=") {
+        Some(at) => {
+            let end = tail[at..].find('&').map_or(tail.len(), |e| at + e);
+            format!("{}password=***{}", &tail[..at], &tail[end..])
+        }
+        None => tail.to_string(),
+    };
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            let hidden = if userinfo.contains(':') { ":***" } else { "" };
+            format!("{scheme}://{user}{hidden}@{host}{tail}")
+        }
+        None => format!("{scheme}://{authority}{tail}"),
+    }
+}
+
+/// A host name as the fleet's registry keeps it.
+pub fn valid_host_name(name: &str) -> bool {
+    (1..=63).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+}
+
+/// The kernel's host name, lower-cased; `localhost` when it has none usable.
+pub fn kernel_host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_ascii_lowercase())
+        .filter(|h| valid_host_name(h))
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// A secret kept in its own file (a password): read up to 64 KiB, trailing whitespace dropped;
+/// an empty file is an error that names the file.
+pub fn read_secret_file(path: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_KEY_FILE).read_to_end(&mut bytes))
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))?;
+    let text = text.trim_end();
+    if text.is_empty() {
+        anyhow::bail!("{}: empty", path.display());
+    }
+    Ok(text.to_string())
+}
+
 impl DataDir {
     /// Opens a data directory, creating it (without a config file) when missing.
     pub fn open(root: &Path) -> anyhow::Result<Self> {
@@ -587,6 +687,31 @@ impl DataDir {
     /// The journal's HMAC key, when host configuration names a readable key file.
     pub fn journal_key(&self) -> Option<Vec<u8>> {
         self.journal_key.0.as_deref().cloned()
+    }
+
+    /// This host's name in the fleet's registry.
+    pub fn host_name(&self) -> String {
+        self.config.host_name.clone().unwrap_or_else(kernel_host_name)
+    }
+
+    /// Where other consoles link to this one.
+    pub fn console_url(&self) -> String {
+        if let Some(url) = &self.config.advertise_url {
+            return url.trim_end_matches('/').to_string();
+        }
+        let scheme = if self.config.tls.listener().is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let addr = self.config.listen;
+        let host = if addr.ip().is_unspecified() {
+            self.host_name()
+        } else {
+            addr.ip().to_string()
+        };
+        let host = if host.contains(':') { format!("[{host}]") } else { host };
+        format!("{scheme}://{host}:{}", addr.port())
     }
 
     pub fn db_path(&self) -> PathBuf {

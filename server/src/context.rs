@@ -7,9 +7,9 @@
 use crate::clock::Clock;
 use crate::config::DataDir;
 use crate::control::{ControlError, EngineControl};
+use crate::db::Pool;
 use crate::journal::Journal;
 use crate::profile_store::ProfileStore;
-use sqlx::SqlitePool;
 
 /// One console's (or one CLI command's) shared parts; cheap to clone.
 #[derive(Clone)]
@@ -19,7 +19,7 @@ pub struct Context {
     /// The launch profiles.
     pub store: ProfileStore,
     /// The console's database (the profiles', changes', runs' and incidents' tables).
-    pub pool: SqlitePool,
+    pub pool: Pool,
     /// The change journal, with its anchor file and key.
     pub journal: Journal,
     /// Now, as the database and the browser keep time.

@@ -1,24 +1,106 @@
-//! The database: SQLite (WAL) with embedded migrations. Each feature keeps its own store
-//! (profiles in `profile_store`, runs in `runs::store`, changes in `changes::store`, …)
-//! over the pool opened here.
+//! The database: SQLite (WAL) in the data directory by default, or a PostgreSQL shared by every
+//! console of a fleet (`database_url` in host configuration), both through sqlx's `Any` driver
+//! with embedded migrations of the same schema, version for version (`migrations/sqlite`,
+//! `migrations/postgres`). Each feature keeps its own store (profiles in `profile_store`, runs
+//! in `runs::store`, changes in `changes::store`, …) over the pool opened here, in SQL both
+//! back ends read the same way: `$N` parameters, timestamps bound from the clock, upserts as
+//! `on conflict`.
 
 use anyhow::Context;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+use sqlx::ConnectOptions;
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
-/// Opens (creating if needed) the database and brings its schema up to date.
+/// The pool every store reads and writes through.
+pub type Pool = sqlx::AnyPool;
+/// One connection of it (a transaction's, a lock holder's).
+pub type Conn = sqlx::AnyConnection;
+
+/// Which database is behind a pool: where SQL must differ (a write lock, a backup).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn of(pool: &Pool) -> Backend {
+        match pool.connect_options().database_url.scheme() {
+            "postgres" | "postgresql" => Backend::Postgres,
+            _ => Backend::Sqlite,
+        }
+    }
+}
+
+fn install_drivers() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        sqlx::any::install_drivers(&[sqlx::sqlite::any::DRIVER, sqlx::postgres::any::DRIVER]).unwrap_or(())
+    });
+}
+
+/// The database host configuration names: PostgreSQL at `database_url` (its password from
+/// `database_password_file` when set), else the data directory's SQLite file.
+pub async fn connect(data: &crate::config::DataDir) -> anyhow::Result<Pool> {
+    match &data.config.database_url {
+        Some(url) => {
+            let password = match &data.config.database_password_file {
+                Some(f) => Some(crate::config::read_secret_file(&data.resolve(f)).context("database_password_file")?),
+                None => None,
+            };
+            open_postgres(url, password.as_deref()).await
+        }
+        None => open(&data.db_path()).await,
+    }
+}
+
+/// Connects to a PostgreSQL (`postgres://…`) and brings its schema up to date. Consoles on
+/// several hosts may start at once: sqlx's migrator holds PostgreSQL's advisory lock while it
+/// migrates, so each migration runs once.
+pub async fn open_postgres(url: &str, password: Option<&str>) -> anyhow::Result<Pool> {
+    install_drivers();
+    let mut opts = sqlx::postgres::PgConnectOptions::from_str(url)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "database_url: not a PostgreSQL URL ({})",
+                crate::config::redacted(&e.to_string())
+            )
+        })?
+        .application_name("roofline");
+    if !matches!(url.split(':').next(), Some("postgres" | "postgresql")) {
+        anyhow::bail!("database_url: must start with postgres:// (SQLite is the data directory's own file)");
+    }
+    if let Some(p) = password {
+        opts = opts.password(p);
+    }
+    let any = AnyConnectOptions::from_url(&opts.to_url_lossy())
+        .context("database_url")?
+        .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(2));
+    let pool = AnyPoolOptions::new()
+        .max_connections(8)
+        .min_connections(1)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(any)
+        .await
+        .with_context(|| format!("connecting to the database {}", crate::config::redacted(url)))?;
+    sqlx::migrate!("./migrations/postgres")
+        .run(&pool)
+        .await
+        .context("running database migrations")?;
+    Ok(pool)
+}
+
+/// Opens (creating if needed) an SQLite database and brings its schema up to date.
 ///
 /// The console and CLI commands may open a fresh database at the same moment. Switching a new
 /// database into WAL needs an exclusive lock that SQLite's busy timeout does not wait for, and
 /// migrations are not safe to run twice concurrently, so both happen under a file lock.
-pub async fn open(path: &Path) -> anyhow::Result<SqlitePool> {
-    let opts = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))?
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .busy_timeout(Duration::from_secs(10))
-        .foreign_keys(true);
+pub async fn open(path: &Path) -> anyhow::Result<Pool> {
+    install_drivers();
+    let opts = SqliteConnectOptions::new().filename(path).create_if_missing(true);
     let lock_path = path.with_extension("migrate.lock");
     let guard = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
         let file = std::fs::OpenOptions::new()
@@ -30,13 +112,31 @@ pub async fn open(path: &Path) -> anyhow::Result<SqlitePool> {
             .map_err(|(_, e)| anyhow::anyhow!("locking {}: {e}", lock_path.display()))
     })
     .await??;
-    let pool = SqlitePoolOptions::new()
+    // WAL is a property of the file: set once, here, under the lock.
+    {
+        use sqlx::Connection;
+        let conn = sqlx::SqliteConnection::connect_with(&opts.clone().journal_mode(SqliteJournalMode::Wal))
+            .await
+            .with_context(|| format!("opening database {}", path.display()))?;
+        conn.close().await.ok();
+    }
+    let any = AnyConnectOptions::from_url(&opts.to_url_lossy())
+        .with_context(|| format!("opening database {}", path.display()))?;
+    let pool = AnyPoolOptions::new()
         .max_connections(4)
         .min_connections(1)
-        .connect_with(opts)
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                use sqlx::Executor;
+                conn.execute("pragma busy_timeout = 10000").await?;
+                conn.execute("pragma foreign_keys = on").await?;
+                Ok(())
+            })
+        })
+        .connect_with(any)
         .await
         .with_context(|| format!("opening database {}", path.display()))?;
-    let migrator = sqlx::migrate!("./migrations");
+    let migrator = sqlx::migrate!("./migrations/sqlite");
     let migrated = async {
         backup_before_migrations(&migrator, &pool, path).await?;
         migrator.run(&pool).await.context("running database migrations")
@@ -47,14 +147,30 @@ pub async fn open(path: &Path) -> anyhow::Result<SqlitePool> {
     Ok(pool)
 }
 
+/// Begins a transaction that holds the write lock named `lock` from its first statement, so
+/// that what it reads (the journal's head, the active profile, the admins) cannot change
+/// before it writes: SQLite's `begin immediate` (the database's one write lock),
+/// PostgreSQL's transaction-scoped advisory lock (held by one console of the fleet at a time,
+/// released at commit or rollback). A transaction sqlx tracks: dropped before its commit (a
+/// request cancelled midway) it rolls back, never going back to the pool holding the lock.
+pub async fn begin_write(pool: &Pool, lock: i64) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+    match Backend::of(pool) {
+        Backend::Sqlite => pool.begin_with("begin immediate").await,
+        Backend::Postgres => {
+            let mut tx = pool.begin().await?;
+            sqlx::query("select count(*) from (select pg_advisory_xact_lock($1)) as held")
+                .bind(lock)
+                .execute(&mut *tx)
+                .await?;
+            Ok(tx)
+        }
+    }
+}
+
 /// An existing database about to gain schema migrations is copied first
 /// (`backups/roofline-before-VERSION-MS.db` next to it): an upgrade of the console that goes
 /// wrong can be undone with `roofline restore`.
-async fn backup_before_migrations(
-    migrator: &sqlx::migrate::Migrator,
-    pool: &SqlitePool,
-    path: &Path,
-) -> anyhow::Result<()> {
+async fn backup_before_migrations(migrator: &sqlx::migrate::Migrator, pool: &Pool, path: &Path) -> anyhow::Result<()> {
     let applied: Vec<i64> = match sqlx::query_scalar("select version from _sqlx_migrations where success")
         .fetch_all(pool)
         .await
@@ -81,7 +197,10 @@ async fn backup_before_migrations(
 
 /// A consistent copy of the live database (`VACUUM INTO`: readers and writers go on); never
 /// overwrites. Returns the copy's size in bytes.
-pub async fn backup(pool: &SqlitePool, dest: &Path) -> anyhow::Result<u64> {
+pub async fn backup(pool: &Pool, dest: &Path) -> anyhow::Result<u64> {
+    if Backend::of(pool) == Backend::Postgres {
+        anyhow::bail!("the database is PostgreSQL (database_url): back it up with pg_dump, as the team backs up its other databases");
+    }
     if dest.exists() {
         anyhow::bail!("{} exists: a backup never overwrites a file", dest.display());
     }
@@ -150,7 +269,7 @@ pub async fn restore(db: &Path, src: &Path) -> anyhow::Result<std::path::PathBuf
             .await
             .with_context(|| format!("{} is not a Roofline database (no migrations table)", src.display()))?;
         conn.close().await.ok();
-        let ours = sqlx::migrate!("./migrations").iter().map(|m| m.version).max();
+        let ours = sqlx::migrate!("./migrations/sqlite").iter().map(|m| m.version).max();
         if newest > ours {
             anyhow::bail!(
                 "{} comes from a newer Roofline (schema {}): restore it with that version",
@@ -177,4 +296,151 @@ pub async fn restore(db: &Path, src: &Path) -> anyhow::Result<std::path::PathBuf
     }
     std::fs::rename(&tmp, db)?;
     Ok(saved)
+}
+
+/// Databases for the store tests: each test runs against SQLite and, where the test run
+/// started one (`scripts/postgres.sh`, `ROOFLINE_TEST_PG`), a PostgreSQL database of its own.
+/// `ROOFLINE_REQUIRE_PG=1` (set by `scripts/test.sh`) turns a missing PostgreSQL into a
+/// failure rather than a skip.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Backend, Pool};
+
+    pub struct TestDb {
+        pub pool: Pool,
+        pub backend: Backend,
+        /// What another console opens: the SQLite file, or the PostgreSQL URL.
+        target: String,
+        _dir: Option<tempfile::TempDir>,
+    }
+
+    impl TestDb {
+        /// A second console on the same database (another process on this host for SQLite,
+        /// another host for PostgreSQL), with its own pool and connections.
+        pub async fn another_console(&self) -> Pool {
+            match self.backend {
+                Backend::Sqlite => super::open(std::path::Path::new(&self.target)).await.unwrap(),
+                Backend::Postgres => super::open_postgres(&self.target, None).await.unwrap(),
+            }
+        }
+    }
+
+    pub async fn sqlite() -> TestDb {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("roofline.db");
+        TestDb {
+            pool: super::open(&path).await.unwrap(),
+            backend: Backend::Sqlite,
+            target: path.display().to_string(),
+            _dir: Some(dir),
+        }
+    }
+
+    /// A fresh PostgreSQL database (`t_` and random hex) on the test run's server.
+    pub async fn postgres() -> Option<TestDb> {
+        use sqlx::{Connection, Executor};
+        let Ok(admin) = std::env::var("ROOFLINE_TEST_PG") else {
+            assert!(
+                std::env::var("ROOFLINE_REQUIRE_PG").as_deref() != Ok("1"),
+                "ROOFLINE_REQUIRE_PG=1 but ROOFLINE_TEST_PG is not set (scripts/postgres.sh start DIR prints it)"
+            );
+            eprintln!("no ROOFLINE_TEST_PG: this store test runs on SQLite only");
+            return None;
+        };
+        let name = format!("t_{}", hex::encode(rand::random::<[u8; 8]>()));
+        let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
+        conn.execute(format!("create database {name}").as_str()).await.unwrap();
+        conn.close().await.ok();
+        let (base, _) = admin.rsplit_once('/').unwrap();
+        let url = format!("{base}/{name}");
+        Some(TestDb {
+            pool: super::open_postgres(&url, None).await.unwrap(),
+            backend: Backend::Postgres,
+            target: url,
+            _dir: None,
+        })
+    }
+
+    /// SQLite, then PostgreSQL where there is one.
+    pub async fn both() -> Vec<TestDb> {
+        let mut dbs = vec![sqlite().await];
+        dbs.extend(postgres().await);
+        dbs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_logged_url_has_no_password() {
+        assert_eq!(
+            crate::config::redacted("postgres://rf:s3cret@db:5432/roofline"),
+            "postgres://rf:***@db:5432/roofline"
+        );
+        assert_eq!(
+            crate::config::redacted("postgres://rf@db/roofline"),
+            "postgres://rf@db/roofline"
+        );
+        assert_eq!(
+            crate::config::redacted("postgres://a:b@c@db/x?sslmode=require"),
+            "postgres://a:***@db/x?sslmode=require"
+        );
+        assert_eq!(crate::config::redacted("nonsense"), "(not a URL)");
+        assert_eq!(
+            crate::config::redacted("postgres://db/x?user=rf&password=s3cret&sslmode=require"),
+            "postgres://db/x?user=rf&password=***&sslmode=require"
+        );
+    }
+
+    /// The two back ends hold the same schema, version for version: the same migrations, the
+    /// same tables with the same columns (integer and text alike on both).
+    #[tokio::test]
+    async fn both_back_ends_have_the_same_migrations_and_tables() {
+        let sqlite_versions: Vec<_> = sqlx::migrate!("./migrations/sqlite")
+            .iter()
+            .map(|m| (m.version, m.description.to_string()))
+            .collect();
+        let pg_versions: Vec<_> = sqlx::migrate!("./migrations/postgres")
+            .iter()
+            .map(|m| (m.version, m.description.to_string()))
+            .collect();
+        assert_eq!(sqlite_versions, pg_versions);
+        let Some(pg) = testing::postgres().await else {
+            return;
+        };
+        let lite = testing::sqlite().await;
+        let tables: Vec<String> = sqlx::query_scalar(
+            "select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name <> '_sqlx_migrations' order by name",
+        )
+        .fetch_all(&lite.pool)
+        .await
+        .unwrap();
+        let mut on_sqlite = Vec::new();
+        for t in &tables {
+            let cols: Vec<(String, String)> = sqlx::query_as(&format!(
+                "select name, lower(type) from pragma_table_info('{t}') order by name"
+            ))
+            .fetch_all(&lite.pool)
+            .await
+            .unwrap();
+            on_sqlite.extend(
+                cols.into_iter()
+                    .map(|(c, ty)| (t.clone(), c, ty.replace("integer", "int"))),
+            );
+        }
+        let on_pg: Vec<(String, String, String)> = sqlx::query_as(
+            "select table_name::text, column_name::text, data_type::text from information_schema.columns
+             where table_schema = 'public' and table_name <> '_sqlx_migrations' order by table_name, column_name",
+        )
+        .fetch_all(&pg.pool)
+        .await
+        .unwrap();
+        let on_pg: Vec<_> = on_pg
+            .into_iter()
+            .map(|(t, c, ty)| (t, c, ty.replace("bigint", "int")))
+            .collect();
+        assert_eq!(on_sqlite, on_pg);
+    }
 }

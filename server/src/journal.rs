@@ -11,8 +11,13 @@
 //! MAC does not match). An entry that cannot be written is retried, then kept in a spool file
 //! that the next append writes first, in order: never silently dropped.
 
+use crate::db::Pool;
 use sha2::{Digest, Sha256};
-use sqlx::{Connection, SqlitePool};
+use sqlx::Connection;
+
+/// The advisory lock that serialises appends from every console sharing a PostgreSQL: the
+/// head read and the row written under it are one step of the chain.
+const APPEND_LOCK: i64 = 0x726f_6f66_6a6e_6c00; // "roofjnl"
 
 /// The hash before the first entry.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -71,7 +76,7 @@ fn entry(r: Row) -> Entry {
 
 #[derive(Clone)]
 pub struct Journal {
-    pool: SqlitePool,
+    pool: Pool,
     /// Where the chain's head is mirrored after each append (and spooled entries wait).
     anchor: Option<std::path::PathBuf>,
     /// HMAC key: every entry's hash is authenticated with it.
@@ -123,7 +128,7 @@ struct Spooled {
 }
 
 impl Journal {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: Pool) -> Self {
         Self {
             pool,
             anchor: None,
@@ -232,11 +237,20 @@ impl Journal {
     /// Whether the table reaches the anchor: the entry at the anchor's sequence exists with
     /// the anchor's hash (a head further on is a writer that has not anchored yet). `Err`
     /// says what is wrong. Without an anchor path (tests, tools) there is nothing to check.
-    async fn check_head<'c>(&self, conn: impl sqlx::SqliteExecutor<'c>) -> Result<Result<(), String>, sqlx::Error> {
+    async fn check_head<'c>(
+        &self,
+        conn: impl sqlx::Executor<'c, Database = sqlx::Any>,
+    ) -> Result<Result<(), String>, sqlx::Error> {
         if self.anchor.is_none() {
             return Ok(Ok(()));
         }
         let Some(anchor) = self.read_anchor() else {
+            // A journal shared by the fleet's consoles (PostgreSQL) has entries from the other
+            // hosts before this one first writes: its anchor starts at the head it finds. The
+            // other hosts' anchors still hold the chain up to theirs.
+            if crate::db::Backend::of(&self.pool) == crate::db::Backend::Postgres {
+                return Ok(Ok(()));
+            }
             let any: Option<i64> = sqlx::query_scalar("select max(seq) from journal")
                 .fetch_one(conn)
                 .await?;
@@ -244,7 +258,13 @@ impl Journal {
                 Some(n) => Err(format!(
                     "the anchor outside the database is missing although the journal has entries (up to #{n})"
                 )),
-                None => Ok(()),
+                // Anchored at the start before the first entry is written (under the append's
+                // write lock): another process that appends before this one has written its
+                // anchor then finds the start, not "missing".
+                None => {
+                    self.write_anchor(0, GENESIS);
+                    Ok(())
+                }
             });
         };
         if anchor.seq == 0 {
@@ -346,72 +366,53 @@ impl Journal {
         reason: &str,
         detail: serde_json::Value,
     ) -> Result<Entry, JournalError> {
-        let mut conn = self.pool.acquire().await?;
         let detail = detail.to_string();
-        let at = time::OffsetDateTime::now_utc();
-        let at = format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-            at.year(),
-            u8::from(at.month()),
-            at.day(),
-            at.hour(),
-            at.minute(),
-            at.second()
-        );
-        sqlx::query("begin immediate").execute(&mut *conn).await?;
-        let result = async {
-            if let Err(why) = self.check_head(&mut *conn).await? {
-                return Ok(Err(why));
-            }
-            let prev: Option<String> = sqlx::query_scalar("select hash from journal order by seq desc limit 1")
-                .fetch_optional(&mut *conn)
-                .await?;
-            let prev = prev.unwrap_or_else(|| GENESIS.to_string());
-            let hash = hash_of(&prev, &at, who, kind, subject, reason, &detail);
-            let mac = self.key.as_ref().map(|k| hmac_hex(k, &hash));
-            let seq: i64 = sqlx::query_scalar(
-                "insert into journal (at, who, kind, subject, reason, detail, prev_hash, hash, mac) values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning seq",
-            )
-            .bind(&at)
-            .bind(who)
-            .bind(kind)
-            .bind(subject)
-            .bind(reason)
-            .bind(&detail)
-            .bind(&prev)
-            .bind(&hash)
-            .bind(mac)
-            .fetch_one(&mut *conn)
+        let at = crate::clock::now_text();
+        let mut tx = crate::db::begin_write(&self.pool, APPEND_LOCK).await?;
+        if let Err(why) = self.check_head(&mut *tx).await? {
+            tracing::error!(%why, who, kind, subject, "journal append refused: the table does not reach its anchor");
+            return Err(JournalError::Rewound(why));
+        }
+        let head: Option<(i64, String)> = sqlx::query_as("select seq, hash from journal order by seq desc limit 1")
+            .fetch_optional(&mut *tx)
             .await?;
-            Ok::<_, sqlx::Error>(Ok((seq, prev, hash)))
-        }
-        .await;
-        match result {
-            Ok(Err(why)) => {
-                let _ = sqlx::query("rollback").execute(&mut *conn).await;
-                tracing::error!(%why, who, kind, subject, "journal append refused: the table does not reach its anchor");
-                Err(JournalError::Rewound(why))
-            }
-            Ok(Ok((seq, prev_hash, hash))) => {
-                sqlx::query("commit").execute(&mut *conn).await?;
-                self.write_anchor(seq, &hash);
-                Ok(Entry {
-                    seq,
-                    at,
-                    who: who.into(),
-                    kind: kind.into(),
-                    subject: subject.into(),
-                    reason: reason.into(),
-                    detail: serde_json::from_str(&detail).unwrap_or_default(),
-                    prev_hash,
-                    hash,
-                })
-            }
-            Err(e) => {
-                let _ = sqlx::query("rollback").execute(&mut *conn).await;
-                Err(e.into())
-            }
-        }
+        let (head_seq, prev) = head.unwrap_or_else(|| (0, GENESIS.to_string()));
+        let hash = hash_of(&prev, &at, who, kind, subject, reason, &detail);
+        let mac = self.key.as_ref().map(|k| hmac_hex(k, &hash));
+        // SQLite numbers a row given NULL by AUTOINCREMENT, inside the transaction (and never
+        // hands a deleted number out again). A PostgreSQL sequence is not transactional: an
+        // append rolled back would leave a gap that `verify` reads as a deleted entry. There
+        // the number is the head's plus one, taken under the append lock.
+        let explicit = (crate::db::Backend::of(&self.pool) == crate::db::Backend::Postgres).then_some(head_seq + 1);
+        let seq: i64 = sqlx::query_scalar(
+            "insert into journal (seq, at, who, kind, subject, reason, detail, prev_hash, hash, mac)
+             values ($10, $1, $2, $3, $4, $5, $6, $7, $8, $9) returning seq",
+        )
+        .bind(&at)
+        .bind(who)
+        .bind(kind)
+        .bind(subject)
+        .bind(reason)
+        .bind(&detail)
+        .bind(&prev)
+        .bind(&hash)
+        .bind(mac)
+        .bind(explicit)
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.write_anchor(seq, &hash);
+        Ok(Entry {
+            seq,
+            at,
+            who: who.into(),
+            kind: kind.into(),
+            subject: subject.into(),
+            reason: reason.into(),
+            detail: serde_json::from_str(&detail).unwrap_or_default(),
+            prev_hash: prev,
+            hash,
+        })
     }
 
     /// Appends an entry for an action that has already happened: retried while the database
@@ -564,6 +565,69 @@ pub use app::domain::envfile::env_diff;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 16: several consoles (hosts, on PostgreSQL; processes, on SQLite) append at once
+    /// to one journal: every entry lands once, numbered without a gap, in one chain that
+    /// verifies, each console's anchor on it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn appends_from_several_consoles_at_once_make_one_chain() {
+        for db in crate::db::testing::both().await {
+            let dir = tempfile::tempdir().unwrap();
+            let mut consoles = Vec::new();
+            for host in 0..3 {
+                let pool = if host == 0 {
+                    db.pool.clone()
+                } else {
+                    db.another_console().await
+                };
+                // Processes on one host share the data directory's anchor; hosts keep their own.
+                let anchor = match db.backend {
+                    crate::db::Backend::Sqlite => dir.path().join("anchor.json"),
+                    crate::db::Backend::Postgres => dir.path().join(format!("anchor-{host}.json")),
+                };
+                consoles.push(Journal::new(pool).with_anchor(anchor));
+            }
+            let mut tasks = tokio::task::JoinSet::new();
+            for (host, j) in consoles.iter().enumerate() {
+                for n in 0..15 {
+                    let j = j.clone();
+                    tasks.spawn(async move {
+                        j.append(
+                            &format!("ops@host{host}"),
+                            "serve",
+                            "qwen",
+                            &format!("{host}/{n}"),
+                            serde_json::json!({ "n": n }),
+                        )
+                        .await
+                        .unwrap()
+                    });
+                }
+            }
+            let mut seqs: Vec<i64> = tasks.join_all().await.iter().map(|e| e.seq).collect();
+            seqs.sort_unstable();
+            assert_eq!(seqs, (1..=45).collect::<Vec<_>>(), "{:?}", db.backend);
+            for j in &consoles {
+                assert_eq!(
+                    j.verify().await.unwrap(),
+                    Verification {
+                        entries: 45,
+                        broken: None
+                    },
+                    "{:?}",
+                    db.backend
+                );
+            }
+            let reasons: std::collections::BTreeSet<String> = consoles[1]
+                .list(None, None, 100)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|e| e.reason)
+                .collect();
+            assert_eq!(reasons.len(), 45, "{:?}: an entry lost or doubled", db.backend);
+        }
+    }
 
     #[tokio::test]
     async fn the_chain_holds_and_an_edit_or_a_deletion_is_found() {

@@ -31,6 +31,7 @@ pub mod context;
 pub mod control;
 pub mod demo;
 pub mod engines;
+pub mod hosts;
 pub mod incidents;
 pub mod models;
 pub mod monitor;

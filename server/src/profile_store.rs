@@ -1,7 +1,7 @@
 //! The profile repository: launch profiles stored as JSON in the `profile` table.
 
+use crate::db::Pool;
 use app::domain::profile::Profile;
-use sqlx::SqlitePool;
 
 /// Errors of the profile store.
 #[derive(Debug, thiserror::Error)]
@@ -24,16 +24,16 @@ pub struct StoredProfile {
 /// The launch profiles in SQLite.
 #[derive(Clone)]
 pub struct ProfileStore {
-    pool: SqlitePool,
+    pool: Pool,
 }
 
 impl ProfileStore {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: Pool) -> Self {
         Self { pool }
     }
 
     /// The pool, for the other stores of the same database.
-    pub fn pool(&self) -> SqlitePool {
+    pub fn pool(&self) -> Pool {
         self.pool.clone()
     }
 
@@ -59,7 +59,7 @@ impl ProfileStore {
 
 /// Stores a profile on a given connection (inside another store's transaction: a change's
 /// activation writes the profile and the change's state at once). True when it is new.
-pub async fn upsert_on(conn: &mut sqlx::SqliteConnection, profile: &Profile) -> Result<bool, StoreError> {
+pub async fn upsert_on(conn: &mut crate::db::Conn, profile: &Profile) -> Result<bool, StoreError> {
     let body = serde_json::to_string(profile).map_err(|source| StoreError::Corrupt {
         name: profile.name.clone(),
         source,
@@ -71,18 +71,19 @@ pub async fn upsert_on(conn: &mut sqlx::SqliteConnection, profile: &Profile) -> 
     sqlx::query(
         "insert into profile (name, body) values ($1, $2)
          on conflict (name) do update set body = excluded.body,
-             updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+             updated_at = $3
          where profile.body != excluded.body",
     )
     .bind(&profile.name)
     .bind(body)
+    .bind(crate::clock::now_text())
     .execute(&mut *conn)
     .await?;
     Ok(existed.is_none())
 }
 
 /// Reads a profile on a given connection.
-pub async fn get_on(conn: &mut sqlx::SqliteConnection, name: &str) -> Result<Option<StoredProfile>, StoreError> {
+pub async fn get_on(conn: &mut crate::db::Conn, name: &str) -> Result<Option<StoredProfile>, StoreError> {
     let row: Option<(String, String, String, String)> =
         sqlx::query_as("select name, body, created_at, updated_at from profile where name = $1")
             .bind(name)
@@ -129,9 +130,12 @@ mod tests {
 
     #[tokio::test]
     async fn env_to_db_to_env_is_identical() {
-        let dir = tempfile::tempdir().unwrap();
-        let pool = crate::db::open(&dir.path().join("t.db")).await.unwrap();
-        let store = ProfileStore::new(pool);
+        for db in crate::db::testing::both().await {
+            env_round_trip(ProfileStore::new(db.pool)).await;
+        }
+    }
+
+    async fn env_round_trip(store: ProfileStore) {
         let text = "ENGINE=sim-vllm\nMODEL=/models/m\nSERVED_MODEL_NAME=m\nTENSOR_PARALLEL=1\nMEM_FRACTION=0.9\nSPECULATIVE_CONFIG='{\"method\":\"ngram\"}'\nHOST=127.0.0.1\nPORT=8100\nEXTRA_ARGS='--a \"b c\"'\nENV_X=1\n";
         let (p, _) = Profile::from_env("demo", text).unwrap();
         assert!(store.upsert(&p).await.unwrap());

@@ -3,8 +3,8 @@
 //! event stream. Triggers rather than calls in each store, so that a write by another process
 //! (`roofline incident` from the CLI, a second console on the same file) reaches open pages too.
 
+use crate::db::Pool;
 use app::api::RecordVersions;
-use sqlx::SqlitePool;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -18,7 +18,7 @@ pub struct Records(Arc<watch::Sender<RecordVersions>>);
 
 impl Records {
     /// Starts the reader (on the current tokio runtime); it stops when the last `Records` goes.
-    pub fn start(pool: SqlitePool) -> Self {
+    pub fn start(pool: Pool) -> Self {
         let tx = Arc::new(watch::Sender::new(RecordVersions::default()));
         tokio::spawn(read_while_listened(pool, Arc::downgrade(&tx)));
         Self(tx)
@@ -29,7 +29,7 @@ impl Records {
     }
 }
 
-async fn read_while_listened(pool: SqlitePool, tx: Weak<watch::Sender<RecordVersions>>) {
+async fn read_while_listened(pool: Pool, tx: Weak<watch::Sender<RecordVersions>>) {
     loop {
         tokio::time::sleep(POLL).await;
         let Some(tx) = tx.upgrade() else { return };
@@ -46,7 +46,7 @@ async fn read_while_listened(pool: SqlitePool, tx: Weak<watch::Sender<RecordVers
 }
 
 /// The versions now.
-pub async fn read(pool: &SqlitePool) -> Result<RecordVersions, sqlx::Error> {
+pub async fn read(pool: &Pool) -> Result<RecordVersions, sqlx::Error> {
     let rows: Vec<(String, i64)> = sqlx::query_as("select kind, version from record_version")
         .fetch_all(pool)
         .await?;
@@ -55,6 +55,7 @@ pub async fn read(pool: &SqlitePool) -> Result<RecordVersions, sqlx::Error> {
         match kind.as_str() {
             "incidents" => v.incidents = version,
             "changes" => v.changes = version,
+            "jobs" => v.jobs = version,
             _ => {}
         }
     }

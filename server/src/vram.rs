@@ -263,11 +263,11 @@ pub async fn profile_setup_as(
 /// Calibrations in SQLite, one row per start.
 #[derive(Clone)]
 pub struct CalibrationStore {
-    pool: sqlx::SqlitePool,
+    pool: crate::db::Pool,
 }
 
 impl CalibrationStore {
-    pub fn new(pool: sqlx::SqlitePool) -> Self {
+    pub fn new(pool: crate::db::Pool) -> Self {
         Self { pool }
     }
 

@@ -9,6 +9,7 @@ pub mod accounts;
 pub mod changes;
 pub mod csrf;
 pub mod engines;
+pub mod hosts;
 pub mod incidents;
 pub mod journal;
 pub mod models;
@@ -19,6 +20,7 @@ pub mod vram;
 pub use accounts::*;
 pub use changes::*;
 pub use engines::*;
+pub use hosts::*;
 pub use incidents::*;
 pub use journal::*;
 pub use models::*;
@@ -44,6 +46,9 @@ pub const RECORDS_STREAM: &str = "/api/events/records";
 pub struct RecordVersions {
     pub incidents: i64,
     pub changes: i64,
+    /// Jobs queued for, claimed by and completed on the fleet's hosts.
+    #[serde(default)]
+    pub jobs: i64,
 }
 
 /// The event stream of one engine's page.

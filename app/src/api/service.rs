@@ -15,6 +15,7 @@ pub struct Services {
     pub accounts: Arc<dyn super::AccountService>,
     pub changes: Arc<dyn super::ChangeService>,
     pub engines: Arc<dyn super::EngineService>,
+    pub hosts: Arc<dyn super::HostService>,
     pub profiles: Arc<dyn super::ProfileService>,
     pub runs: Arc<dyn super::RunService>,
     pub incidents: Arc<dyn super::IncidentService>,

@@ -86,6 +86,9 @@ pub const SERVER_FNS: &[(&str, Access)] = &[
     ("start_model_verify", Access::Role(Role::Operator)),
     ("get_startup_history", Access::Role(Role::Viewer)),
     ("get_state_timeline", Access::Role(Role::Viewer)),
+    ("list_hosts", Access::Role(Role::Viewer)),
+    ("get_job", Access::Role(Role::Viewer)),
+    ("list_jobs", Access::Role(Role::Viewer)),
     ("list_journal", Access::Role(Role::Viewer)),
     ("verify_journal", Access::Role(Role::Viewer)),
     ("get_profile_editor", Access::Role(Role::Viewer)),
@@ -93,6 +96,8 @@ pub const SERVER_FNS: &[(&str, Access)] = &[
     ("get_change", Access::Role(Role::Viewer)),
     // Operating.
     ("run_engine_action", Access::Role(Role::Operator)),
+    // An engine action on another host of the fleet, performed there.
+    ("request_host_action", Access::Role(Role::Operator)),
     ("start_smoke", Access::Role(Role::Operator)),
     ("start_bench", Access::Role(Role::Operator)),
     ("open_incident", Access::Role(Role::Operator)),

@@ -6,11 +6,11 @@
 
 pub mod ratelimit;
 
+use crate::db::Pool;
 use app::domain::auth::{check_name, check_password, CredentialError, Role};
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
 use rand::RngCore;
-use sqlx::SqlitePool;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A session ends after this long without a request.
@@ -145,13 +145,16 @@ fn dummy_hash() -> &'static str {
 }
 
 /// Accounts and sessions in one database.
+/// The write lock account changes hold on a shared PostgreSQL ("roofacc").
+const ACCOUNTS_LOCK: i64 = 0x726f_6f66_6163_6300;
+
 #[derive(Clone)]
 pub struct Accounts {
-    pool: SqlitePool,
+    pool: Pool,
 }
 
 impl Accounts {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: Pool) -> Self {
         Self { pool }
     }
 
@@ -180,7 +183,7 @@ impl Accounts {
     }
 
     pub async fn list(&self) -> Result<Vec<AccountRow>, AuthError> {
-        let rows: Vec<(String, String, bool, String)> =
+        let rows: Vec<(String, String, i64, String)> =
             sqlx::query_as("select name, role, disabled, created_at from account order by name")
                 .fetch_all(&self.pool)
                 .await?;
@@ -189,7 +192,7 @@ impl Accounts {
             .map(|(name, role, disabled, created_at)| AccountRow {
                 name,
                 role: role.parse().unwrap_or(Role::Viewer),
-                disabled,
+                disabled: disabled != 0,
                 created_at,
             })
             .collect())
@@ -197,7 +200,7 @@ impl Accounts {
 
     /// Checks a name and password; a disabled account fails like a wrong password.
     pub async fn verify(&self, name: &str, password: &str) -> Result<(i64, Role), AuthError> {
-        let row: Option<(i64, String, String, bool)> =
+        let row: Option<(i64, String, String, i64)> =
             sqlx::query_as("select account_id, password_hash, role, disabled from account where name = $1")
                 .bind(name)
                 .fetch_optional(&self.pool)
@@ -209,7 +212,7 @@ impl Accounts {
         };
         let ok = in_hashing_slot(move || verify_password(&pw, &hash)).await?;
         match row {
-            Some((id, _, role, false)) if ok && found => Ok((id, role.parse().unwrap_or(Role::Viewer))),
+            Some((id, _, role, 0)) if ok && found => Ok((id, role.parse().unwrap_or(Role::Viewer))),
             _ => Err(AuthError::BadLogin),
         }
     }
@@ -231,53 +234,63 @@ impl Accounts {
             }
             None => None,
         };
-        let mut tx = self.pool.begin().await?;
-        let current: Option<(i64, String, bool)> =
-            sqlx::query_as("select account_id, role, disabled from account where name = $1")
-                .bind(name)
-                .fetch_optional(&mut *tx)
-                .await?;
-        let (id, cur_role, cur_disabled) = current.ok_or_else(|| AuthError::NoSuchAccount(name.into()))?;
-        let was_admin = cur_role == "admin" && !cur_disabled;
-        let stays_admin =
-            role.map(|r| r == Role::Admin).unwrap_or(cur_role == "admin") && !disabled.unwrap_or(cur_disabled);
-        if was_admin && !stays_admin {
-            let admins: i64 = sqlx::query_scalar("select count(*) from account where role = 'admin' and disabled = 0")
-                .fetch_one(&mut *tx)
-                .await?;
-            if admins <= 1 {
-                return Err(AuthError::LastAdmin { name: name.into() });
+        // The last-admin check and the writes hold the accounts' write lock: two admins
+        // disabled at once on two consoles cannot both pass the check.
+        let mut tx = crate::db::begin_write(&self.pool, ACCOUNTS_LOCK).await?;
+        let done = async {
+            let current: Option<(i64, String, i64)> =
+                sqlx::query_as("select account_id, role, disabled from account where name = $1")
+                    .bind(name)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            let (id, cur_role, cur_disabled) = current.ok_or_else(|| AuthError::NoSuchAccount(name.into()))?;
+            let cur_disabled = cur_disabled != 0;
+            let was_admin = cur_role == "admin" && !cur_disabled;
+            let stays_admin =
+                role.map(|r| r == Role::Admin).unwrap_or(cur_role == "admin") && !disabled.unwrap_or(cur_disabled);
+            if was_admin && !stays_admin {
+                let admins: i64 =
+                    sqlx::query_scalar("select count(*) from account where role = 'admin' and disabled = 0")
+                        .fetch_one(&mut *tx)
+                        .await?;
+                if admins <= 1 {
+                    return Err(AuthError::LastAdmin { name: name.into() });
+                }
             }
+            if let Some(r) = role {
+                sqlx::query("update account set role = $1 where account_id = $2")
+                    .bind(r.as_str())
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if let Some(d) = disabled {
+                sqlx::query("update account set disabled = $1 where account_id = $2")
+                    .bind(i64::from(d))
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if let Some(hash) = new_hash {
+                sqlx::query("update account set password_hash = $1 where account_id = $2")
+                    .bind(hash)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if password.is_some() || disabled == Some(true) {
+                sqlx::query("delete from session where account_id = $1")
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Ok(())
         }
-        if let Some(r) = role {
-            sqlx::query("update account set role = $1 where account_id = $2")
-                .bind(r.as_str())
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
+        .await;
+        if done.is_ok() {
+            tx.commit().await?;
         }
-        if let Some(d) = disabled {
-            sqlx::query("update account set disabled = $1 where account_id = $2")
-                .bind(d)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        if let Some(hash) = new_hash {
-            sqlx::query("update account set password_hash = $1 where account_id = $2")
-                .bind(hash)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        if password.is_some() || disabled == Some(true) {
-            sqlx::query("delete from session where account_id = $1")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(())
+        done
     }
 
     pub async fn open_session(&self, account_id: i64) -> Result<NewSession, AuthError> {
@@ -354,9 +367,10 @@ impl Accounts {
         let secret = random_token()[..24].to_string();
         sqlx::query(
             "insert into setup_secret (id, secret_hash) values (1, $1)
-             on conflict (id) do update set secret_hash = excluded.secret_hash, created_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')",
+             on conflict (id) do update set secret_hash = excluded.secret_hash, created_at = $2",
         )
         .bind(digest(&secret))
+        .bind(crate::clock::now_text())
         .execute(&self.pool)
         .await?;
         Ok(Some(secret))
@@ -367,35 +381,91 @@ impl Accounts {
         check_name(name)?;
         check_password(name, password)?;
         let hash = hash_new(password).await?;
-        let mut tx = self.pool.begin().await?;
-        let accounts: i64 = sqlx::query_scalar("select count(*) from account")
+        let mut tx = crate::db::begin_write(&self.pool, ACCOUNTS_LOCK).await?;
+        let done = async {
+            let accounts: i64 = sqlx::query_scalar("select count(*) from account")
+                .fetch_one(&mut *tx)
+                .await?;
+            if accounts > 0 {
+                return Err(AuthError::AlreadySetUp);
+            }
+            let used = sqlx::query("delete from setup_secret where id = 1 and secret_hash = $1")
+                .bind(digest(secret.trim()))
+                .execute(&mut *tx)
+                .await?;
+            if used.rows_affected() != 1 {
+                return Err(AuthError::BadSecret);
+            }
+            let id: i64 = sqlx::query_scalar(
+                "insert into account (name, password_hash, role) values ($1, $2, 'admin') returning account_id",
+            )
+            .bind(name)
+            .bind(hash)
             .fetch_one(&mut *tx)
             .await?;
-        if accounts > 0 {
-            return Err(AuthError::AlreadySetUp);
+            Ok(id)
         }
-        let used = sqlx::query("delete from setup_secret where id = 1 and secret_hash = $1")
-            .bind(digest(secret.trim()))
-            .execute(&mut *tx)
-            .await?;
-        if used.rows_affected() != 1 {
-            return Err(AuthError::BadSecret);
+        .await;
+        if done.is_ok() {
+            tx.commit().await?;
         }
-        let id: i64 = sqlx::query_scalar(
-            "insert into account (name, password_hash, role) values ($1, $2, 'admin') returning account_id",
-        )
-        .bind(name)
-        .bind(hash)
-        .fetch_one(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(id)
+        done
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 16: one set of accounts for the fleet: a session opened on one console is valid
+    /// on every other sharing the database, and a sign-out or a disable on any ends it on all.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_session_is_valid_on_every_console_and_ends_on_all() {
+        for db in crate::db::testing::both().await {
+            let (a, b) = (
+                Accounts::new(db.pool.clone()),
+                Accounts::new(db.another_console().await),
+            );
+            a.create("alice", "correct horse battery staple", Role::Operator)
+                .await
+                .unwrap();
+            assert!(matches!(
+                b.create("alice", "another long passphrase", Role::Admin).await,
+                Err(AuthError::Exists(_))
+            ));
+            let (id, role) = b.verify("alice", "correct horse battery staple").await.unwrap();
+            assert_eq!(role, Role::Operator);
+            let s = a.open_session(id).await.unwrap();
+            let seen = b.session(&s.token).await.unwrap().unwrap();
+            assert_eq!(
+                (seen.name.as_str(), seen.csrf.as_str()),
+                ("alice", s.csrf.as_str()),
+                "{:?}",
+                db.backend
+            );
+            b.close_session(&s.token).await.unwrap();
+            assert!(
+                a.session(&s.token).await.unwrap().is_none(),
+                "{:?}: signed out everywhere",
+                db.backend
+            );
+            let s = a.open_session(id).await.unwrap();
+            a.create("root", "correct horse battery staple", Role::Admin)
+                .await
+                .unwrap();
+            b.update("alice", None, Some(true), None).await.unwrap();
+            assert!(
+                a.session(&s.token).await.unwrap().is_none(),
+                "{:?}: a disable ends it everywhere",
+                db.backend
+            );
+            assert!(matches!(
+                a.verify("alice", "correct horse battery staple").await,
+                Err(AuthError::BadLogin)
+            ));
+            assert_eq!(a.list().await.unwrap().iter().filter(|r| r.disabled).count(), 1);
+        }
+    }
 
     #[test]
     fn passwords_verify_and_hashes_are_salted() {

@@ -1,8 +1,8 @@
 //! Profile changes and their review history in SQLite.
 
+use crate::db::Pool;
 use app::api::{ChangeEvent, ChangeSummary};
 use app::domain::review::{ChangeState, GateReport};
-use sqlx::SqlitePool;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -86,13 +86,50 @@ pub enum Activation {
     Stale,
 }
 
+/// The write lock activations hold on a shared PostgreSQL ("roofact").
+const ACTIVATE_LOCK: i64 = 0x726f_6f66_6163_7400;
+
+async fn activate_on(
+    conn: &mut crate::db::Conn,
+    id: i64,
+    env: &str,
+    base_env: &str,
+    candidate: &app::domain::profile::Profile,
+) -> Result<Activation, StoreError> {
+    use crate::profile_store::{get_on, upsert_on};
+    let active = get_on(conn, &candidate.name)
+        .await
+        .map_err(|e| StoreError::Profile(e.to_string()))?
+        .map(|s| s.profile.to_env())
+        .unwrap_or_default();
+    if active != base_env {
+        return Ok(Activation::Stale);
+    }
+    let moved = sqlx::query(
+        "update profile_change set state = 'active', updated_at = $3, activated_at = $3
+         where change_id = $1 and state = 'gating' and env = $2",
+    )
+    .bind(id)
+    .bind(env)
+    .bind(crate::clock::now_text())
+    .execute(&mut *conn)
+    .await?;
+    if moved.rows_affected() != 1 {
+        return Ok(Activation::Moved);
+    }
+    upsert_on(conn, candidate)
+        .await
+        .map_err(|e| StoreError::Profile(e.to_string()))?;
+    Ok(Activation::Done)
+}
+
 #[derive(Clone)]
 pub struct ChangeStore {
-    pool: SqlitePool,
+    pool: Pool,
 }
 
 impl ChangeStore {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: Pool) -> Self {
         Self { pool }
     }
 
@@ -151,7 +188,7 @@ impl ChangeStore {
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
             "update profile_change set state = $2, reason = $3, base_env = $4, env = $5,
-                 updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') where change_id = $1 and state = $6",
+                 updated_at = $7 where change_id = $1 and state = $6",
         )
         .bind(id)
         .bind(state.as_str())
@@ -159,6 +196,7 @@ impl ChangeStore {
         .bind(base_env)
         .bind(env)
         .bind(from.as_str())
+        .bind(crate::clock::now_text())
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
@@ -174,13 +212,14 @@ impl ChangeStore {
         env: &str,
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "update profile_change set state = $3, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+            "update profile_change set state = $3, updated_at = $5
              where change_id = $1 and state = $2 and env = $4",
         )
         .bind(id)
         .bind(from.as_str())
         .bind(to.as_str())
         .bind(env)
+        .bind(crate::clock::now_text())
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
@@ -188,7 +227,11 @@ impl ChangeStore {
 
     /// Makes a gated change active in one transaction: the change must still be gating with
     /// the content that was gated, the active profile must still be the one it was written
-    /// against, and then the profile and the change's state are written together.
+    /// against, and then the profile and the change's state are written together. The
+    /// transaction holds the write lock from its start (`db::begin_write`): two consoles
+    /// activating at once are taken one after the other, the second finding the first's
+    /// profile (stale) or change (moved), where a plain transaction failed the second with
+    /// "database is locked" on SQLite and let both write the profile on PostgreSQL.
     pub async fn activate(
         &self,
         id: i64,
@@ -196,46 +239,26 @@ impl ChangeStore {
         base_env: &str,
         candidate: &app::domain::profile::Profile,
     ) -> Result<Activation, StoreError> {
-        use crate::profile_store::{get_on, upsert_on};
-        let mut tx = self.pool.begin().await?;
-        let active = get_on(&mut tx, &candidate.name)
-            .await
-            .map_err(|e| StoreError::Profile(e.to_string()))?
-            .map(|s| s.profile.to_env())
-            .unwrap_or_default();
-        if active != base_env {
-            return Ok(Activation::Stale);
+        let mut tx = crate::db::begin_write(&self.pool, ACTIVATE_LOCK).await?;
+        let outcome = activate_on(&mut tx, id, env, base_env, candidate).await?;
+        if outcome == Activation::Done {
+            tx.commit().await?;
         }
-        let moved = sqlx::query(
-            "update profile_change set state = 'active', updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'),
-                 activated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
-             where change_id = $1 and state = 'gating' and env = $2",
-        )
-        .bind(id)
-        .bind(env)
-        .execute(&mut *tx)
-        .await?;
-        if moved.rows_affected() != 1 {
-            return Ok(Activation::Moved);
-        }
-        upsert_on(&mut tx, candidate)
-            .await
-            .map_err(|e| StoreError::Profile(e.to_string()))?;
-        tx.commit().await?;
-        Ok(Activation::Done)
+        Ok(outcome)
     }
 
     /// Moves a change from `from` to `to`; false when it was not in `from` any more (somebody
     /// else acted first), so two approvals or two gates never both go through.
     pub async fn transition(&self, id: i64, from: ChangeState, to: ChangeState) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "update profile_change set state = $3, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'),
-                 activated_at = case when $3 = 'active' then strftime('%Y-%m-%dT%H:%M:%SZ', 'now') else activated_at end
+            "update profile_change set state = $3, updated_at = $4,
+                 activated_at = case when $3 = 'active' then $4 else activated_at end
              where change_id = $1 and state = $2",
         )
         .bind(id)
         .bind(from.as_str())
         .bind(to.as_str())
+        .bind(crate::clock::now_text())
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
@@ -301,5 +324,68 @@ impl ChangeStore {
             .into_iter()
             .map(|(who, kind, text, at)| ChangeEvent { who, kind, text, at })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use app::domain::profile::Profile;
+
+    /// Issue 16: the review's compare-and-set holds across consoles sharing the database: two
+    /// approvers on two hosts clicking at once, or two gates finishing at once, let one through.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn two_consoles_acting_on_one_change_at_once_let_one_through() {
+        for db in crate::db::testing::both().await {
+            let (a, b) = (
+                ChangeStore::new(db.pool.clone()),
+                ChangeStore::new(db.another_console().await),
+            );
+            let (candidate, _) = Profile::from_env("p", "ENGINE=sim-vllm\nMODEL=/models/m\nPORT=8101\n").unwrap();
+            let (active, _) = Profile::from_env("p", "ENGINE=sim-vllm\nMODEL=/models/m\nPORT=8100\n").unwrap();
+            let (base, env) = (&active.to_env(), &candidate.to_env());
+            crate::profile_store::ProfileStore::new(db.pool.clone())
+                .upsert(&active)
+                .await
+                .unwrap();
+            for round in 0..10 {
+                let id = a
+                    .insert("p", "alice", ChangeState::Submitted, &format!("r{round}"), base, env)
+                    .await
+                    .unwrap();
+                let (x, y) = tokio::join!(
+                    a.transition_reviewed(id, ChangeState::Submitted, ChangeState::Approved, env),
+                    b.transition_reviewed(id, ChangeState::Submitted, ChangeState::Approved, env),
+                );
+                assert!(
+                    x.unwrap() ^ y.unwrap(),
+                    "{:?} round {round}: one approval goes through",
+                    db.backend
+                );
+                assert!(a
+                    .transition(id, ChangeState::Approved, ChangeState::Gating)
+                    .await
+                    .unwrap());
+                let (x, y) = tokio::join!(
+                    a.activate(id, env, base, &candidate),
+                    b.activate(id, env, base, &candidate)
+                );
+                let mut outcomes = [x.unwrap(), y.unwrap()];
+                outcomes.sort_by_key(|o| *o != Activation::Done);
+                assert_eq!(outcomes[0], Activation::Done, "{:?} round {round}", db.backend);
+                assert_ne!(
+                    outcomes[1],
+                    Activation::Done,
+                    "{:?} round {round}: activated twice",
+                    db.backend
+                );
+                assert_eq!(b.get(id).await.unwrap().state, ChangeState::Active);
+                // The next round's change is written against the profile now active.
+                crate::profile_store::ProfileStore::new(db.pool.clone())
+                    .upsert(&active)
+                    .await
+                    .unwrap();
+            }
+        }
     }
 }

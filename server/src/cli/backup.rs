@@ -113,7 +113,7 @@ async fn after_restore(
 }
 
 /// Accounts whose password hash in the restored database differs from the one it replaced.
-async fn password_changes(pool: &sqlx::SqlitePool, saved: &std::path::Path) -> anyhow::Result<Vec<String>> {
+async fn password_changes(pool: &crate::db::Pool, saved: &std::path::Path) -> anyhow::Result<Vec<String>> {
     use sqlx::Connection;
     use std::str::FromStr;
     if !saved.exists() {

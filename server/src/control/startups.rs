@@ -1,17 +1,17 @@
 //! Startup history: each start's phase timeline, kept per profile in SQLite, read back as the
 //! yardstick for a start in progress and for the engine page's timeline.
 
+use crate::db::Pool;
 pub use app::domain::phases::StartupRun;
 use app::domain::phases::{PhaseMark, HISTORY};
-use sqlx::SqlitePool;
 
 #[derive(Clone)]
 pub struct StartupStore {
-    pool: SqlitePool,
+    pool: Pool,
 }
 
 impl StartupStore {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: Pool) -> Self {
         Self { pool }
     }
 

@@ -20,6 +20,9 @@ pub enum EngineError {
     Control(#[from] ControlError),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
+    /// The action ran and failed (`perform`): what the engine control reported.
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// The engines of this console: engine control and the monitor's feeds.
@@ -34,6 +37,24 @@ pub struct Engines {
 
 /// Where an action came from, in the journal.
 const FROM_PAGE: &str = "from the engine page";
+
+/// Serve, stop or restart to the end, journaled with `why`; the outcome as the journal words it.
+async fn run(ctx: &Context, who: &str, profile: &str, action: EngineAction, why: &str) -> Result<String, String> {
+    let result = match action {
+        EngineAction::Serve => {
+            let r = ctx.control.serve(profile, |_| {}).await;
+            if let Err(e) = &r {
+                crate::incidents::on_serve_refused(ctx, profile, e).await;
+            }
+            r.map(|o| format!("{o:?}"))
+        }
+        EngineAction::Stop => ctx.control.stop(profile).await.map(|o| format!("{o:?}")),
+        EngineAction::Restart => ctx.control.restart(profile).await.map(|o| format!("{o:?}")),
+    };
+    let outcome = result.as_ref().map(String::clone).map_err(ToString::to_string);
+    ctx.record_action(who, action.as_str(), profile, why, result).await;
+    outcome
+}
 
 impl Engines {
     pub fn new(ctx: Context, feeds: &crate::monitor::Feeds, runs: LiveRuns) -> Self {
@@ -85,6 +106,45 @@ impl Engines {
     /// process's, and when the preflight knows a start would fail (that refusal is journaled;
     /// the CLI's `--no-preflight` is the override).
     pub async fn act(&self, who: &str, profile: &str, action: EngineAction) -> Result<(), EngineError> {
+        self.check(who, profile, action, FROM_PAGE).await?;
+        let (ctx, who, profile) = (self.ctx.clone(), who.to_string(), profile.to_string());
+        tracing::info!(profile = %profile, action = action.as_str(), "engine action requested from the console");
+        tokio::spawn(async move {
+            let _ = run(&ctx, &who, &profile, action, FROM_PAGE).await;
+        });
+        Ok(())
+    }
+
+    /// Performs serve, stop or restart to its end, for a job another host's console queued:
+    /// the same refusals as [`Self::act`], the outcome journaled with `why` and returned.
+    pub async fn perform(
+        &self,
+        who: &str,
+        profile: &str,
+        action: EngineAction,
+        why: &str,
+    ) -> Result<String, EngineError> {
+        self.check(who, profile, action, why).await?;
+        tracing::info!(profile = %profile, action = action.as_str(), why, "engine action requested by another host");
+        run(&self.ctx, who, profile, action, why)
+            .await
+            .map_err(EngineError::Failed)
+    }
+
+    /// The last `lines` lines of the engine's log, as its page shows them.
+    pub async fn log_text(&self, profile: &str, lines: usize) -> Result<String, EngineError> {
+        self.ctx.control.resolve(profile).await?;
+        let path = self.ctx.control.log_path(profile);
+        Ok(
+            tokio::task::spawn_blocking(move || logs::tail(&path, lines).unwrap_or_default())
+                .await
+                .unwrap_or_default()
+                .join("\n"),
+        )
+    }
+
+    /// What refuses an action before anything moves.
+    async fn check(&self, who: &str, profile: &str, action: EngineAction, why: &str) -> Result<(), EngineError> {
         let Resolved { profile: p, kind, .. } = self.ctx.control.resolve(profile).await?;
         if self.ctx.control.gate_held(profile) {
             return Err(ControlError::Gated(profile.to_string()).into());
@@ -98,30 +158,13 @@ impl Engines {
         }
         let starts = matches!(action, EngineAction::Restart) || (action == EngineAction::Serve && !running);
         if starts {
-            self.preflight(who, profile, action).await?;
+            self.preflight(who, profile, action, why).await?;
         }
-        let (ctx, who, profile) = (self.ctx.clone(), who.to_string(), profile.to_string());
-        tracing::info!(profile = %profile, action = action.as_str(), "engine action requested from the console");
-        tokio::spawn(async move {
-            let result = match action {
-                EngineAction::Serve => {
-                    let r = ctx.control.serve(&profile, |_| {}).await;
-                    if let Err(e) = &r {
-                        crate::incidents::on_serve_refused(&ctx, &profile, e).await;
-                    }
-                    r.map(|o| format!("{o:?}"))
-                }
-                EngineAction::Stop => ctx.control.stop(&profile).await.map(|o| format!("{o:?}")),
-                EngineAction::Restart => ctx.control.restart(&profile).await.map(|o| format!("{o:?}")),
-            };
-            ctx.record_action(&who, action.as_str(), &profile, FROM_PAGE, result)
-                .await;
-        });
         Ok(())
     }
 
     /// The preflight before a start; its refusal is journaled and returned.
-    async fn preflight(&self, who: &str, profile: &str, action: EngineAction) -> Result<(), ControlError> {
+    async fn preflight(&self, who: &str, profile: &str, action: EngineAction, why: &str) -> Result<(), ControlError> {
         let found = crate::preflight::check(&self.ctx, profile).await;
         if found.refusals.is_empty() {
             return Ok(());
@@ -137,7 +180,7 @@ impl Engines {
             issues: format!("the preflight knows this start would fail: {issues}"),
         };
         self.ctx
-            .record_action(who, action.as_str(), profile, FROM_PAGE, Err(refused()))
+            .record_action(who, action.as_str(), profile, why, Err(refused()))
             .await;
         Err(refused())
     }

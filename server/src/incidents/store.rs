@@ -1,9 +1,9 @@
 //! Incidents in SQLite: one row per incident (evidence, diagnosis, latest re-check,
 //! postmortem) and an append-only timeline.
 
+use crate::db::Pool;
 use app::domain::incident::{Entry, Incident, IncidentSummary, Postmortem, TimelineEntry};
 use app::domain::triage::{Diagnosis, Evidence};
-use sqlx::SqlitePool;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IncidentError {
@@ -17,7 +17,7 @@ pub enum IncidentError {
 
 #[derive(Clone)]
 pub struct IncidentStore {
-    pool: SqlitePool,
+    pool: Pool,
 }
 
 /// An incident row as stored: read by column name.
@@ -27,7 +27,8 @@ struct Row {
     profile: String,
     opened_at: String,
     opened_by: String,
-    resolved: bool,
+    /// 0 or 1: the column is an integer on both back ends.
+    resolved: i64,
     evidence: String,
     diagnosis: String,
     latest: Option<String>,
@@ -35,7 +36,7 @@ struct Row {
 }
 
 impl IncidentStore {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: Pool) -> Self {
         Self { pool }
     }
 
@@ -148,7 +149,7 @@ impl IncidentStore {
             profile,
             opened_at,
             opened_by,
-            resolved,
+            resolved: resolved != 0,
             evidence: serde_json::from_str(&evidence).map_err(corrupt)?,
             diagnosis: serde_json::from_str(&diagnosis).map_err(corrupt)?,
             latest: latest.map(|l| serde_json::from_str(&l)).transpose().map_err(corrupt)?,
@@ -159,7 +160,7 @@ impl IncidentStore {
 
     /// Newest first.
     pub async fn list(&self, limit: i64) -> Result<Vec<IncidentSummary>, IncidentError> {
-        let rows: Vec<(i64, String, String, String, bool, String)> = sqlx::query_as(
+        let rows: Vec<(i64, String, String, String, i64, String)> = sqlx::query_as(
             "select incident_id, profile, opened_at, opened_by, resolved, diagnosis from incident order by incident_id desc limit $1",
         )
         .bind(limit)
@@ -173,7 +174,7 @@ impl IncidentStore {
                     profile,
                     opened_at,
                     opened_by,
-                    resolved,
+                    resolved: resolved != 0,
                     rule: serde_json::from_str::<Diagnosis>(&diagnosis)
                         .ok()
                         .and_then(|d| d.primary().map(|f| f.rule)),

@@ -31,11 +31,11 @@ impl FileId {
 
 #[derive(Clone)]
 pub struct HashCache {
-    pool: sqlx::SqlitePool,
+    pool: crate::db::Pool,
 }
 
 impl HashCache {
-    pub fn new(pool: sqlx::SqlitePool) -> Self {
+    pub fn new(pool: crate::db::Pool) -> Self {
         Self { pool }
     }
 

@@ -3,10 +3,10 @@
 //! ranges, surviving a console restart). Both are bounded: the ring by time and count, the
 //! table by pruning rows older than a day.
 
+use crate::db::Pool;
 use app::domain::gpu::GpuSummary;
 use app::domain::series::{minute_of, MinuteRollup, Point, Range, Ring, ROLLUP_KEEP_SECS};
 use app::domain::signals::Signals;
-use sqlx::SqlitePool;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -29,7 +29,7 @@ pub use crate::clock::now_ms;
 /// (readers).
 #[derive(Clone)]
 pub struct History {
-    pool: SqlitePool,
+    pool: Pool,
     inner: Arc<Mutex<HashMap<String, Track>>>,
 }
 
@@ -40,7 +40,7 @@ struct Track {
 }
 
 impl History {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: Pool) -> Self {
         Self {
             pool,
             inner: Default::default(),
@@ -98,7 +98,7 @@ impl History {
 
     async fn store(&self, profile: &str, p: &Point) -> Result<(), HistoryError> {
         let json = serde_json::to_string(p).unwrap_or_default();
-        sqlx::query("INSERT OR REPLACE INTO signal_rollup (profile, minute, point) VALUES (?, ?, ?)")
+        sqlx::query("insert into signal_rollup (profile, minute, point) values ($1, $2, $3) on conflict (profile, minute) do update set point = excluded.point")
             .bind(profile)
             .bind(minute_of(p.t_ms))
             .bind(json)
@@ -110,7 +110,7 @@ impl History {
     /// Deletes rollups older than a day; returns how many went.
     pub async fn prune(&self, now_ms: i64) -> Result<u64, HistoryError> {
         let oldest = minute_of(now_ms - ROLLUP_KEEP_SECS * 1000);
-        let r = sqlx::query("DELETE FROM signal_rollup WHERE minute < ?")
+        let r = sqlx::query("delete from signal_rollup where minute < $1")
             .bind(oldest)
             .execute(&self.pool)
             .await?;
@@ -123,12 +123,13 @@ impl History {
         if !range.from_rollups() {
             return Ok(self.since(profile, from));
         }
-        let rows: Vec<(i64, String)> =
-            sqlx::query_as("SELECT minute, point FROM signal_rollup WHERE profile = ? AND minute >= ? ORDER BY minute")
-                .bind(profile)
-                .bind(minute_of(from))
-                .fetch_all(&self.pool)
-                .await?;
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "select minute, point from signal_rollup where profile = $1 and minute >= $2 order by minute",
+        )
+        .bind(profile)
+        .bind(minute_of(from))
+        .fetch_all(&self.pool)
+        .await?;
         let mut out = Vec::with_capacity(rows.len() + 60);
         for (minute, text) in rows {
             let p: Point = serde_json::from_str(&text).map_err(|source| HistoryError::Corrupt {

@@ -382,6 +382,16 @@ pub struct Feeds {
 
 /// Starts the refresh loop; the receivers always hold the latest snapshot.
 pub async fn start(ctx: Context, metrics: Arc<ConsoleMetrics>) -> Feeds {
+    start_with(ctx, metrics, None).await
+}
+
+/// The refresh loop, with the other hosts' rows of a shared database (`hosts::runner::follow`)
+/// joined to the fleet as they land.
+pub async fn start_with(
+    ctx: Context,
+    metrics: Arc<ConsoleMetrics>,
+    shared: Option<watch::Receiver<Vec<EngineStatus>>>,
+) -> Feeds {
     let control = ctx.control.clone();
     let history = History::new(ctx.pool.clone());
     crate::gpu::events::watch();
@@ -398,6 +408,7 @@ pub async fn start(ctx: Context, metrics: Arc<ConsoleMetrics>) -> Feeds {
         metrics.clone(),
         config.scrape_interval_s,
     );
+    let remote = crate::monitor::remote::merged(remote, shared);
     let mut collector = Collector::new(
         metrics,
         http,

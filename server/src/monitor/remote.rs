@@ -104,6 +104,32 @@ async fn poll_engine(http: &reqwest::Client, m: &FleetMember, url: &str, model: 
     r
 }
 
+/// One feed of the two sources of other hosts' rows (remote consoles over HTTP, a shared
+/// database), each as it lands.
+pub fn merged(
+    a: Option<watch::Receiver<Vec<EngineStatus>>>,
+    b: Option<watch::Receiver<Vec<EngineStatus>>>,
+) -> Option<watch::Receiver<Vec<EngineStatus>>> {
+    let (mut a, mut b) = match (a, b) {
+        (Some(a), Some(b)) => (a, b),
+        (a, b) => return a.or(b),
+    };
+    let (tx, rx) = watch::channel(Vec::new());
+    tokio::spawn(async move {
+        loop {
+            let mut rows = a.borrow_and_update().clone();
+            rows.extend(b.borrow_and_update().iter().cloned());
+            tx.send_if_modified(|cur| std::mem::replace(cur, rows.clone()) != rows);
+            tokio::select! {
+                r = a.changed() => if r.is_err() { return },
+                r = b.changed() => if r.is_err() { return },
+                _ = tx.closed() => return,
+            }
+        }
+    });
+    Some(rx)
+}
+
 /// Starts polling the fleet's other hosts; `None` when the host configuration lists none.
 pub fn start(
     members: Vec<FleetMember>,

@@ -3,9 +3,9 @@
 //! different from the last one it saw (a console start records every engine's state anew),
 //! read back per range, pruned after a week.
 
+use crate::db::Pool;
 use app::domain::engine::EngineState;
 use app::domain::timeline::{timeline, StateChange, StateTimeline};
-use sqlx::SqlitePool;
 
 /// How long changes are kept.
 pub const KEEP_MS: i64 = 7 * 24 * 3600 * 1000;
@@ -15,11 +15,11 @@ const MAX_READ: i64 = 20_000;
 
 #[derive(Clone)]
 pub struct StateLog {
-    pool: SqlitePool,
+    pool: Pool,
 }
 
 impl StateLog {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: Pool) -> Self {
         Self { pool }
     }
 

@@ -1,7 +1,7 @@
 //! The run store: finished bench and smoke-toolcall runs, kept for comparison and linked from
 //! the journal, incidents and changes.
 
-use sqlx::SqlitePool;
+use crate::db::Pool;
 
 /// Errors of the run store.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +26,7 @@ pub struct BenchRow {
 /// Gate-step results (bench and smoke-toolcall runs).
 #[derive(Clone)]
 pub struct RunStore {
-    pool: SqlitePool,
+    pool: Pool,
 }
 
 type BenchTuple = (
@@ -41,7 +41,7 @@ type BenchTuple = (
 );
 
 impl RunStore {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: Pool) -> Self {
         Self { pool }
     }
 
@@ -105,7 +105,7 @@ impl RunStore {
             .bind(profile)
             .bind(url)
             .bind(model)
-            .bind(passed)
+            .bind(i64::from(passed))
             .bind(report.to_string())
             .fetch_one(&self.pool)
             .await?;
@@ -117,7 +117,7 @@ impl RunStore {
         &self,
         profile: &str,
     ) -> Result<Option<(i64, bool, serde_json::Value, String)>, RunStoreError> {
-        let row: Option<(i64, bool, String, String)> =
+        let row: Option<(i64, i64, String, String)> =
             sqlx::query_as("select smoke_run_id, passed, report, created_at from smoke_run where profile = $1 order by smoke_run_id desc limit 1")
                 .bind(profile)
                 .fetch_optional(&self.pool)
@@ -125,7 +125,7 @@ impl RunStore {
         Ok(row.map(|(id, passed, report, at)| {
             (
                 id,
-                passed,
+                passed != 0,
                 serde_json::from_str(&report).unwrap_or(serde_json::Value::Null),
                 at,
             )

@@ -97,6 +97,7 @@ pub fn router(
         incidents: incidents.clone(),
         auth: auth.clone(),
         changes,
+        hosts: crate::hosts::Hosts::new(ctx.clone(), Arc::new(crate::hosts::Identity::of(&ctx))),
     });
     let pool = ctx.pool.clone();
     let state = WebState {
@@ -245,7 +246,19 @@ pub async fn serve(ctx: Context, addr: SocketAddr) -> anyhow::Result<()> {
     }
     ctx.data.config.auth.check_secrets()?;
     let metrics = Arc::new(crate::monitor::console_metrics::ConsoleMetrics::default());
-    let feeds = crate::monitor::start(ctx.clone(), metrics.clone()).await;
+    // The fleet's hosts on the shared database: the other hosts' engines join this one's
+    // fleet, and the jobs queued for this host's engines are performed here.
+    let me = Arc::new(crate::hosts::Identity::of(&ctx));
+    let shared = crate::hosts::runner::follow(ctx.clone(), me.clone());
+    let feeds = crate::monitor::start_with(ctx.clone(), metrics.clone(), Some(shared)).await;
+    let engines = crate::engines::Engines::new(
+        ctx.clone(),
+        &feeds,
+        crate::runs::live::LiveRuns::new(ctx.clone(), Default::default()),
+    );
+    crate::hosts::runner::start(ctx.clone(), engines, feeds.fleet.clone(), me)
+        .await
+        .context("taking this host's place in the fleet's database")?;
     let tls = match ctx.data.config.tls.listener() {
         // Relative paths mean the data directory, as every other path in its configuration
         // does (not wherever the console was started from).

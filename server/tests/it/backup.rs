@@ -78,7 +78,7 @@ async fn backup_online_restore_offline_and_a_copy_before_each_migration() {
             .unwrap();
         // Undo what the newest migration made: every table, index and trigger its file
         // creates (read from the migration itself, so the test follows the next one).
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
         let file = std::fs::read_dir(&dir)
             .unwrap()
             .flatten()

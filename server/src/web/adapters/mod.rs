@@ -4,6 +4,7 @@
 
 mod changes;
 mod engines;
+mod hosts;
 mod incidents;
 mod journal;
 mod models;
@@ -42,6 +43,7 @@ pub struct Features {
     pub incidents: crate::incidents::Incidents,
     pub auth: super::auth::AuthState,
     pub changes: crate::changes::Changes,
+    pub hosts: crate::hosts::Hosts,
 }
 
 /// Each feature behind its service trait, for leptos' context.
@@ -59,6 +61,7 @@ pub fn services(f: Features) -> Services {
             changes: f.changes,
         }),
         runs: Arc::new(runs::Adapter(f.runs)),
+        hosts: Arc::new(hosts::Adapter(f.hosts)),
         incidents: Arc::new(incidents::Adapter(f.incidents)),
         journal: Arc::new(journal::Adapter(f.ctx.journal.clone())),
         vram: Arc::new(vram::Adapter(f.ctx.clone())),

@@ -1,0 +1,169 @@
+//! Hosts: the consoles sharing one database (a fleet on PostgreSQL), and the jobs one console
+//! queues for another's engines (serve, stop, restart, its log), which the owning host claims,
+//! performs with its own engine control and completes.
+
+#[cfg(feature = "ssr")]
+use super::service;
+use super::{csrf, ApiError};
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// A console sharing the database, as the registry last heard from it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostRow {
+    pub name: String,
+    /// Where its console is reached.
+    pub url: String,
+    /// Its heartbeat is recent (within three scrape intervals, at least 15 s).
+    pub reachable: bool,
+    /// Seconds since its last heartbeat.
+    pub heartbeat_age_s: i64,
+    /// GPU names, as its NVML read them (empty without a driver).
+    pub gpus: Vec<String>,
+    /// Its host configuration's engine installations.
+    pub installations: Vec<String>,
+    pub version: String,
+    /// The console answering this request runs on it.
+    pub this: bool,
+}
+
+/// What a job asks the owning host to do with one of its engines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobAction {
+    Serve,
+    Stop,
+    Restart,
+    /// The engine's recent log, read on its host.
+    Logs,
+}
+
+impl JobAction {
+    pub const ALL: [JobAction; 4] = [JobAction::Serve, JobAction::Stop, JobAction::Restart, JobAction::Logs];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Serve => "serve",
+            Self::Stop => "stop",
+            Self::Restart => "restart",
+            Self::Logs => "logs",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+
+    /// Whether it changes the engine (and is journaled): all but reading the log.
+    pub fn mutates(self) -> bool {
+        self != Self::Logs
+    }
+}
+
+/// Where a job is: queued until its host claims it, running there, then done or failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    Queued,
+    Running,
+    Done,
+    Failed,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Queued, Self::Running, Self::Done, Self::Failed]
+            .into_iter()
+            .find(|j| j.as_str() == s)
+    }
+
+    pub fn finished(self) -> bool {
+        matches!(self, Self::Done | Self::Failed)
+    }
+}
+
+/// One job, as the requester's page follows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobRow {
+    pub id: i64,
+    pub host: String,
+    pub profile: String,
+    pub action: JobAction,
+    pub requested_by: String,
+    /// The host whose console queued it.
+    pub requested_on: String,
+    pub reason: String,
+    pub state: JobState,
+    /// What the owning host reported: the outcome, the error, or the log.
+    pub outcome: Option<String>,
+    pub created_ms: i64,
+    pub claimed_ms: Option<i64>,
+    pub finished_ms: Option<i64>,
+}
+
+#[cfg(feature = "ssr")]
+pub use ssr::HostService;
+
+#[cfg(feature = "ssr")]
+mod ssr {
+    use super::*;
+    use crate::api::service::BoxFut;
+
+    /// Hosts and their jobs. Implemented by the server.
+    pub trait HostService: Send + Sync {
+        fn list(&self) -> BoxFut<'_, Result<Vec<HostRow>, ApiError>>;
+        /// Queues a job for `host`'s console; returns its id.
+        fn request(
+            &self,
+            who: String,
+            host: String,
+            profile: String,
+            action: JobAction,
+            reason: String,
+        ) -> BoxFut<'_, Result<i64, ApiError>>;
+        fn job(&self, id: i64) -> BoxFut<'_, Result<JobRow, ApiError>>;
+        /// The newest jobs first.
+        fn jobs(&self, limit: i64) -> BoxFut<'_, Result<Vec<JobRow>, ApiError>>;
+    }
+}
+
+/// The consoles sharing this console's database.
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_hosts")]
+pub async fn list_hosts() -> Result<Vec<HostRow>, ApiError> {
+    service::authorized("list_hosts")?.hosts.list().await
+}
+
+/// Asks another host's console to serve, stop or restart one of its engines, or to send its
+/// log; returns the job's id, which the page follows.
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "request_host_action")]
+pub async fn request_host_action(
+    host: String,
+    profile: String,
+    action: JobAction,
+    reason: String,
+) -> Result<i64, ApiError> {
+    let caller = service::caller()?;
+    service::authorized("request_host_action")?
+        .hosts
+        .request(caller.name, host, profile, action, reason)
+        .await
+}
+
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_job")]
+pub async fn get_job(id: i64) -> Result<JobRow, ApiError> {
+    service::authorized("get_job")?.hosts.job(id).await
+}
+
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_jobs")]
+pub async fn list_jobs() -> Result<Vec<JobRow>, ApiError> {
+    service::authorized("list_jobs")?.hosts.jobs(200).await
+}
