@@ -694,8 +694,8 @@ impl DataDir {
         self.config.host_name.clone().unwrap_or_else(kernel_host_name)
     }
 
-    /// Where other consoles link to this one.
-    pub fn console_url(&self) -> String {
+    /// Where other consoles link to this one, listening on `addr`.
+    pub fn console_url(&self, addr: std::net::SocketAddr) -> String {
         if let Some(url) = &self.config.advertise_url {
             return url.trim_end_matches('/').to_string();
         }
@@ -704,7 +704,6 @@ impl DataDir {
         } else {
             "http"
         };
-        let addr = self.config.listen;
         let host = if addr.ip().is_unspecified() {
             self.host_name()
         } else {

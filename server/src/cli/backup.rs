@@ -41,6 +41,12 @@ pub async fn restore(data: &std::path::Path, file: &std::path::Path, json: bool)
             return 1;
         }
     };
+    if crate::config::DataDir::open(data).is_ok_and(|d| d.config.database_url.is_some()) {
+        eprintln!(
+            "this console's database is the fleet's PostgreSQL (database_url): restore it with pg_restore, as the team restores its other databases; `roofline restore` replaces the data directory's SQLite file"
+        );
+        return 2;
+    }
     let db = data.join("roofline.db");
     match crate::db::restore(&db, file).await {
         Ok(saved) => match after_restore(data, &db, file, &saved).await {

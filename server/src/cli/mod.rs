@@ -335,7 +335,7 @@ async fn open(data: &std::path::Path) -> Result<EngineControl, i32> {
         eprintln!("{}: [tls] ca_file: {e}", crate::config::CONFIG_FILE);
         USAGE
     })?;
-    let pool = crate::db::open(&data.db_path()).await.map_err(|e| {
+    let pool = crate::db::connect(&data).await.map_err(|e| {
         eprintln!("{e:#}");
         PROBLEM
     })?;

@@ -53,7 +53,7 @@ pub async fn init(root: &std::path::Path) -> anyhow::Result<bool> {
     for m in [models::LLAMA, models::QWEN] {
         m.write(&models)?;
     }
-    let pool = crate::db::open(&data.db_path()).await?;
+    let pool = crate::db::connect(&data).await?;
     // Hashed once here, as `roofline model verify` would on a real host: the engines' start
     // (which hashes nothing under `verify = "warn"`) then finds every file known and checked.
     let cache = crate::models::hashcache::HashCache::new(pool.clone());

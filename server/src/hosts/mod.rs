@@ -40,10 +40,11 @@ pub struct Identity {
 }
 
 impl Identity {
-    pub fn of(ctx: &Context) -> Self {
+    /// This console, listening on `addr`.
+    pub fn of(ctx: &Context, addr: std::net::SocketAddr) -> Self {
         Self {
             name: ctx.data.host_name(),
-            url: ctx.data.console_url(),
+            url: ctx.data.console_url(addr),
             console_id: ctx.data.console_id(),
             run: hex::encode(rand::random::<[u8; 8]>()),
         }

@@ -97,7 +97,7 @@ pub fn router(
         incidents: incidents.clone(),
         auth: auth.clone(),
         changes,
-        hosts: crate::hosts::Hosts::new(ctx.clone(), Arc::new(crate::hosts::Identity::of(&ctx))),
+        hosts: crate::hosts::Hosts::new(ctx.clone(), Arc::new(crate::hosts::Identity::of(&ctx, addr))),
     });
     let pool = ctx.pool.clone();
     let state = WebState {
@@ -248,7 +248,7 @@ pub async fn serve(ctx: Context, addr: SocketAddr) -> anyhow::Result<()> {
     let metrics = Arc::new(crate::monitor::console_metrics::ConsoleMetrics::default());
     // The fleet's hosts on the shared database: the other hosts' engines join this one's
     // fleet, and the jobs queued for this host's engines are performed here.
-    let me = Arc::new(crate::hosts::Identity::of(&ctx));
+    let me = Arc::new(crate::hosts::Identity::of(&ctx, addr));
     let shared = crate::hosts::runner::follow(ctx.clone(), me.clone());
     let feeds = crate::monitor::start_with(ctx.clone(), metrics.clone(), Some(shared)).await;
     let engines = crate::engines::Engines::new(

@@ -26,6 +26,7 @@ mod flags;
 mod fleet;
 mod gate;
 mod gpu;
+mod hosts;
 mod incidents;
 mod journal;
 mod metrics;

@@ -482,3 +482,24 @@ pub async fn review_console(env: &Env) -> (Console, Session, Session) {
     let bob = Session::login(&base, "bob").await;
     (console, alice, bob)
 }
+
+/// A fresh PostgreSQL database on the test run's server (`ROOFLINE_TEST_PG`, started by
+/// `scripts/postgres.sh`); `None` (the test then skips) when there is none, a failure when
+/// `ROOFLINE_REQUIRE_PG=1`.
+pub async fn pg_database() -> Option<String> {
+    use sqlx::{Connection, Executor};
+    let Ok(admin) = std::env::var("ROOFLINE_TEST_PG") else {
+        assert!(
+            std::env::var("ROOFLINE_REQUIRE_PG").as_deref() != Ok("1"),
+            "ROOFLINE_REQUIRE_PG=1 but ROOFLINE_TEST_PG is not set"
+        );
+        eprintln!("no ROOFLINE_TEST_PG: skipped");
+        return None;
+    };
+    let name = format!("it_{}", std::process::id()) + &format!("_{}", free_port());
+    let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
+    conn.execute(format!("create database {name}").as_str()).await.unwrap();
+    conn.close().await.ok();
+    let (base, _) = admin.rsplit_once('/').unwrap();
+    Some(format!("{base}/{name}"))
+}

@@ -1,0 +1,207 @@
+//! Issue 16: several hosts' consoles on one PostgreSQL are one console: one set of accounts,
+//! one journal, and an action on another host's engine queued as a job there, claimed and
+//! performed by that host's console with its own engine control.
+
+use crate::common::*;
+use std::time::{Duration, Instant};
+
+/// Host consoles sharing `url`, each with its own data directory and name.
+fn host(url: &str, name: &str) -> Env {
+    Env::with_extra_config(&format!(
+        "database_url = \"{url}\"\nhost_name = \"{name}\"\nscrape_interval_s = 1\n"
+    ))
+}
+
+async fn job(s: &Session, id: i64) -> serde_json::Value {
+    let (code, body) = s.call("get_job", &format!("id={id}")).await;
+    assert_eq!(code, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+async fn settled(s: &Session, id: i64, within: Duration) -> serde_json::Value {
+    eventually(within, async || {
+        let j = job(s, id).await;
+        matches!(j["state"].as_str(), Some("done" | "failed")).then_some(j)
+    })
+    .await
+    .unwrap_or_else(|| panic!("job {id} did not finish"))
+}
+
+async fn engines_of(port: u16) -> Vec<serde_json::Value> {
+    console_engines(port)
+        .await
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_hosts_on_one_postgres_operate_each_others_engines() {
+    let Some(url) = pg_database().await else { return };
+    let (a, b, c) = (host(&url, "gpu-a"), host(&url, "gpu-b"), host(&url, "gpu-c"));
+    // One set of accounts: made on one host, valid on all.
+    a.add_user("alice", "operator");
+    c.add_user("vera", "viewer");
+    // Profiles are the fleet's; engines run where they are served.
+    let engine_port = free_port();
+    b.vllm_profile("b-llama", engine_port, "");
+    b.serve_ok("b-llama");
+    let pid_before = b.status("b-llama")["pid"].as_i64().unwrap();
+    let ports = [free_port(), free_port(), free_port()];
+    let _consoles: Vec<Console> = [&a, &b, &c]
+        .iter()
+        .zip(ports)
+        .map(|(e, p)| Console::start(e, p))
+        .collect();
+
+    // Host A's fleet shows B's engine, marked with its host and linked to B's console.
+    let started = Instant::now();
+    let seen = eventually(Duration::from_secs(30), async || {
+        engines_of(ports[0])
+            .await
+            .into_iter()
+            .find(|e| e["node"] == "gpu-b" && e["profile"] == "b-llama" && e["state"] == "healthy")
+    })
+    .await
+    .expect("gpu-a's fleet shows gpu-b's engine");
+    eprintln!(
+        "gpu-b's engine on gpu-a's fleet {} ms after the consoles started",
+        started.elapsed().as_millis()
+    );
+    assert_eq!(seen["link"], format!("http://127.0.0.1:{}/engines/b-llama", ports[1]));
+
+    let alice = Session::login(&format!("http://127.0.0.1:{}", ports[0]), "alice").await;
+    // Every host is in the registry, heard from.
+    let hosts: serde_json::Value = serde_json::from_str(&alice.call("list_hosts", "").await.1).unwrap();
+    let names: Vec<(&str, bool)> = hosts
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["name"].as_str().unwrap(), h["reachable"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(names, [("gpu-a", true), ("gpu-b", true), ("gpu-c", true)], "{hosts}");
+
+    // Alice, signed in on A, restarts B's engine: a job B claims and performs.
+    let queued = Instant::now();
+    let (code, body) = alice
+        .call(
+            "request_host_action",
+            "host=gpu-b&profile=b-llama&action=restart&reason=rolling+drill",
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let id: i64 = body.trim().parse().unwrap();
+    let done = settled(&alice, id, Duration::from_secs(60)).await;
+    assert_eq!(done["state"], "done", "{done}");
+    assert_eq!(
+        (done["requested_by"].as_str(), done["requested_on"].as_str()),
+        (Some("alice"), Some("gpu-a"))
+    );
+    let claimed_after = done["claimed_ms"].as_i64().unwrap() - done["created_ms"].as_i64().unwrap();
+    eprintln!(
+        "job claimed {claimed_after} ms after it was queued; done {} ms after",
+        queued.elapsed().as_millis()
+    );
+    assert!(
+        claimed_after < 2_000,
+        "claimed within a poll at worst: {claimed_after} ms"
+    );
+    let after = b.status("b-llama");
+    assert_eq!(after["state"], "healthy");
+    assert_ne!(after["pid"].as_i64().unwrap(), pid_before, "restarted on gpu-b");
+
+    // Its log, read on B, shown on A.
+    let (_, body) = alice
+        .call("request_host_action", "host=gpu-b&profile=b-llama&action=logs&reason=")
+        .await;
+    let logs = settled(&alice, body.trim().parse().unwrap(), Duration::from_secs(30)).await;
+    assert_eq!(logs["state"], "done", "{logs}");
+    assert!(logs["outcome"].as_str().unwrap().contains("vLLM"), "{logs}");
+
+    // Refused before anything is queued: a host that is not in the registry, a profile that
+    // does not exist, a viewer.
+    let (code, body) = alice
+        .call("request_host_action", "host=gpu-z&profile=b-llama&action=stop&reason=")
+        .await;
+    assert!(code >= 400 && body.contains("no host named gpu-z"), "{code} {body}");
+    let (code, body) = alice
+        .call("request_host_action", "host=gpu-b&profile=nope&action=stop&reason=")
+        .await;
+    assert!(code >= 400 && body.contains("nope"), "{code} {body}");
+    let vera = Session::login(&format!("http://127.0.0.1:{}", ports[2]), "vera").await;
+    let (code, _) = vera
+        .call("request_host_action", "host=gpu-b&profile=b-llama&action=stop&reason=")
+        .await;
+    assert_eq!(code, 403);
+    // The job is visible from every host (the viewer on C follows it too).
+    assert_eq!(job(&vera, id).await["state"], "done");
+
+    // One journal: the restart B performed, by alice with her reason and the job, written in
+    // the chain every host verifies.
+    for env in [&a, &b, &c] {
+        let out = env.run(&["journal", "verify"]);
+        assert_eq!(out.status.code(), Some(0), "{:?}", str(&out));
+    }
+    let list: serde_json::Value =
+        serde_json::from_str(&str(&c.run(&["--json", "journal", "list", "--profile", "b-llama"])).0).unwrap();
+    let restart = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "restart")
+        .expect("the restart is journaled");
+    assert_eq!(restart["who"], "alice");
+    assert!(
+        restart["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("rolling drill (job #{id} from gpu-a)")),
+        "{restart}"
+    );
+    b.run(&["stop", "--profile", "b-llama"]);
+}
+
+/// A host whose console is down keeps its jobs queued, and performs them when it is back;
+/// one killed while a job ran fails that job with the reason at its next start.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_that_is_down_keeps_its_jobs_until_it_is_back() {
+    let Some(url) = pg_database().await else { return };
+    let (a, b) = (host(&url, "gpu-a"), host(&url, "gpu-b"));
+    a.add_user("alice", "operator");
+    let engine_port = free_port();
+    b.vllm_profile("b-qwen", engine_port, "");
+    let ports = [free_port(), free_port()];
+    let _a = Console::start(&a, ports[0]);
+    let b_console = Console::start(&b, ports[1]);
+    eventually(Duration::from_secs(20), async || console_engines(ports[0]).await)
+        .await
+        .expect("gpu-a's console answers");
+    let alice = Session::login(&format!("http://127.0.0.1:{}", ports[0]), "alice").await;
+    // B registered, then goes down.
+    eventually(Duration::from_secs(20), async || {
+        let hosts: serde_json::Value = serde_json::from_str(&alice.call("list_hosts", "").await.1).ok()?;
+        (hosts.as_array()?.len() == 2).then_some(())
+    })
+    .await
+    .expect("both hosts registered");
+    drop(b_console);
+    let (code, body) = alice
+        .call(
+            "request_host_action",
+            "host=gpu-b&profile=b-qwen&action=serve&reason=after+maintenance",
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let id: i64 = body.trim().parse().unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        job(&alice, id).await["state"],
+        "queued",
+        "nobody else performs gpu-b's job"
+    );
+    // B is back: the job runs there.
+    let _b = Console::start(&b, ports[1]);
+    let done = settled(&alice, id, Duration::from_secs(60)).await;
+    assert_eq!(done["state"], "done", "{done}");
+    assert_eq!(b.status("b-qwen")["state"], "healthy");
+    b.run(&["stop", "--profile", "b-qwen"]);
+}
