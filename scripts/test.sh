@@ -103,6 +103,9 @@ fi
 cleanup
 trap - EXIT
 
+step "browser: two host consoles on one PostgreSQL, host B's engine restarted from host A's pages"
+scripts/test-multihost-browser.sh 2>&1 | tee "$log/multihost.txt"
+
 step "release: the tarball built, unpacked and run from an empty directory, signed into by a browser"
 scripts/dist.sh 2>&1 | tee "$log/dist.txt" | tail -12
 scripts/test-release.sh 2>&1 | tee "$log/release.txt"
@@ -119,6 +122,6 @@ printf '%s' "$timings"
 printf '%6d s  in all\n' $(($(date +%s) - started))
 
 rust_passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log/cargo-test.txt" | awk '{s+=$4} END {print s+0}')
-e2e_passed=$(cat "$log/e2e.txt" "$log/release.txt" "$log/fleet-bench.txt" | grep -Eo '^ *[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
+e2e_passed=$(cat "$log/e2e.txt" "$log/multihost.txt" "$log/release.txt" "$log/fleet-bench.txt" | grep -Eo '^ *[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
 echo
 echo "summary: $((rust_passed + e2e_passed + checks)) passed, 0 failed"

@@ -475,6 +475,17 @@ mod tests {
         for a in ["smoke", "edit-profile", "serve", "stop", "restart"] {
             keys.push(format!("incident-action-{a}"));
         }
+        for a in crate::api::JobAction::ALL {
+            keys.push(format!("job-action-{}", a.as_str()));
+        }
+        for s in [
+            crate::api::JobState::Queued,
+            crate::api::JobState::Running,
+            crate::api::JobState::Done,
+            crate::api::JobState::Failed,
+        ] {
+            keys.push(format!("job-state-{}", s.as_str()));
+        }
         for key in [
             "ev-health-status",
             "ev-health-none",

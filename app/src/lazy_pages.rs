@@ -25,6 +25,7 @@ use crate::pages::{
     bench::{BenchComparePage, BenchListPage},
     changes::{ChangeListPage, ChangePage},
     engine::EnginePage,
+    hosts::HostsPage,
     incidents::{IncidentListPage, IncidentPage},
     journal::JournalPage,
     models::ModelsPage,
@@ -91,6 +92,7 @@ lazy_pages! {
         bench_list_route: BenchListRoute => BenchListPage,
         bench_compare_route: BenchCompareRoute => BenchComparePage,
         journal_route: JournalRoute => JournalPage,
+        hosts_route: HostsRoute => HostsPage,
     }
     profiles {
         profile_list_route: ProfileListRoute => ProfileListPage,

@@ -99,6 +99,7 @@ pub fn App() -> impl IntoView {
                     <A href="/models">{move || i18n.t("nav-models")}</A>
                     <A href="/changes">{move || i18n.t("nav-changes")}</A>
                     <A href="/journal">{move || i18n.t("nav-journal")}</A>
+                    <A href="/hosts">{move || i18n.t("nav-hosts")}</A>
                 </nav>
                 <LangSwitch/>
                 <UserMenu/>
@@ -116,6 +117,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/vram") view={Lazy::<VramRoute>::new()}/>
                     <Route path=path!("/models") view={Lazy::<ModelsRoute>::new()}/>
                     <Route path=path!("/journal") view={Lazy::<JournalRoute>::new()}/>
+                    <Route path=path!("/hosts") view={Lazy::<HostsRoute>::new()}/>
                     <Route path=path!("/incidents/:id") view={Lazy::<IncidentRoute>::new()}/>
                     <Route path=path!("/changes") view={Lazy::<ChangeListRoute>::new()}/>
                     <Route path=path!("/changes/:id") view={Lazy::<ChangeRoute>::new()}/>

@@ -38,6 +38,7 @@ async function pages(page: Page): Promise<string[]> {
     "/vram",
     "/models",
     "/journal",
+    "/hosts",
     "/changes",
     `/changes/${change}`,
     "/account",

@@ -906,3 +906,43 @@ fleet-host-counts = { $count ->
     [0] {""}
    *[other] , { $trouble } need attention
     }
+
+## Hosts of a fleet sharing one database, and the jobs they ask of each other
+nav-hosts = Hosts
+hosts-title = Hosts of this fleet
+hosts-intro = The consoles sharing this console's database. An action on another host's engine is queued as a job; that host's console performs it with its own engine control, and every host sees the job here.
+hosts-empty = No host has registered yet.
+host-col-name = Host
+host-col-state = Heard from
+host-col-console = Console
+host-col-gpus = GPUs
+host-col-installations = Engine installations
+host-col-version = Version
+host-this = (this console)
+host-reachable = { $seconds } s ago
+host-unreachable = unreachable: no heartbeat for { $seconds } s
+host-no-gpus = no GPU
+host-act = act on this engine through its host
+jobs-title = Jobs
+jobs-empty = No jobs yet.
+job-request-title = Ask a host
+job-field-host = Host
+job-field-profile = Profile
+job-field-action = Action
+job-field-reason = Reason (journaled)
+job-request = Queue the job
+job-queued = Job #{ $id } queued for { $host }.
+job-col-who = Asked by
+job-col-queued = Queued
+job-col-outcome = Outcome
+job-requested = { $who } on { $host }
+job-state-queued = queued
+job-state-running = running
+job-state-done = done
+job-state-failed = failed
+job-waits-unreachable = queued: { $host } is unreachable
+job-outcome-show = show
+job-action-serve = serve
+job-action-stop = stop
+job-action-restart = restart
+job-action-logs = read the log

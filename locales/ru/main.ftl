@@ -947,3 +947,43 @@ fleet-host-counts = { $count ->
     [0] {""}
    *[other] , требуют внимания: { $trouble }
     }
+
+## Хосты парка с общей базой данных и задания, которые они поручают друг другу
+nav-hosts = Хосты
+hosts-title = Хосты парка
+hosts-intro = Консоли, работающие с общей базой данных этой консоли. Действие с движком другого хоста ставится в очередь как задание; его выполняет консоль того хоста своим управлением движками, и каждый хост видит задание здесь.
+hosts-empty = Ни один хост ещё не зарегистрирован.
+host-col-name = Хост
+host-col-state = На связи
+host-col-console = Консоль
+host-col-gpus = GPU
+host-col-installations = Установки движков
+host-col-version = Версия
+host-this = (эта консоль)
+host-reachable = { $seconds } с назад
+host-unreachable = недоступен: нет сигнала { $seconds } с
+host-no-gpus = нет GPU
+host-act = действовать с этим движком через его хост
+jobs-title = Задания
+jobs-empty = Заданий пока нет.
+job-request-title = Поручить хосту
+job-field-host = Хост
+job-field-profile = Профиль
+job-field-action = Действие
+job-field-reason = Причина (в журнал)
+job-request = Поставить в очередь
+job-queued = Задание №{ $id } поставлено в очередь хосту { $host }.
+job-col-who = Кто поручил
+job-col-queued = В очереди с
+job-col-outcome = Итог
+job-requested = { $who } на { $host }
+job-state-queued = в очереди
+job-state-running = выполняется
+job-state-done = выполнено
+job-state-failed = не выполнено
+job-waits-unreachable = в очереди: { $host } недоступен
+job-outcome-show = показать
+job-action-serve = запустить
+job-action-stop = остановить
+job-action-restart = перезапустить
+job-action-logs = прочитать журнал движка

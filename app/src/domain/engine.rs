@@ -148,6 +148,10 @@ pub struct EngineStatus {
     /// Where its page is, for an engine of another console (that console's engine page).
     #[serde(default)]
     pub link: Option<String>,
+    /// The engine of another host sharing this console's database: actions on it go to that
+    /// host as jobs (the Hosts page), not through a link to its console.
+    #[serde(default)]
+    pub shared_host: bool,
     /// When `live` was scraped (Unix ms): how fresh the figures are.
     #[serde(default)]
     pub scraped_at_ms: Option<i64>,
@@ -201,6 +205,7 @@ impl EngineStatus {
             gpu: None,
             node: String::new(),
             link: None,
+            shared_host: false,
             scraped_at_ms: None,
             health_code: None,
         }

@@ -623,6 +623,11 @@ fn FleetRow(signals: RowSignals, rowindex: Signal<String>) -> impl IntoView {
     let node = row.node.clone();
     let host_cell = if node.is_empty() {
         view! { <td class="muted">{move || i18n.t("host-local")}</td> }.into_any()
+    } else if row.shared_host && !row.profile.is_empty() {
+        // Another host of the shared database: its actions are jobs, asked on the Hosts page.
+        let href = format!("/hosts?host={}&profile={}", node, row.profile);
+        view! { <td><a href=href data-testid="host-act" title=move || i18n.t("host-act")>{node.clone()}</a></td> }
+            .into_any()
     } else {
         view! { <td>{node.clone()}</td> }.into_any()
     };

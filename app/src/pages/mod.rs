@@ -6,6 +6,7 @@ pub mod changes;
 pub mod engine;
 pub mod fleet;
 pub mod gpu;
+pub mod hosts;
 pub mod incidents;
 pub mod journal;
 pub mod models;

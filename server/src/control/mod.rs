@@ -1136,7 +1136,19 @@ impl EngineControl {
                 return Vec::new();
             }
         };
-        futures::future::join_all(profiles.iter().map(|p| self.status(&p.profile))).await
+        // In a fleet sharing one database the profiles are the fleet's, the engines each
+        // host's own: a host lists the profiles it has run (their state directory exists
+        // here) or starts by itself, not every other host's as "stopped".
+        let shared = crate::db::Backend::of(&self.store.pool()) == crate::db::Backend::Postgres;
+        let mine =
+            |name: &str| !shared || self.data.config.autostart.iter().any(|a| a == name) || self.dir(name).exists();
+        futures::future::join_all(
+            profiles
+                .iter()
+                .filter(|p| mine(&p.profile.name))
+                .map(|p| self.status(&p.profile)),
+        )
+        .await
     }
 
     /// The state of one profile, from its state files and a health probe.

@@ -101,6 +101,7 @@ pub async fn others(pool: &Pool, me: &str, now_ms: i64, stale_ms: i64) -> Result
         // The row's identity is the table's, not what the JSON claims.
         r.profile = profile;
         r.node = host.clone();
+        r.shared_host = true;
         r.link = Some(format!("{}/engines/{}", url.trim_end_matches('/'), r.profile));
         let age_ms = now_ms.saturating_sub(heard);
         if age_ms > stale_ms {
