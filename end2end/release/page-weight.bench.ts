@@ -58,6 +58,7 @@ const PAGES: { name: string; url: string; ready: (p: Page) => Promise<void> }[] 
   { name: "models", url: "/models", ready: settled },
   { name: "journal", url: "/journal", ready: settled },
   { name: "account", url: "/account", ready: settled },
+  { name: "hosts", url: "/hosts", ready: settled },
 ];
 
 /** Every page's budget on a cold cache (issue 31): bytes on the wire and requests. Issue 31
@@ -74,6 +75,7 @@ const BUDGET_KIB: Record<string, number> = {
   incidents: 750, bench: 750, journal: 755,
   profiles: 822, profile: 826, editor: 843, changes: 821,
   vram: 670, models: 665, account: 663,
+  hosts: 660,
 };
 const BUDGET: Record<string, { bytes: number; requests: number }> = Object.fromEntries(
   PAGES.map((p) => [p.name, { bytes: BUDGET_KIB[p.name] * KIB, requests: 20 }]),
