@@ -7,9 +7,12 @@
 #   scripts/postgres.sh start DIR   installs Debian's postgresql if missing, starts a server
 #                                   in DIR, prints its URL (postgres://postgres@127.0.0.1:PORT/postgres)
 #   scripts/postgres.sh stop DIR    stops it (fast shutdown) and removes DIR
+#   scripts/postgres.sh restart DIR [SECONDS]
+#                                   stops it, waits SECONDS (default 0), starts it again on
+#                                   the same port (the failure drill: connections are cut)
 set -euo pipefail
 cmd=${1:-} dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|restart DIR" >&2; exit 2; }
 
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
 if [ -z "$bin" ] && [ "$cmd" = start ]; then
@@ -39,10 +42,17 @@ start)
     || { cat "$dir/initdb.log" >&2; exit 1; }
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   # fsync off: a test database is thrown away, and durability is not what the tests measure.
-  as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >&2 \
+  # 300 connections: a console holds five (BENCHMARKS.md "Fifty hosts on one PostgreSQL").
+  echo "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" >"$dir/options"
+  as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o "$(cat "$dir/options")" >&2 \
     || { cat "$dir/server.log" >&2; exit 1; }
   echo "postgres://postgres@127.0.0.1:$port/postgres"
+  ;;
+restart)
+  as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >&2
+  sleep "${3:-0}"
+  as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o "$(cat "$dir/options")" >&2 \
+    || { cat "$dir/server.log" >&2; exit 1; }
   ;;
 stop)
   if [ -d "$dir/data" ] && [ -n "$bin" ]; then
@@ -50,5 +60,5 @@ stop)
   fi
   rm -rf "$dir"
   ;;
-*) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
+*) echo "usage: $0 start|stop|restart DIR" >&2; exit 2 ;;
 esac

@@ -50,8 +50,6 @@ trap stop_postgres EXIT
 
 step "cargo test"
 cargo test --workspace 2>&1 | tee "$log/cargo-test.txt"
-stop_postgres
-trap - EXIT
 
 checks=1
 
@@ -71,6 +69,9 @@ fi
 cargo test -q -p server --bench benches -- --short
 scripts/bench-client.sh --short
 checks=$((checks + 5))
+# The fleet bench on PostgreSQL (fleet_db, in the short run above) was the last to need it.
+stop_postgres
+trap - EXIT
 
 step "browser tests"
 scripts/build-site.sh

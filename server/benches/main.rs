@@ -15,6 +15,7 @@
 )]
 
 mod common;
+mod fleet_db;
 mod fleet_scale;
 mod model_hash;
 mod parser;
@@ -23,9 +24,10 @@ mod stall;
 mod stream_flood;
 
 /// The benches by name, in the order a run of all of them takes.
-const BENCHES: [(&str, fn()); 6] = [
+const BENCHES: [(&str, fn()); 7] = [
     ("parser", parser::main),
     ("fleet_scale", fleet_scale::main),
+    ("fleet_db", fleet_db::main),
     ("signin_flood", signin_flood::main),
     ("stream_flood", stream_flood::main),
     ("stall", stall::main),

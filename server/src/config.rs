@@ -173,10 +173,24 @@ pub struct HostConfig {
     /// the kernel's host name. Unique in the fleet.
     #[serde(default)]
     pub host_name: Option<String>,
+    /// The team's Prometheus: history beyond the console's own (`[prometheus] url`).
+    #[serde(default)]
+    pub prometheus: PrometheusConfig,
     /// Where other consoles' pages link to this one (`https://gpu-b.example:8080`): default
     /// the listener's address with this host's name.
     #[serde(default)]
     pub advertise_url: Option<String>,
+}
+
+/// The team's Prometheus, fed by the console's HTTP service discovery (`/api/prometheus/sd`,
+/// which labels each engine with `profile` and `host`): the charts' 1 h and 24 h ranges and the
+/// minutes before a symptom read `query_range` there, so history is as long as it keeps.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PrometheusConfig {
+    /// `http://prometheus.internal:9090`
+    #[serde(default)]
+    pub url: Option<String>,
 }
 
 /// TLS: the console's own HTTPS listener, and what outbound HTTPS (remote consoles and engines
@@ -379,6 +393,7 @@ impl Default for HostConfig {
             database_password_file: None,
             host_name: None,
             advertise_url: None,
+            prometheus: Default::default(),
         }
     }
 }
@@ -390,6 +405,14 @@ impl HostConfig {
         if let Some(name) = &cfg.host_name {
             if !valid_host_name(name) {
                 bail!("{CONFIG_FILE}: host_name `{name}`: 1 to 63 characters of a-z, 0-9, '-' and '.', starting with a letter or digit");
+            }
+        }
+        if let Some(url) = &cfg.prometheus.url {
+            if !(url.starts_with("http://") || url.starts_with("https://"))
+                || url.len() > 512
+                || url.contains(char::is_whitespace)
+            {
+                bail!("{CONFIG_FILE}: [prometheus] url `{url}` must be an http:// or https:// URL");
             }
         }
         if let Some(url) = &cfg.advertise_url {

@@ -51,16 +51,21 @@ pub async fn connect(data: &crate::config::DataDir) -> anyhow::Result<Pool> {
                 Some(f) => Some(crate::config::read_secret_file(&data.resolve(f)).context("database_password_file")?),
                 None => None,
             };
-            open_postgres(url, password.as_deref()).await
+            open_postgres(url, password.as_deref(), POSTGRES_CONNECTIONS).await
         }
         None => open(&data.db_path()).await,
     }
 }
 
+/// Connections one console keeps to a shared PostgreSQL (and one more listening for jobs):
+/// fifty hosts hold about 250, so the server's `max_connections` must allow that (PostgreSQL's
+/// default is 100; BENCHMARKS.md "Fifty hosts on one PostgreSQL").
+pub const POSTGRES_CONNECTIONS: u32 = 4;
+
 /// Connects to a PostgreSQL (`postgres://…`) and brings its schema up to date. Consoles on
 /// several hosts may start at once: sqlx's migrator holds PostgreSQL's advisory lock while it
 /// migrates, so each migration runs once.
-pub async fn open_postgres(url: &str, password: Option<&str>) -> anyhow::Result<Pool> {
+pub async fn open_postgres(url: &str, password: Option<&str>, max_connections: u32) -> anyhow::Result<Pool> {
     install_drivers();
     let mut opts = sqlx::postgres::PgConnectOptions::from_str(url)
         .map_err(|e| {
@@ -80,7 +85,7 @@ pub async fn open_postgres(url: &str, password: Option<&str>) -> anyhow::Result<
         .context("database_url")?
         .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(2));
     let pool = AnyPoolOptions::new()
-        .max_connections(8)
+        .max_connections(max_connections.max(1))
         .min_connections(1)
         .acquire_timeout(Duration::from_secs(10))
         .connect_with(any)
@@ -320,7 +325,7 @@ pub(crate) mod testing {
         pub async fn another_console(&self) -> Pool {
             match self.backend {
                 Backend::Sqlite => super::open(std::path::Path::new(&self.target)).await.unwrap(),
-                Backend::Postgres => super::open_postgres(&self.target, None).await.unwrap(),
+                Backend::Postgres => super::open_postgres(&self.target, None, 4).await.unwrap(),
             }
         }
     }
@@ -354,7 +359,7 @@ pub(crate) mod testing {
         let (base, _) = admin.rsplit_once('/').unwrap();
         let url = format!("{base}/{name}");
         Some(TestDb {
-            pool: super::open_postgres(&url, None).await.unwrap(),
+            pool: super::open_postgres(&url, None, 4).await.unwrap(),
             backend: Backend::Postgres,
             target: url,
             _dir: None,

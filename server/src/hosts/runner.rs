@@ -3,13 +3,19 @@
 //! every second, and the jobs queued for its engines claimed and performed here, woken by
 //! PostgreSQL's `LISTEN` the moment one is queued (and a poll every two seconds besides, for
 //! a notification lost while the connection was down).
+//!
+//! The loops take the pool and this host's identity, not the whole console: the fleet bench
+//! (`benches/fleet_db.rs`) runs fifty hosts' worth of them in one process against one
+//! PostgreSQL, with synthetic engines and jobs that do nothing.
 
 use super::{jobs, live, registry, stale_after_ms, Identity};
 use crate::context::Context;
+use crate::db::Pool;
 use crate::engines::Engines;
 use app::api::{EngineAction, JobAction, JobRow};
 use app::domain::engine::EngineStatus;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{watch, Notify};
@@ -32,31 +38,41 @@ pub async fn start(
     fleet: watch::Receiver<Vec<EngineStatus>>,
     me: Arc<Identity>,
 ) -> anyhow::Result<()> {
-    let now = ctx.clock.now_ms();
     let stale = stale_after_ms(ctx.data.config.scrape_interval_s);
-    registry::register(&ctx.pool, &me, &facts(&ctx).await, now, stale).await?;
-    live::clear(&ctx.pool, &me.name).await?;
-    let failed = jobs::fail_interrupted(&ctx.pool, &me.name, &me.run, now).await?;
+    join(&ctx.pool, &me, &facts(&ctx).await, stale).await?;
+    tracing::info!(host = %me.name, url = %me.url, "registered in the fleet's shared database");
+    let every = Duration::from_secs(ctx.data.config.scrape_interval_s.clamp(1, 5));
+    tokio::spawn(heartbeat(ctx.pool.clone(), me.clone(), every));
+    tokio::spawn(publish(ctx.pool.clone(), me.clone(), fleet));
+    tokio::spawn(job_loop(ctx.pool.clone(), me, move |job| {
+        let engines = engines.clone();
+        async move { perform(&engines, &job).await }
+    }));
+    Ok(())
+}
+
+/// Registers (refused when another console holds the name), forgets this host's rows of an
+/// earlier run, and fails the jobs that run left running.
+pub async fn join(pool: &Pool, me: &Identity, facts: &registry::Facts, stale_ms: i64) -> anyhow::Result<()> {
+    let now = crate::clock::now_ms();
+    registry::register(pool, me, facts, now, stale_ms).await?;
+    live::clear(pool, &me.name).await?;
+    let failed = jobs::fail_interrupted(pool, &me.name, &me.run, now).await?;
     if failed > 0 {
         tracing::warn!(
             jobs = failed,
             "jobs left running by this host's previous console failed"
         );
     }
-    tracing::info!(host = %me.name, url = %me.url, "registered in the fleet's shared database");
-    tokio::spawn(heartbeat(ctx.clone(), me.clone()));
-    tokio::spawn(publish(ctx.clone(), me.clone(), fleet));
-    tokio::spawn(job_loop(ctx, engines, me));
     Ok(())
 }
 
 /// The other hosts' engines, read every second (for the fleet page).
-pub fn follow(ctx: Context, me: Arc<Identity>) -> watch::Receiver<Vec<EngineStatus>> {
+pub fn follow(pool: Pool, me: Arc<Identity>, stale_ms: i64) -> watch::Receiver<Vec<EngineStatus>> {
     let (tx, rx) = watch::channel(Vec::new());
     tokio::spawn(async move {
-        let stale = stale_after_ms(ctx.data.config.scrape_interval_s);
         loop {
-            match live::others(&ctx.pool, &me.name, ctx.clock.now_ms(), stale).await {
+            match live::others(&pool, &me.name, crate::clock::now_ms(), stale_ms).await {
                 Ok(rows) => {
                     tx.send_if_modified(|cur| std::mem::replace(cur, rows.clone()) != rows);
                 }
@@ -83,12 +99,12 @@ async fn facts(ctx: &Context) -> registry::Facts {
     }
 }
 
-async fn heartbeat(ctx: Context, me: Arc<Identity>) {
-    let every = Duration::from_secs(ctx.data.config.scrape_interval_s.clamp(1, 5));
+/// The heartbeat, every `every`; a lost database is logged once, and its return.
+pub async fn heartbeat(pool: Pool, me: Arc<Identity>, every: Duration) {
     let mut lost = false;
     loop {
         tokio::time::sleep(every).await;
-        match registry::heartbeat(&ctx.pool, &me, ctx.clock.now_ms()).await {
+        match registry::heartbeat(&pool, &me, crate::clock::now_ms()).await {
             Ok(true) if lost => {
                 lost = false;
                 tracing::info!("the shared database is back: heartbeat written");
@@ -106,11 +122,12 @@ async fn heartbeat(ctx: Context, me: Arc<Identity>) {
     }
 }
 
-async fn publish(ctx: Context, me: Arc<Identity>, mut fleet: watch::Receiver<Vec<EngineStatus>>) {
+/// Publishes this host's rows as they change, at most once a second.
+pub async fn publish(pool: Pool, me: Arc<Identity>, mut fleet: watch::Receiver<Vec<EngineStatus>>) {
     let mut published: HashMap<String, String> = HashMap::new();
     loop {
         let rows = fleet.borrow_and_update().clone();
-        if let Err(e) = live::publish(&ctx.pool, &me.name, &rows, &mut published, ctx.clock.now_ms()).await {
+        if let Err(e) = live::publish(&pool, &me.name, &rows, &mut published, crate::clock::now_ms()).await {
             tracing::warn!(error = %e, "publishing this host's engines");
             // Written again in full once the database answers.
             published.clear();
@@ -122,18 +139,29 @@ async fn publish(ctx: Context, me: Arc<Identity>, mut fleet: watch::Receiver<Vec
     }
 }
 
-async fn job_loop(ctx: Context, engines: Engines, me: Arc<Identity>) {
+/// Claims this host's jobs as they are queued and performs each on its own task with
+/// `perform` (which says whether it succeeded, and the outcome), then completes it.
+pub async fn job_loop<F, Fut>(pool: Pool, me: Arc<Identity>, perform: F)
+where
+    F: Fn(JobRow) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = (bool, String)> + Send + 'static,
+{
     let wake = Arc::new(Notify::new());
-    if crate::db::Backend::of(&ctx.pool) == crate::db::Backend::Postgres {
-        let url = ctx.pool.connect_options().database_url.to_string();
+    if crate::db::Backend::of(&pool) == crate::db::Backend::Postgres {
+        let url = pool.connect_options().database_url.to_string();
         tokio::spawn(listen(url, me.name.clone(), wake.clone()));
     }
+    let perform = Arc::new(perform);
     loop {
         loop {
-            match jobs::claim(&ctx.pool, &me.name, &me.run, ctx.clock.now_ms()).await {
+            match jobs::claim(&pool, &me.name, &me.run, crate::clock::now_ms()).await {
                 Ok(Some(job)) => {
-                    let (ctx, engines, me) = (ctx.clone(), engines.clone(), me.clone());
-                    tokio::spawn(async move { perform(&ctx, &engines, &me, job).await });
+                    let (pool, me, perform) = (pool.clone(), me.clone(), perform.clone());
+                    tokio::spawn(async move {
+                        let id = job.id;
+                        let (ok, text) = perform(job).await;
+                        finish(&pool, &me, id, ok, &text).await;
+                    });
                 }
                 Ok(None) => break,
                 Err(e) => {
@@ -173,50 +201,44 @@ async fn listen(url: String, host: String, wake: Arc<Notify>) {
     }
 }
 
-async fn perform(ctx: &Context, engines: &Engines, me: &Identity, job: JobRow) {
+/// A job on this console's engines: the action to its end through the engine page's
+/// use-case, journaled with the requester's name and reason.
+async fn perform(engines: &Engines, job: &JobRow) -> (bool, String) {
     let why = if job.reason.is_empty() {
         format!("job #{} from {}", job.id, job.requested_on)
     } else {
         format!("{} (job #{} from {})", job.reason, job.id, job.requested_on)
     };
     tracing::info!(job = job.id, profile = %job.profile, action = job.action.as_str(), who = %job.requested_by, "performing a job");
+    let who = &job.requested_by;
     let result = match job.action {
         JobAction::Logs => engines.log_text(&job.profile, 200).await,
-        JobAction::Serve => {
-            engines
-                .perform(&job.requested_by, &job.profile, EngineAction::Serve, &why)
-                .await
-        }
-        JobAction::Stop => {
-            engines
-                .perform(&job.requested_by, &job.profile, EngineAction::Stop, &why)
-                .await
-        }
-        JobAction::Restart => {
-            engines
-                .perform(&job.requested_by, &job.profile, EngineAction::Restart, &why)
-                .await
-        }
+        JobAction::Serve => engines.perform(who, &job.profile, EngineAction::Serve, &why).await,
+        JobAction::Stop => engines.perform(who, &job.profile, EngineAction::Stop, &why).await,
+        JobAction::Restart => engines.perform(who, &job.profile, EngineAction::Restart, &why).await,
     };
-    let (ok, text) = match result {
+    match result {
         Ok(t) => (true, t),
         Err(e) => (false, e.to_string()),
-    };
-    // The outcome must land: retried while the database is away.
+    }
+}
+
+/// Completes a job; the outcome must land, so it is retried while the database is away.
+async fn finish(pool: &Pool, me: &Identity, id: i64, ok: bool, text: &str) {
     let mut wait = Duration::from_millis(200);
     for attempt in 0..8 {
-        match jobs::finish(&ctx.pool, job.id, &me.run, ok, &text, ctx.clock.now_ms()).await {
+        match jobs::finish(pool, id, &me.run, ok, text, crate::clock::now_ms()).await {
             Ok(true) => return,
             Ok(false) => {
-                tracing::warn!(job = job.id, "the job was no longer ours to complete");
+                tracing::warn!(job = id, "the job was no longer ours to complete");
                 return;
             }
             Err(e) => {
-                tracing::warn!(job = job.id, attempt, error = %e, "completing a job; retrying");
+                tracing::warn!(job = id, attempt, error = %e, "completing a job; retrying");
                 tokio::time::sleep(wait).await;
                 wait = (wait * 2).min(Duration::from_secs(10));
             }
         }
     }
-    tracing::error!(job = job.id, ok, outcome = %text, "the job's outcome could not be written");
+    tracing::error!(job = id, ok, outcome = %text, "the job's outcome could not be written");
 }

@@ -31,6 +31,9 @@ pub use crate::clock::now_ms;
 pub struct History {
     pool: Pool,
     inner: Arc<Mutex<HashMap<String, Track>>>,
+    /// The team's Prometheus, when host configuration names one: the longer ranges, and the
+    /// part of a window the memory does not hold, come from there.
+    prometheus: Option<super::promql::Prometheus>,
 }
 
 #[derive(Default)]
@@ -44,6 +47,26 @@ impl History {
         Self {
             pool,
             inner: Default::default(),
+            prometheus: None,
+        }
+    }
+
+    pub fn with_prometheus(mut self, prometheus: Option<super::promql::Prometheus>) -> Self {
+        self.prometheus = prometheus;
+        self
+    }
+
+    /// Points from Prometheus, `None` when there is none, it fails (logged: the caller falls
+    /// back to what the console keeps) or it has nothing for this engine.
+    async fn from_prometheus(&self, profile: &str, from: i64, to: i64, step_s: i64) -> Option<Vec<Point>> {
+        let prom = self.prometheus.as_ref()?;
+        match prom.points(profile, from, to, step_s).await {
+            Ok(p) if !p.is_empty() => Some(p),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(profile, error = %e, "history from Prometheus; using the console's own");
+                None
+            }
         }
     }
 
@@ -121,7 +144,25 @@ impl History {
     pub async fn points(&self, profile: &str, range: Range, now_ms: i64) -> Result<Vec<Point>, HistoryError> {
         let from = now_ms - range.secs() * 1000;
         if !range.from_rollups() {
-            return Ok(self.since(profile, from));
+            let ring = self.since(profile, from);
+            // The memory holds the window only since this console started following the
+            // engine: Prometheus fills the minutes before.
+            let covered_from = ring.first().map_or(now_ms, |p| p.t_ms);
+            if covered_from - from > 60_000 {
+                if let Some(mut before) = self.from_prometheus(profile, from, covered_from - 1, 15).await {
+                    before.retain(|p| p.t_ms < covered_from);
+                    before.extend(ring);
+                    return Ok(before);
+                }
+            }
+            return Ok(ring);
+        }
+        // 240 points across the range, as far back as Prometheus keeps them.
+        if let Some(points) = self
+            .from_prometheus(profile, from, now_ms, (range.secs() / 240).max(15))
+            .await
+        {
+            return Ok(points);
         }
         let rows: Vec<(i64, String)> = sqlx::query_as(
             "select minute, point from signal_rollup where profile = $1 and minute >= $2 order by minute",

@@ -10,6 +10,7 @@
 pub mod console_metrics;
 mod healthy_start;
 pub mod history;
+pub mod promql;
 pub mod remote;
 pub mod states;
 
@@ -393,7 +394,14 @@ pub async fn start_with(
     shared: Option<watch::Receiver<Vec<EngineStatus>>>,
 ) -> Feeds {
     let control = ctx.control.clone();
-    let history = History::new(ctx.pool.clone());
+    let prometheus = ctx
+        .data
+        .config
+        .prometheus
+        .url
+        .as_deref()
+        .map(|u| crate::monitor::promql::Prometheus::new(u, &ctx.data.host_name()));
+    let history = History::new(ctx.pool.clone()).with_prometheus(prometheus);
     crate::gpu::events::watch();
     let mut gpu_state = crate::gpu::read().await;
     let mut first = control.statuses().await;

@@ -249,7 +249,11 @@ pub async fn serve(ctx: Context, addr: SocketAddr) -> anyhow::Result<()> {
     // The fleet's hosts on the shared database: the other hosts' engines join this one's
     // fleet, and the jobs queued for this host's engines are performed here.
     let me = Arc::new(crate::hosts::Identity::of(&ctx, addr));
-    let shared = crate::hosts::runner::follow(ctx.clone(), me.clone());
+    let shared = crate::hosts::runner::follow(
+        ctx.pool.clone(),
+        me.clone(),
+        crate::hosts::stale_after_ms(ctx.data.config.scrape_interval_s),
+    );
     let feeds = crate::monitor::start_with(ctx.clone(), metrics.clone(), Some(shared)).await;
     let engines = crate::engines::Engines::new(
         ctx.clone(),

@@ -9,15 +9,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Uri};
 use axum::response::{IntoResponse, Json, Response};
 
-/// The host name in the `host` label: the kernel's, else `localhost`.
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty() && h.len() <= 253)
-        .unwrap_or_else(|| "localhost".into())
-}
-
 /// The host part of the `Host` header Prometheus sent (how it reaches this machine).
 fn requested_host(headers: &HeaderMap, uri: &Uri) -> Option<String> {
     let host = super::guard::requested_authority(headers, uri)?;
@@ -80,7 +71,9 @@ pub async fn service_discovery(State(s): State<WebState>, headers: HeaderMap, ur
     Json(target_groups(
         &fleet,
         requested_host(&headers, &uri).as_deref(),
-        &host_name(),
+        // The host's name in the fleet (`host_name`, default the kernel's): the label the
+        // history from Prometheus selects on.
+        &s.ctx.data.host_name(),
     ))
     .into_response()
 }

@@ -3,6 +3,7 @@
 //! performed by that host's console with its own engine control.
 
 use crate::common::*;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Host consoles sharing `url`, each with its own data directory and name.
@@ -204,4 +205,152 @@ async fn a_host_that_is_down_keeps_its_jobs_until_it_is_back() {
     assert_eq!(done["state"], "done", "{done}");
     assert_eq!(b.status("b-qwen")["state"], "healthy");
     b.run(&["stop", "--profile", "b-qwen"]);
+}
+
+/// A PostgreSQL of this test's own (it restarts it): `scripts/postgres.sh` in a temporary
+/// directory, stopped and removed on drop.
+struct OwnPostgres {
+    dir: tempfile::TempDir,
+    admin: String,
+}
+
+impl OwnPostgres {
+    fn script() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/postgres.sh")
+    }
+
+    /// `None` where the test run has no PostgreSQL (the same gate as `pg_database`).
+    async fn start() -> Option<Self> {
+        pg_database().await?;
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(Self::script())
+            .arg("start")
+            .arg(dir.path().join("pg"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{:?}", str(&out));
+        Some(Self {
+            admin: String::from_utf8(out.stdout).unwrap().trim().to_string(),
+            dir,
+        })
+    }
+
+    async fn database(&self) -> String {
+        use sqlx::{Connection, Executor};
+        let mut conn = sqlx::PgConnection::connect(&self.admin).await.unwrap();
+        conn.execute("create database drill").await.unwrap();
+        format!("{}/drill", self.admin.rsplit_once('/').unwrap().0)
+    }
+
+    /// Stops the server, waits `down`, starts it again on the same port.
+    fn restart(&self, down: Duration) {
+        let out = std::process::Command::new(Self::script())
+            .arg("restart")
+            .arg(self.dir.path().join("pg"))
+            .arg(down.as_secs().to_string())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{:?}", str(&out));
+    }
+}
+
+impl Drop for OwnPostgres {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(Self::script())
+            .arg("stop")
+            .arg(self.dir.path().join("pg"))
+            .output();
+    }
+}
+
+/// Issue 16's drill: PostgreSQL stopped for three seconds while two hosts' consoles work and an
+/// operator queues jobs. The consoles reconnect by themselves; the session stays valid; every
+/// job accepted is performed exactly once; the journal's chain holds on both hosts.
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_restarted_during_traffic_loses_nothing_and_runs_nothing_twice() {
+    let Some(pg) = OwnPostgres::start().await else { return };
+    let url = pg.database().await;
+    let (a, b) = (host(&url, "gpu-a"), host(&url, "gpu-b"));
+    a.add_user("alice", "operator");
+    let engine_port = free_port();
+    b.vllm_profile("b-drill", engine_port, "");
+    b.serve_ok("b-drill");
+    let ports = [free_port(), free_port()];
+    let _consoles = [Console::start(&a, ports[0]), Console::start(&b, ports[1])];
+    eventually(Duration::from_secs(30), async || {
+        engines_of(ports[0])
+            .await
+            .into_iter()
+            .find(|e| e["node"] == "gpu-b" && e["state"] == "healthy")
+    })
+    .await
+    .expect("gpu-a sees gpu-b's engine");
+    let alice = Session::login(&format!("http://127.0.0.1:{}", ports[0]), "alice").await;
+
+    // Traffic: a job for gpu-b's log every 200 ms, through the outage.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let traffic = {
+        let (alice, stop) = (alice.clone(), stop.clone());
+        tokio::spawn(async move {
+            let (mut accepted, mut refused) = (Vec::new(), 0);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                match alice
+                    .call(
+                        "request_host_action",
+                        "host=gpu-b&profile=b-drill&action=logs&reason=drill",
+                    )
+                    .await
+                {
+                    (200, body) => accepted.push(body.trim().parse::<i64>().unwrap()),
+                    _ => refused += 1,
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            (accepted, refused)
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    pg.restart(Duration::from_secs(3));
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (accepted, refused) = traffic.await.unwrap();
+    eprintln!(
+        "{} jobs accepted, {refused} refused while the database was down",
+        accepted.len()
+    );
+    assert!(
+        accepted.len() >= 10,
+        "requests flowed before and after: {}",
+        accepted.len()
+    );
+
+    // Every accepted job is performed, once; none is left queued or running.
+    for id in &accepted {
+        let j = settled(&alice, *id, Duration::from_secs(30)).await;
+        assert_eq!(j["state"], "done", "{j}");
+    }
+    // An engine action after the outage runs once and is journaled once.
+    let (code, body) = alice
+        .call(
+            "request_host_action",
+            "host=gpu-b&profile=b-drill&action=restart&reason=after+the+drill",
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let id: i64 = body.trim().parse().unwrap();
+    assert_eq!(settled(&alice, id, Duration::from_secs(60)).await["state"], "done");
+    for env in [&a, &b] {
+        let out = env.run(&["journal", "verify"]);
+        assert_eq!(out.status.code(), Some(0), "{:?}", str(&out));
+    }
+    let list: serde_json::Value =
+        serde_json::from_str(&str(&a.run(&["--json", "journal", "list", "--profile", "b-drill"])).0).unwrap();
+    let restarts = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "restart")
+        .count();
+    assert_eq!(restarts, 1, "{list}");
+    b.run(&["stop", "--profile", "b-drill"]);
 }

@@ -239,3 +239,94 @@ async fn prometheus_discovers_engines_and_a_fired_rule_opens_an_incident() {
     assert!(with_data >= 5, "dashboard queries with data: {with_data}");
     env.run(&["stop", "--profile", "storm"]);
 }
+
+/// Issue 16: with `[prometheus] url`, the charts' longer ranges and the minutes the console's
+/// memory does not hold read `query_range` from the team's Prometheus (the real one, scraping
+/// a simulated engine with the labels the console's service discovery gives it).
+#[tokio::test(flavor = "multi_thread")]
+async fn history_beyond_the_consoles_memory_comes_from_prometheus() {
+    need("prometheus");
+    let work = tempfile::tempdir().unwrap();
+    let prom_port = free_port();
+    let env = Env::with_extra_config("host_name = \"prom-host\"\nscrape_interval_s = 1\n");
+    env.append_config(&format!("\n[prometheus]\nurl = \"http://127.0.0.1:{prom_port}\"\n"));
+    env.add_user("vera", "viewer");
+    let port = free_port();
+    env.vllm_profile("ph", port, "");
+    env.serve_ok("ph");
+    std::fs::write(
+        work.path().join("prometheus.yml"),
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: engines\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n        labels: {{profile: ph, host: prom-host}}\n"
+        ),
+    )
+    .unwrap();
+    let _prom = Proc(
+        Command::new("prometheus")
+            .arg(format!(
+                "--config.file={}",
+                work.path().join("prometheus.yml").display()
+            ))
+            .arg(format!("--storage.tsdb.path={}", work.path().join("tsdb").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // Traffic while Prometheus scrapes, before the console exists.
+    let handles = load(port, 6, 400, 400);
+    let scraped = eventually(Duration::from_secs(60), async || {
+        let v = prom_query(
+            prom_port,
+            "sum(rate(vllm:generation_tokens_total{profile=\"ph\",host=\"prom-host\"}[60s]))",
+        )
+        .await;
+        let x: f64 = v["data"]["result"][0]["value"][1].as_str()?.parse().ok()?;
+        (x > 0.0).then_some(x)
+    })
+    .await;
+    assert!(scraped.is_some(), "Prometheus never scraped the engine's tokens");
+    let before_console = server::clock::now_ms();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let console_port = free_port();
+    let _console = Console::start(&env, console_port);
+    eventually(Duration::from_secs(20), async || console_engines(console_port).await)
+        .await
+        .unwrap();
+    let vera = Session::login(&format!("http://127.0.0.1:{console_port}"), "vera").await;
+    let series = |range: &'static str| {
+        let vera = vera.clone();
+        async move {
+            let (code, body) = vera.call("get_series", &format!("profile=ph&range={range}")).await;
+            assert_eq!(code, 200, "{body}");
+            serde_json::from_str::<Vec<serde_json::Value>>(&body).unwrap()
+        }
+    };
+    // The hour: points every 15 s from Prometheus, a console seconds old having no rollup yet.
+    let hour = series("1h").await;
+    assert!(!hour.is_empty(), "no points for the hour");
+    assert!(hour.iter().any(|p| p["live"]["running"].as_f64().is_some()), "{hour:?}");
+    assert!(
+        hour.iter().any(|p| p["live"]["rates"]["generation_tokens_per_s"]
+            .as_f64()
+            .is_some_and(|g| g > 0.0)),
+        "{hour:?}"
+    );
+    if let [a, b, ..] = hour.as_slice() {
+        assert_eq!(
+            b["t_ms"].as_i64().unwrap() - a["t_ms"].as_i64().unwrap(),
+            15_000,
+            "Prometheus' steps"
+        );
+    }
+    // The quarter hour: the console's memory starts now; the minutes before are Prometheus'.
+    let quarter = series("15m").await;
+    assert!(
+        quarter.iter().any(|p| p["t_ms"].as_i64().unwrap() < before_console),
+        "nothing from before the console started: {quarter:?}"
+    );
+    for h in handles {
+        h.abort();
+    }
+}
