@@ -16,6 +16,7 @@
 //! - CPU: this process (all the hosts' loops; per host is that over the host count), and
 //!   PostgreSQL's (every `postgres` process, from /proc); its connections to the bench's
 //!   database (`pg_stat_activity`).
+//!
 //! Needs `ROOFLINE_TEST_PG` (an admin URL: `scripts/postgres.sh start DIR` prints one); the
 //! bench creates and drops a database of its own. Without it the bench says so and skips
 //! (fails with `ROOFLINE_REQUIRE_PG=1`). Figures in `target/fleet-db.json`.
@@ -230,8 +231,8 @@ async fn run() {
         "postgres_connections": connections,
     });
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
-    std::fs::create_dir_all("target").ok();
-    std::fs::write("target/fleet-db.json", report.to_string()).ok();
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fleet-db.json");
+    std::fs::write(&out, report.to_string()).ok();
     assert!(!delays.is_empty(), "fleet_db: no fleet update was observed");
     assert!(
         !claims.is_empty() && unclaimed == 0,

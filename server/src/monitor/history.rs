@@ -58,7 +58,7 @@ impl History {
 
     /// Points from Prometheus, `None` when there is none, it fails (logged: the caller falls
     /// back to what the console keeps) or it has nothing for this engine.
-    async fn from_prometheus(&self, profile: &str, from: i64, to: i64, step_s: i64) -> Option<Vec<Point>> {
+    async fn prometheus_points(&self, profile: &str, from: i64, to: i64, step_s: i64) -> Option<Vec<Point>> {
         let prom = self.prometheus.as_ref()?;
         match prom.points(profile, from, to, step_s).await {
             Ok(p) if !p.is_empty() => Some(p),
@@ -149,7 +149,7 @@ impl History {
             // engine: Prometheus fills the minutes before.
             let covered_from = ring.first().map_or(now_ms, |p| p.t_ms);
             if covered_from - from > 60_000 {
-                if let Some(mut before) = self.from_prometheus(profile, from, covered_from - 1, 15).await {
+                if let Some(mut before) = self.prometheus_points(profile, from, covered_from - 1, 15).await {
                     before.retain(|p| p.t_ms < covered_from);
                     before.extend(ring);
                     return Ok(before);
@@ -159,7 +159,7 @@ impl History {
         }
         // 240 points across the range, as far back as Prometheus keeps them.
         if let Some(points) = self
-            .from_prometheus(profile, from, now_ms, (range.secs() / 240).max(15))
+            .prometheus_points(profile, from, now_ms, (range.secs() / 240).max(15))
             .await
         {
             return Ok(points);
@@ -190,6 +190,84 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stand-in Prometheus answering every `query_range` with two points a step apart,
+    /// starting at the asked start; it records the queries it was asked.
+    async fn fake_prometheus(asked: Arc<Mutex<Vec<String>>>) -> String {
+        use axum::{routing::post, Router};
+        let app = Router::new().route(
+            "/api/v1/query_range",
+            post(move |body: String| {
+                let asked = asked.clone();
+                async move {
+                    let start: f64 = body
+                        .split('&')
+                        .find_map(|kv| kv.strip_prefix("start="))
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0.0);
+                    asked.lock().unwrap().push(body);
+                    axum::Json(
+                        serde_json::json!({"status": "success", "data": {"resultType": "matrix", "result": [
+                            {"metric": {}, "values": [[start, "4"], [start + 15.0, "5"]]}
+                        ]}}),
+                    )
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}")
+    }
+
+    /// Issue 16: with a Prometheus, the longer ranges come from it, and so do the minutes of
+    /// the quarter hour before this console's memory begins; without an answer the console's
+    /// own points stand.
+    #[tokio::test]
+    async fn prometheus_fills_what_the_console_does_not_keep() {
+        let dir = tempfile::tempdir().unwrap();
+        let asked: Arc<Mutex<Vec<String>>> = Default::default();
+        let url = fake_prometheus(asked.clone()).await;
+        let h = History::new(crate::db::open(&dir.path().join("h.db")).await.unwrap())
+            .with_prometheus(Some(crate::monitor::promql::Prometheus::new(&url, "gpu-a")));
+        let now = 1_800_000_000_000;
+        let hour = h.points("a", Range::Last1h, now).await.unwrap();
+        assert_eq!(
+            hour.iter().map(|p| p.t_ms).collect::<Vec<_>>(),
+            [now - 3_600_000, now - 3_585_000]
+        );
+        assert_eq!(hour[0].live.waiting, Some(4.0));
+        assert!(asked
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|q| q.contains("step=15s") && q.contains("host%3D%22gpu-a%22")));
+        // The memory holds the last minute only: the quarter hour before it is Prometheus'.
+        for t in [now - 50_000, now - 40_000] {
+            h.record(
+                "a",
+                Point {
+                    t_ms: t,
+                    live: app::domain::signals::Live {
+                        waiting: Some(9.0),
+                        ..Default::default()
+                    },
+                    gpu: None,
+                },
+                scrape(1.0, 9.0),
+                None,
+            )
+            .await;
+        }
+        let quarter = h.points("a", Range::Last15m, now).await.unwrap();
+        let ts: Vec<i64> = quarter.iter().map(|p| p.t_ms).collect();
+        assert_eq!(ts, [now - 900_000, now - 885_000, now - 50_000, now - 40_000]);
+        // No Prometheus answering: the console's own points.
+        let h = History::new(crate::db::open(&dir.path().join("h2.db")).await.unwrap()).with_prometheus(Some(
+            crate::monitor::promql::Prometheus::new("http://127.0.0.1:9", "gpu-a"),
+        ));
+        assert!(h.points("a", Range::Last1h, now).await.unwrap().is_empty());
+    }
 
     fn scrape(gen: f64, waiting: f64) -> Signals {
         Signals {

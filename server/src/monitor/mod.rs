@@ -381,6 +381,19 @@ pub struct Feeds {
     pub history: History,
 }
 
+/// The history of this console's engines: its memory and minute rollups, and the team's
+/// Prometheus beyond them when host configuration names one.
+fn history_of(ctx: &Context) -> History {
+    let prometheus = ctx
+        .data
+        .config
+        .prometheus
+        .url
+        .as_deref()
+        .map(|u| crate::monitor::promql::Prometheus::new(u, &ctx.data.host_name()));
+    History::new(ctx.pool.clone()).with_prometheus(prometheus)
+}
+
 /// Starts the refresh loop; the receivers always hold the latest snapshot.
 pub async fn start(ctx: Context, metrics: Arc<ConsoleMetrics>) -> Feeds {
     start_with(ctx, metrics, None).await
@@ -394,14 +407,7 @@ pub async fn start_with(
     shared: Option<watch::Receiver<Vec<EngineStatus>>>,
 ) -> Feeds {
     let control = ctx.control.clone();
-    let prometheus = ctx
-        .data
-        .config
-        .prometheus
-        .url
-        .as_deref()
-        .map(|u| crate::monitor::promql::Prometheus::new(u, &ctx.data.host_name()));
-    let history = History::new(ctx.pool.clone()).with_prometheus(prometheus);
+    let history = history_of(&ctx);
     crate::gpu::events::watch();
     let mut gpu_state = crate::gpu::read().await;
     let mut first = control.statuses().await;

@@ -275,7 +275,7 @@ async fn history_beyond_the_consoles_memory_comes_from_prometheus() {
             .unwrap(),
     );
     // Traffic while Prometheus scrapes, before the console exists.
-    let handles = load(port, 6, 400, 400);
+    let handles = load(port, 6, 400, 4000);
     let scraped = eventually(Duration::from_secs(60), async || {
         let v = prom_query(
             prom_port,
@@ -286,11 +286,23 @@ async fn history_beyond_the_consoles_memory_comes_from_prometheus() {
         (x > 0.0).then_some(x)
     })
     .await;
-    assert!(scraped.is_some(), "Prometheus never scraped the engine's tokens");
+    assert!(
+        scraped.is_some(),
+        "Prometheus never scraped the engine's tokens: {} / targets {}",
+        prom_query(prom_port, "vllm:generation_tokens_total").await,
+        client()
+            .get(format!("http://127.0.0.1:{prom_port}/api/v1/targets"))
+            .send()
+            .await
+            .map(|r| r.status().to_string())
+            .unwrap_or_else(|e| e.to_string())
+    );
+    // Twenty seconds of history before the console exists: more than one step of 15 s.
+    tokio::time::sleep(Duration::from_secs(20)).await;
     let before_console = server::clock::now_ms();
-    tokio::time::sleep(Duration::from_secs(2)).await;
     let console_port = free_port();
-    let _console = Console::start(&env, console_port);
+    let log = work.path().join("console.log");
+    let _console = Console::start_with(&env, console_port, &[], std::fs::File::create(&log).unwrap().into());
     eventually(Duration::from_secs(20), async || console_engines(console_port).await)
         .await
         .unwrap();
@@ -324,7 +336,8 @@ async fn history_beyond_the_consoles_memory_comes_from_prometheus() {
     let quarter = series("15m").await;
     assert!(
         quarter.iter().any(|p| p["t_ms"].as_i64().unwrap() < before_console),
-        "nothing from before the console started: {quarter:?}"
+        "nothing from before the console started: {quarter:?}\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
     );
     for h in handles {
         h.abort();
