@@ -59,7 +59,7 @@ fn HostTable(rows: Vec<HostRow>) -> impl IntoView {
                         <td class=if reachable { "ok" } else { "error" }>
                             {move || i18n.ta(if reachable { "host-reachable" } else { "host-unreachable" }, &[("seconds", seconds.into())])}
                         </td>
-                        <td><a href=h.url.clone()>{h.url.clone()}</a></td>
+                        <td>{(!h.url.is_empty()).then(|| view! { <a href=h.url.clone()>{h.url.clone()}</a> })}</td>
                         <td>{if h.gpus.is_empty() { None } else { Some(h.gpus.join(", ")) }.unwrap_or_else(|| i18n.t("host-no-gpus"))}</td>
                         <td>{h.installations.join(", ")}</td>
                         <td class="mono">{h.version.clone()}</td>

@@ -102,7 +102,7 @@ pub async fn others(pool: &Pool, me: &str, now_ms: i64, stale_ms: i64) -> Result
         r.profile = profile;
         r.node = host.clone();
         r.shared_host = true;
-        r.link = Some(format!("{}/engines/{}", url.trim_end_matches('/'), r.profile));
+        r.link = super::registry::safe_url(&url).map(|u| format!("{}/engines/{}", u.trim_end_matches('/'), r.profile));
         let age_ms = now_ms.saturating_sub(heard);
         if age_ms > stale_ms {
             r.state = EngineState::Unreachable;
@@ -181,6 +181,19 @@ mod tests {
                 (odd[0].profile.as_str(), odd[0].state),
                 ("odd", EngineState::Unreachable)
             );
+            // A registered address that is not an http(s) URL is no link.
+            sqlx::query("update host set url = 'javascript:alert(1)' where name = 'gpu-b'")
+                .execute(&db.pool)
+                .await
+                .unwrap();
+            assert_eq!(others(&db.pool, "gpu-a", 3_000, 15_000).await.unwrap()[0].link, None);
+            let rows = registry::list(&db.pool).await.unwrap();
+            let b = rows
+                .into_iter()
+                .find(|h| h.name == "gpu-b")
+                .unwrap()
+                .row(3_000, 15_000, "gpu-a");
+            assert_eq!(b.url, "");
         }
     }
 

@@ -19,6 +19,18 @@ pub struct Facts {
     pub version: String,
 }
 
+/// A console's address as another host registered it, only when it is an http(s) URL: it
+/// becomes a link on the pages, and a row written behind the consoles' backs could hold
+/// `javascript:` or anything else.
+pub fn safe_url(url: &str) -> Option<&str> {
+    let ok = (url.starts_with("http://") || url.starts_with("https://"))
+        && url.len() <= 512
+        && !url
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '<' || c == '>');
+    ok.then_some(url)
+}
+
 /// A registry row as stored.
 #[derive(sqlx::FromRow)]
 pub struct Registered {
@@ -40,7 +52,7 @@ impl Registered {
         HostRow {
             this: self.name == me,
             name: self.name,
-            url: self.url,
+            url: safe_url(&self.url).unwrap_or_default().to_string(),
             reachable: age_ms <= stale_ms,
             heartbeat_age_s: age_ms / 1000,
             gpus: facts.gpus,
