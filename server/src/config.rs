@@ -854,7 +854,29 @@ mod tests {
     fn the_packaged_example_parses_and_shows_every_key() {
         let text = include_str!("../../packaging/roofline.toml.example");
         HostConfig::parse(text).expect("the example is a valid configuration");
-        let example: toml::Value = toml::from_str(text).unwrap();
+        // Keys shown commented out (off unless set: `# key = value`, `# [table]`) count as
+        // shown, and must be valid once uncommented.
+        let on: String = text
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest)
+                    if (rest.starts_with('[')
+                        && rest.ends_with(']')
+                        && rest[1..rest.len() - 1]
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'.'))
+                        || rest.split_once(" = ").is_some_and(|(k, _)| {
+                            !k.is_empty() && k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                        }) =>
+                {
+                    rest
+                }
+                _ => l,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        HostConfig::parse(&on).expect("the example with every commented key set is valid");
+        let example: toml::Value = toml::from_str(&on).unwrap();
         // A configuration with every optional part present.
         let mut full = HostConfig::default();
         full.engines.insert(
@@ -894,6 +916,11 @@ mod tests {
             key: Some("/k".into()),
             ca_file: Some("/ca".into()),
         };
+        full.database_url = Some("postgres://db/r".into());
+        full.database_password_file = Some("/p".into());
+        full.host_name = Some("gpu-a".into());
+        full.advertise_url = Some("http://gpu-a:3000".into());
+        full.prometheus.url = Some("http://prom:9090".into());
         let (mut want, mut have) = (Default::default(), Default::default());
         key_paths(&toml::Value::try_from(&full).unwrap(), "", &mut want);
         key_paths(&example, "", &mut have);
