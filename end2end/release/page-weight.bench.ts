@@ -72,10 +72,11 @@ const BUDGET_KIB: Record<string, number> = {
   fleet: 400,
   engine: 725,
   "engine-charts": 860,
-  incidents: 750, bench: 750, journal: 755,
+  // +5 KiB for the hosts page in their part (issue 16: 753.5, 753.4, 758.2 KiB measured).
+  incidents: 755, bench: 755, journal: 760,
   profiles: 822, profile: 826, editor: 843, changes: 821,
   vram: 670, models: 665, account: 663,
-  hosts: 660,
+  hosts: 775,
 };
 const BUDGET: Record<string, { bytes: number; requests: number }> = Object.fromEntries(
   PAGES.map((p) => [p.name, { bytes: BUDGET_KIB[p.name] * KIB, requests: 20 }]),
