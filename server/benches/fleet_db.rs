@@ -122,7 +122,7 @@ async fn run() {
         let (tx, rx) = watch::channel(rows(h, engines, now_ms()));
         tokio::spawn(runner::publish(pool.clone(), me.clone(), rx));
         tokio::spawn(runner::job_loop(pool.clone(), me.clone(), |_job| async {
-            (true, "done".to_string())
+            jobs::Outcome::done("done")
         }));
         follows.push(runner::follow(pool.clone(), me.clone(), stale));
         feeds.push(tx);
@@ -177,6 +177,7 @@ async fn run() {
                     host: &host,
                     profile: "h00-e00",
                     action: app::api::JobAction::Restart,
+                    args: &app::api::JobArgs::default(),
                     requested_by: "bench",
                     requested_on: "bench-requester",
                     reason: "",

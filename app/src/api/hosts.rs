@@ -1,6 +1,7 @@
 //! Hosts: the consoles sharing one database (a fleet on PostgreSQL), and the jobs one console
-//! queues for another's engines (serve, stop, restart, its log), which the owning host claims,
-//! performs with its own engine control and completes.
+//! queues for another's engines (serve, stop, restart, its log, a smoke test, a bench, a
+//! change's gate, an incident's evidence), which the owning host claims, performs with its own
+//! engine control and completes.
 
 #[cfg(feature = "ssr")]
 use super::service;
@@ -36,10 +37,45 @@ pub enum JobAction {
     Restart,
     /// The engine's recent log, read on its host.
     Logs,
+    /// smoke-toolcall against the running engine, to its verdict.
+    Smoke,
+    /// A closed-loop bench (the job's `args.bench`), to its figures.
+    Bench,
+    /// A reviewed change's gate (the job's `args.change`), run where the engine runs.
+    Gate,
+    /// An incident opened with the evidence read on the engine's host (its metrics, log,
+    /// GPUs, process tree): the incident's number is the job's `result_id`.
+    Evidence,
+    /// One of an incident's actions (`args.incident`, `args.incident_action`) taken on the
+    /// engine's host, its outcome and re-check on the incident's timeline.
+    IncidentAction,
 }
 
 impl JobAction {
-    pub const ALL: [JobAction; 4] = [JobAction::Serve, JobAction::Stop, JobAction::Restart, JobAction::Logs];
+    pub const ALL: [JobAction; 9] = [
+        JobAction::Serve,
+        JobAction::Stop,
+        JobAction::Restart,
+        JobAction::Logs,
+        JobAction::Smoke,
+        JobAction::Bench,
+        JobAction::Gate,
+        JobAction::Evidence,
+        JobAction::IncidentAction,
+    ];
+
+    /// The actions an operator asks for on the Hosts page (an incident's action is asked for
+    /// on the incident's page).
+    pub const ASKED: [JobAction; 8] = [
+        JobAction::Serve,
+        JobAction::Stop,
+        JobAction::Restart,
+        JobAction::Logs,
+        JobAction::Smoke,
+        JobAction::Bench,
+        JobAction::Gate,
+        JobAction::Evidence,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -47,6 +83,11 @@ impl JobAction {
             Self::Stop => "stop",
             Self::Restart => "restart",
             Self::Logs => "logs",
+            Self::Smoke => "smoke",
+            Self::Bench => "bench",
+            Self::Gate => "gate",
+            Self::Evidence => "evidence",
+            Self::IncidentAction => "incident-action",
         }
     }
 
@@ -54,10 +95,28 @@ impl JobAction {
         Self::ALL.into_iter().find(|a| a.as_str() == s)
     }
 
-    /// Whether it changes the engine (and is journaled): all but reading the log.
-    pub fn mutates(self) -> bool {
-        self != Self::Logs
+    /// Whether its outcome is long text (shown folded): the log.
+    pub fn long_outcome(self) -> bool {
+        self == Self::Logs
     }
+}
+
+/// What some actions need besides the engine: the bench's parameters, the change whose gate
+/// runs. Stored with the job as JSON; unknown fields from a newer console are ignored.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobArgs {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bench: Option<super::BenchRequest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<i64>,
+    /// An evidence job: the operator says clients see errors (a triage reading).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clients_see_errors: bool,
+    /// An incident action job: the incident and the action.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incident: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incident_action: Option<crate::domain::triage::Action>,
 }
 
 /// Where a job is: queued until its host claims it, running there, then done or failed.
@@ -98,6 +157,8 @@ pub struct JobRow {
     pub host: String,
     pub profile: String,
     pub action: JobAction,
+    #[serde(default)]
+    pub args: JobArgs,
     pub requested_by: String,
     /// The host whose console queued it.
     pub requested_on: String,
@@ -105,6 +166,10 @@ pub struct JobRow {
     pub state: JobState,
     /// What the owning host reported: the outcome, the error, or the log.
     pub outcome: Option<String>,
+    /// What the job made, where it made something: the incident (evidence), the stored
+    /// smoke or bench run.
+    #[serde(default)]
+    pub result_id: Option<i64>,
     pub created_ms: i64,
     pub claimed_ms: Option<i64>,
     pub finished_ms: Option<i64>,
@@ -128,6 +193,7 @@ mod ssr {
             host: String,
             profile: String,
             action: JobAction,
+            args: JobArgs,
             reason: String,
         ) -> BoxFut<'_, Result<i64, ApiError>>;
         fn job(&self, id: i64) -> BoxFut<'_, Result<JobRow, ApiError>>;
@@ -142,19 +208,21 @@ pub async fn list_hosts() -> Result<Vec<HostRow>, ApiError> {
     service::authorized("list_hosts")?.hosts.list().await
 }
 
-/// Asks another host's console to serve, stop or restart one of its engines, or to send its
-/// log; returns the job's id, which the page follows.
+/// Asks a host's console to act on one of its engines (serve, stop, restart, its log, a
+/// smoke test, a bench, a change's gate, an incident's evidence); returns the job's id, which
+/// the page follows.
 #[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "request_host_action")]
 pub async fn request_host_action(
     host: String,
     profile: String,
     action: JobAction,
+    #[server(default)] args: JobArgs,
     reason: String,
 ) -> Result<i64, ApiError> {
     let caller = service::caller()?;
     service::authorized("request_host_action")?
         .hosts
-        .request(caller.name, host, profile, action, reason)
+        .request(caller.name, host, profile, action, args, reason)
         .await
 }
 

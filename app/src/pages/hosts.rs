@@ -1,9 +1,13 @@
 //! Hosts: the consoles sharing this console's database (a fleet on PostgreSQL), each with
 //! whether it is heard from, and the jobs one host asks of another: serve, stop or restart an
-//! engine there, or read its log. A job is queued here and performed by that host's console;
+//! engine there, read its log, run a smoke test, a bench or a change's gate there, or open an
+//! incident with the evidence read there. A job is queued here and performed by that host's console;
 //! the list follows it live (the record stream's `jobs` version), on every host.
 
-use crate::api::{list_hosts, list_jobs, list_profiles, HostRow, JobAction, JobRow, JobState, RequestHostAction};
+use crate::api::{
+    list_hosts, list_jobs, list_profiles, BenchRequest, HostRow, JobAction, JobArgs, JobRow, JobState,
+    RequestHostAction,
+};
 use crate::components::{use_i18n, Grid, Head, I18n};
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
@@ -80,6 +84,19 @@ fn RequestForm(hosts: Resource<Result<Vec<HostRow>, crate::api::ApiError>>) -> i
     let profile = RwSignal::new(query.with_untracked(|q| q.get("profile")).unwrap_or_default());
     let action = RwSignal::new(JobAction::Restart);
     let reason = RwSignal::new(String::new());
+    // The engine page's bench defaults; the change a gate job runs; the evidence's reading.
+    let bench = RwSignal::new(BenchRequest {
+        requests: 100,
+        concurrency: 8,
+        input_len: 512,
+        output_len: 128,
+    });
+    let change = RwSignal::new(
+        query
+            .with_untracked(|q| q.get("change"))
+            .and_then(|c| c.parse::<i64>().ok()),
+    );
+    let clients_see_errors = RwSignal::new(false);
     let profiles = Resource::new(|| (), |_| list_profiles());
     let request = ServerAction::<RequestHostAction>::new();
     let operator = crate::components::can(crate::domain::auth::Role::Operator);
@@ -116,10 +133,22 @@ fn RequestForm(hosts: Resource<Result<Vec<HostRow>, crate::api::ApiError>>) -> i
     });
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
+        let action = action.get_untracked();
+        let args = JobArgs {
+            bench: (action == JobAction::Bench).then(|| bench.get_untracked()),
+            change: if action == JobAction::Gate {
+                change.get_untracked()
+            } else {
+                None
+            },
+            clients_see_errors: action == JobAction::Evidence && clients_see_errors.get_untracked(),
+            ..JobArgs::default()
+        };
         request.dispatch(RequestHostAction {
             host: host.get_untracked(),
             profile: profile.get_untracked(),
-            action: action.get_untracked(),
+            action,
+            args,
             reason: reason.get_untracked(),
         });
     };
@@ -146,11 +175,12 @@ fn RequestForm(hosts: Resource<Result<Vec<HostRow>, crate::api::ApiError>>) -> i
                             <select data-testid="job-action" on:change=move |ev| {
                                 if let Some(a) = JobAction::parse(&event_target_value(&ev)) { action.set(a) }
                             }>
-                                {JobAction::ALL.into_iter().map(|a| view! {
+                                {JobAction::ASKED.into_iter().map(|a| view! {
                                     <option value=a.as_str() selected=move || action.get() == a>{move || action_text(i18n, a)}</option>
                                 }).collect_view()}
                             </select>
                         </label>
+                        <JobArgsFields action bench change clients_see_errors/>
                         <label>{move || i18n.t("job-field-reason")}
                             <input type="text" data-testid="job-reason" maxlength="2000" prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev))/>
                         </label>
@@ -174,6 +204,57 @@ fn RequestForm(hosts: Resource<Result<Vec<HostRow>, crate::api::ApiError>>) -> i
     }
 }
 
+/// The fields the chosen action reads: a bench's parameters, a gate's change, whether clients
+/// see errors for an incident.
+#[component]
+fn JobArgsFields(
+    action: RwSignal<JobAction>,
+    bench: RwSignal<BenchRequest>,
+    change: RwSignal<Option<i64>>,
+    clients_see_errors: RwSignal<bool>,
+) -> impl IntoView {
+    let i18n = use_i18n();
+    let number = move |key: &'static str,
+                       testid: &'static str,
+                       get: fn(&BenchRequest) -> usize,
+                       set: fn(&mut BenchRequest, usize)| {
+        view! {
+            <label>{move || i18n.t(key)}
+                <input type="number" min="1" data-testid=testid prop:value=move || bench.with(get).to_string()
+                    on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<usize>() { bench.update(|b| set(b, v)) } }/>
+            </label>
+        }
+    };
+    move || {
+        match action.get() {
+        JobAction::Bench => view! {
+            {number("bench-requests", "job-bench-requests", |b| b.requests, |b, v| b.requests = v)}
+            {number("bench-concurrency", "job-bench-concurrency", |b| b.concurrency, |b, v| b.concurrency = v)}
+            {number("bench-input-len", "job-bench-input-len", |b| b.input_len, |b, v| b.input_len = v)}
+            {number("bench-output-len", "job-bench-output-len", |b| b.output_len as usize, |b, v| b.output_len = u32::try_from(v).unwrap_or(u32::MAX))}
+        }
+        .into_any(),
+        JobAction::Gate => view! {
+            <label>{move || i18n.t("job-field-change")}
+                <input type="number" min="1" required data-testid="job-change"
+                    prop:value=move || change.get().map(|c| c.to_string()).unwrap_or_default()
+                    on:change=move |ev| change.set(event_target_value(&ev).parse::<i64>().ok())/>
+            </label>
+        }
+        .into_any(),
+        JobAction::Evidence => view! {
+            <label class="check">
+                <input type="checkbox" data-testid="job-clients-errors" prop:checked=move || clients_see_errors.get()
+                    on:change=move |ev| clients_see_errors.set(event_target_checked(&ev))/>
+                {move || i18n.t("job-field-clients-errors")}
+            </label>
+        }
+        .into_any(),
+        _ => ().into_any(),
+    }
+    }
+}
+
 fn action_text(i18n: I18n, a: JobAction) -> String {
     i18n.t(&format!("job-action-{}", a.as_str()))
 }
@@ -189,7 +270,15 @@ fn JobTable(rows: Vec<JobRow>, unreachable: Vec<String>) -> impl IntoView {
                 let host = j.host.clone();
                 let who = (j.requested_by.clone(), j.requested_on.clone());
                 let outcome = j.outcome.clone().unwrap_or_default();
-                let long = j.action == JobAction::Logs || outcome.lines().count() > 3;
+                let long = j.action.long_outcome() || outcome.lines().count() > 3;
+                // What the job made, linked: the incident an evidence job opened, the change a
+                // gate ran for.
+                let made = match (j.action, j.result_id) {
+                    (JobAction::Evidence, Some(id)) => Some((format!("/incidents/{id}"), "job-open-incident", id)),
+                    (JobAction::Gate, Some(id)) => Some((format!("/changes/{id}"), "job-open-change", id)),
+                    (JobAction::IncidentAction, Some(id)) => Some((format!("/incidents/{id}"), "job-open-incident", id)),
+                    _ => None,
+                };
                 view! {
                     <tr data-testid="job-row" data-job=j.id data-state=state.as_str() data-host=j.host.clone()>
                         <td class="num">{j.id}</td>
@@ -208,6 +297,9 @@ fn JobTable(rows: Vec<JobRow>, unreachable: Vec<String>) -> impl IntoView {
                         </td>
                         <td><crate::components::TimeMs ms=j.created_ms/></td>
                         <td data-testid="job-outcome">
+                            {made.map(|(href, key, id)| view! {
+                                <a href=href data-testid="job-made">{move || i18n.ta(key, &[("id", id.into())])}</a>" "
+                            })}
                             {if long {
                                 view! { <details><summary>{move || i18n.t("job-outcome-show")}</summary><pre class="log">{outcome.clone()}</pre></details> }.into_any()
                             } else {

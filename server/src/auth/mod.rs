@@ -198,6 +198,19 @@ impl Accounts {
             .collect())
     }
 
+    /// The role `name` has now, `None` when there is no such account or it is disabled (a
+    /// job queued by it on another host is checked again when it is performed).
+    pub async fn current_role(&self, name: &str) -> Result<Option<Role>, AuthError> {
+        let row: Option<(String, i64)> = sqlx::query_as("select role, disabled from account where name = $1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(match row {
+            Some((role, 0)) => role.parse().ok(),
+            _ => None,
+        })
+    }
+
     /// Checks a name and password; a disabled account fails like a wrong password.
     pub async fn verify(&self, name: &str, password: &str) -> Result<(i64, Role), AuthError> {
         let row: Option<(i64, String, String, i64)> =

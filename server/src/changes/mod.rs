@@ -424,9 +424,11 @@ impl Changes {
             .map_err(store_error)
     }
 
-    pub async fn start_gate(&self, caller: Caller, id: i64) -> Result<(), ChangeError> {
+    /// Whether `caller` may start change `id`'s gate now (the review rules, and no other gate
+    /// on its profile): the change and the state it moves to.
+    async fn gate_allowed(&self, caller: &Caller, id: i64) -> Result<(ChangeRow, ChangeState), ChangeError> {
         let row = self.store.get(id).await.map_err(store_error)?;
-        let facts = self.facts(&row, &caller).await?;
+        let facts = self.facts(&row, caller).await?;
         let to = review::check(ChangeAction::StartGate, &facts).map_err(refused)?;
         if let Some(other) = self.store.gating(&row.profile).await.map_err(store_error)? {
             return Err(ChangeError::Invalid(format!(
@@ -434,6 +436,19 @@ impl Changes {
                 row.profile
             )));
         }
+        Ok((row, to))
+    }
+
+    /// The profile of change `id` when `caller` may start its gate now (checked where the
+    /// request is made; the host that runs the gate checks again).
+    pub async fn gate_profile(&self, caller: &Caller, id: i64) -> Result<String, ChangeError> {
+        Ok(self.gate_allowed(caller, id).await?.0.profile)
+    }
+
+    /// Starts the change's gate on this host; the handle ends when the gate has (a job from
+    /// another host waits on it to report the outcome).
+    pub async fn start_gate(&self, caller: Caller, id: i64) -> Result<tokio::task::JoinHandle<()>, ChangeError> {
+        let (row, to) = self.gate_allowed(&caller, id).await?;
         // One gate per profile, across consoles and the CLI: the hold is taken before the
         // state moves, and kept until the gate has finished.
         let hold = self
@@ -446,8 +461,7 @@ impl Changes {
         self.save_gate(id, &app::domain::review::GateReport::default()).await;
         let this = self.clone();
         let who = caller.name.clone();
-        tokio::spawn(async move { this.run_gate(row, who, hold).await });
-        Ok(())
+        Ok(tokio::spawn(async move { this.run_gate(row, who, hold).await }))
     }
 
     pub async fn rollback(&self, caller: Caller, id: i64, reason: String) -> Result<(), ChangeError> {

@@ -7,13 +7,14 @@
 //! run again behind the requester's back.
 
 use crate::db::{Backend, Pool};
-use app::api::{JobAction, JobRow, JobState};
+use app::api::{JobAction, JobArgs, JobRow, JobState};
 
 /// A job as the requester writes it.
 pub struct NewJob<'a> {
     pub host: &'a str,
     pub profile: &'a str,
     pub action: JobAction,
+    pub args: &'a JobArgs,
     pub requested_by: &'a str,
     pub requested_on: &'a str,
     pub reason: &'a str,
@@ -22,7 +23,10 @@ pub struct NewJob<'a> {
 /// The most of an outcome kept (a log's tail, an error): the rest is on the host.
 pub const MAX_OUTCOME: usize = 64 << 10;
 
-const COLUMNS: &str = "job_id, host, profile, action, requested_by, requested_on, reason, state, outcome, created_ms, claimed_ms, finished_ms";
+/// The most of a job's arguments read back (they are a few numbers).
+const MAX_ARGS: usize = 4 << 10;
+
+const COLUMNS: &str = "job_id, host, profile, action, args, requested_by, requested_on, reason, state, outcome, result_id, created_ms, claimed_ms, finished_ms";
 
 #[derive(sqlx::FromRow)]
 struct Row {
@@ -30,26 +34,39 @@ struct Row {
     host: String,
     profile: String,
     action: String,
+    args: String,
     requested_by: String,
     requested_on: String,
     reason: String,
     state: String,
     outcome: Option<String>,
+    result_id: Option<i64>,
     created_ms: i64,
     claimed_ms: Option<i64>,
     finished_ms: Option<i64>,
 }
 
 impl Row {
-    /// A row whose action or state this version does not know (a newer console wrote it) is
-    /// shown as failed with what it says, not dropped.
+    /// A row whose action, state or arguments this version does not know (a newer console
+    /// wrote it, or somebody wrote the table by hand) is shown as failed with what it says,
+    /// not dropped, and never performed.
     fn decode(self) -> JobRow {
-        let (action, state, outcome) = match (JobAction::parse(&self.action), JobState::parse(&self.state)) {
-            (Some(a), Some(s)) => (a, s, self.outcome),
+        let args = (self.args.len() <= MAX_ARGS)
+            .then(|| serde_json::from_str::<JobArgs>(&self.args).ok())
+            .flatten();
+        let (action, state, outcome, args) = match (JobAction::parse(&self.action), JobState::parse(&self.state), args)
+        {
+            (Some(a), Some(s), Some(args)) => (a, s, self.outcome, args),
             _ => (
                 JobAction::Logs,
                 JobState::Failed,
-                Some(format!("unknown action {:?} or state {:?}", self.action, self.state)),
+                Some(format!(
+                    "unknown action {:?}, state {:?} or arguments {:?}",
+                    self.action,
+                    self.state,
+                    self.args.chars().take(200).collect::<String>()
+                )),
+                JobArgs::default(),
             ),
         };
         JobRow {
@@ -57,11 +74,13 @@ impl Row {
             host: self.host,
             profile: self.profile,
             action,
+            args,
             requested_by: self.requested_by,
             requested_on: self.requested_on,
             reason: self.reason,
             state,
             outcome,
+            result_id: self.result_id,
             created_ms: self.created_ms,
             claimed_ms: self.claimed_ms,
             finished_ms: self.finished_ms,
@@ -72,8 +91,8 @@ impl Row {
 /// Queues a job; on PostgreSQL its insert notifies the owning host (`roofline_job`).
 pub async fn insert(pool: &Pool, job: &NewJob<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
-        "insert into job (host, profile, action, requested_by, requested_on, reason, state, created_ms)
-         values ($1, $2, $3, $4, $5, $6, 'queued', $7) returning job_id",
+        "insert into job (host, profile, action, args, requested_by, requested_on, reason, state, created_ms)
+         values ($1, $2, $3, $8, $4, $5, $6, 'queued', $7) returning job_id",
     )
     .bind(job.host)
     .bind(job.profile)
@@ -82,6 +101,7 @@ pub async fn insert(pool: &Pool, job: &NewJob<'_>, now_ms: i64) -> Result<i64, s
     .bind(job.requested_on)
     .bind(job.reason)
     .bind(now_ms)
+    .bind(serde_json::to_string(job.args).unwrap_or_else(|_| "{}".into()))
     .fetch_one(pool)
     .await
 }
@@ -106,24 +126,46 @@ pub async fn claim(pool: &Pool, host: &str, run: &str, now_ms: i64) -> Result<Op
     Ok(row.map(Row::decode))
 }
 
+/// How a job ended on its host.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub ok: bool,
+    /// What the host reported: the result, the error, or the log.
+    pub text: String,
+    /// What it made, if anything: the incident, the stored run.
+    pub result_id: Option<i64>,
+}
+
+impl Outcome {
+    pub fn done(text: impl Into<String>) -> Self {
+        Self {
+            ok: true,
+            text: text.into(),
+            result_id: None,
+        }
+    }
+
+    pub fn failed(text: impl Into<String>) -> Self {
+        Self {
+            ok: false,
+            text: text.into(),
+            result_id: None,
+        }
+    }
+}
+
 /// Completes a job this run claimed; false when it was not running under this run any more.
-pub async fn finish(
-    pool: &Pool,
-    id: i64,
-    run: &str,
-    ok: bool,
-    outcome: &str,
-    now_ms: i64,
-) -> Result<bool, sqlx::Error> {
-    let outcome = bounded(outcome);
+pub async fn finish(pool: &Pool, id: i64, run: &str, outcome: &Outcome, now_ms: i64) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
-        "update job set state = $3, outcome = $4, finished_ms = $5 where job_id = $1 and claimed_by = $2 and state = 'running'",
+        "update job set state = $3, outcome = $4, finished_ms = $5, result_id = $6
+         where job_id = $1 and claimed_by = $2 and state = 'running'",
     )
     .bind(id)
     .bind(run)
-    .bind(if ok { "done" } else { "failed" })
-    .bind(outcome)
+    .bind(if outcome.ok { "done" } else { "failed" })
+    .bind(bounded(&outcome.text))
     .bind(now_ms)
+    .bind(outcome.result_id)
     .execute(pool)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -179,11 +221,20 @@ fn bounded(s: &str) -> String {
 mod tests {
     use super::*;
 
+    static NO_ARGS: JobArgs = JobArgs {
+        bench: None,
+        change: None,
+        clients_see_errors: false,
+        incident: None,
+        incident_action: None,
+    };
+
     fn job<'a>(host: &'a str, action: JobAction) -> NewJob<'a> {
         NewJob {
             host,
             profile: "p",
             action,
+            args: &NO_ARGS,
             requested_by: "alice",
             requested_on: "gpu-a",
             reason: "drill",
@@ -228,12 +279,14 @@ mod tests {
             let (id, run) = all[0];
             let wrong = if run == "r1" { "r2" } else { "r1" };
             assert!(
-                !finish(&db.pool, id, wrong, true, "x", 200).await.unwrap(),
+                !finish(&db.pool, id, wrong, &Outcome::done("x"), 200).await.unwrap(),
                 "only the claimer completes"
             );
-            assert!(finish(&db.pool, id, run, true, "restarted", 200).await.unwrap());
+            assert!(finish(&db.pool, id, run, &Outcome::done("restarted"), 200)
+                .await
+                .unwrap());
             assert!(
-                !finish(&db.pool, id, run, false, "again", 300).await.unwrap(),
+                !finish(&db.pool, id, run, &Outcome::failed("again"), 300).await.unwrap(),
                 "completed once"
             );
             let done = get(&other, id).await.unwrap().unwrap();
@@ -271,7 +324,7 @@ mod tests {
                 db.backend
             );
             assert!(
-                !finish(&db.pool, a, "old-run", true, "late", 5).await.unwrap(),
+                !finish(&db.pool, a, "old-run", &Outcome::done("late"), 5).await.unwrap(),
                 "the old run cannot complete it"
             );
             assert_eq!(
@@ -280,9 +333,28 @@ mod tests {
             );
             assert_eq!(claim(&db.pool, "gpu-b", "new-run", 7).await.unwrap(), None);
             let long = "é".repeat(MAX_OUTCOME);
-            assert!(finish(&db.pool, b, "new-run", true, &long, 8).await.unwrap());
+            assert!(finish(&db.pool, b, "new-run", &Outcome::done(&long), 8).await.unwrap());
             let kept = get(&db.pool, b).await.unwrap().unwrap().outcome.unwrap();
             assert!(kept.len() < MAX_OUTCOME + 64 && kept.ends_with("bytes]"));
+        }
+    }
+
+    /// A row written by hand or by a newer console, with arguments this one cannot read, is
+    /// claimed as failed with what it said: the runner completes it as failed and never
+    /// performs it as some other action.
+    #[tokio::test]
+    async fn a_job_with_unreadable_arguments_is_never_performed() {
+        for db in crate::db::testing::both().await {
+            sqlx::query(
+                "insert into job (host, profile, action, args, requested_by, requested_on, reason, state, created_ms)
+                 values ('gpu-b', 'p', 'bench', 'not json', 'alice', 'gpu-a', '', 'queued', 1)",
+            )
+            .execute(&db.pool)
+            .await
+            .unwrap();
+            let job = claim(&db.pool, "gpu-b", "run", 2).await.unwrap().unwrap();
+            assert_eq!(job.state, JobState::Failed);
+            assert!(job.outcome.unwrap().contains("not json"));
         }
     }
 }

@@ -72,6 +72,16 @@ pub async fn clear(pool: &Pool, host: &str) -> Result<(), sqlx::Error> {
 
 /// The other hosts' engines, each marked with its host and a link to its page there; those
 /// of a host whose heartbeat is older than `stale_ms` are unreachable.
+/// The other hosts that run `profile`'s engine (a row published, whatever its state), by
+/// name: where an action on it from this console goes.
+pub async fn running_elsewhere(pool: &Pool, profile: &str, me: &str) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar("select host from engine_live where profile = $1 and host <> $2 order by host")
+        .bind(profile)
+        .bind(me)
+        .fetch_all(pool)
+        .await
+}
+
 pub async fn others(pool: &Pool, me: &str, now_ms: i64, stale_ms: i64) -> Result<Vec<EngineStatus>, sqlx::Error> {
     let rows: Vec<(String, String, String, String, i64)> = sqlx::query_as(
         "select l.host, l.profile, l.status, h.url, h.heartbeat_ms from engine_live l join host h on h.name = l.host

@@ -2,16 +2,19 @@
 //! see and operate each other's engines through it, with no protocol of their own. Each
 //! console registers its host and beats a heartbeat (`registry`), publishes its engines' rows
 //! (`live`), and claims and performs the jobs other consoles queue for its engines (`jobs`,
-//! `runner`): serve, stop, restart, the log. On SQLite (one host) the same tables hold this
+//! `runner`, `perform`): serve, stop, restart, the log, a smoke test, a bench, a change's
+//! gate, an incident's evidence. On SQLite (one host) the same tables hold this
 //! console alone.
 
 pub mod jobs;
 pub mod live;
+pub mod perform;
 pub mod registry;
+pub mod route;
 pub mod runner;
 
 use crate::context::Context;
-use app::api::{HostRow, JobAction, JobRow};
+use app::api::{HostRow, JobAction, JobArgs, JobRow};
 use std::sync::Arc;
 
 /// Why a hosts use-case failed.
@@ -98,6 +101,7 @@ impl Hosts {
         host: &str,
         profile: &str,
         action: JobAction,
+        args: &JobArgs,
         reason: &str,
     ) -> Result<i64, HostError> {
         if !crate::config::valid_host_name(host) || !registry::exists(&self.ctx.pool, host).await? {
@@ -110,12 +114,63 @@ impl Hosts {
         if reason.chars().count() > MAX_REASON {
             return Err(HostError::Invalid(format!("reason: at most {MAX_REASON} characters")));
         }
+        // Only what the action reads is kept; the owner checks the values again.
+        let args = match action {
+            JobAction::Bench => match &args.bench {
+                Some(b) if b.requests > 0 && b.concurrency > 0 && b.output_len > 0 => JobArgs {
+                    bench: Some(b.clone()),
+                    ..JobArgs::default()
+                },
+                _ => {
+                    return Err(HostError::Invalid(
+                        "bench: requests, concurrency and output length must be at least 1".into(),
+                    ))
+                }
+            },
+            JobAction::Gate => match args.change {
+                Some(id) => {
+                    let change = crate::changes::store::ChangeStore::new(self.ctx.pool.clone())
+                        .get(id)
+                        .await
+                        .map_err(|_| HostError::Invalid(format!("change: no change #{id}")))?;
+                    if change.profile != profile {
+                        return Err(HostError::Invalid(format!(
+                            "change: #{id} is about {}, not {profile}",
+                            change.profile
+                        )));
+                    }
+                    JobArgs {
+                        change: Some(id),
+                        ..JobArgs::default()
+                    }
+                }
+                None => return Err(HostError::Invalid("change: a gate job names its change".into())),
+            },
+            JobAction::Evidence => JobArgs {
+                clients_see_errors: args.clients_see_errors,
+                ..JobArgs::default()
+            },
+            JobAction::IncidentAction => match (args.incident, &args.incident_action) {
+                (Some(id), Some(a)) => JobArgs {
+                    incident: Some(id),
+                    incident_action: Some(a.clone()),
+                    ..JobArgs::default()
+                },
+                _ => {
+                    return Err(HostError::Invalid(
+                        "incident: an incident's action names the incident and the action".into(),
+                    ))
+                }
+            },
+            _ => JobArgs::default(),
+        };
         let id = jobs::insert(
             &self.ctx.pool,
             &jobs::NewJob {
                 host,
                 profile,
                 action,
+                args: &args,
                 requested_by: who,
                 requested_on: &self.me.name,
                 reason,
@@ -132,6 +187,46 @@ impl Hosts {
             "job queued for another host"
         );
         Ok(id)
+    }
+
+    /// The host that runs `profile`'s engine when it is not this one: an action on it from
+    /// here is a job for that host. `None` when it runs here or nowhere.
+    pub async fn runs_elsewhere(&self, profile: &str) -> Result<Option<String>, HostError> {
+        if self.ctx.control.is_running(profile) {
+            return Ok(None);
+        }
+        Ok(live::running_elsewhere(&self.ctx.pool, profile, &self.me.name)
+            .await?
+            .into_iter()
+            .next())
+    }
+
+    /// Queues a job and waits (at most `limit`) for its host to complete it: for a page that
+    /// needs the result at once (the incident an evidence job opened).
+    pub async fn request_and_wait(
+        &self,
+        who: &str,
+        host: &str,
+        profile: &str,
+        action: JobAction,
+        args: &JobArgs,
+        limit: std::time::Duration,
+    ) -> Result<JobRow, HostError> {
+        let id = self.request(who, host, profile, action, args, "").await?;
+        let until = tokio::time::Instant::now() + limit;
+        loop {
+            let job = self.job(id).await?;
+            if job.state.finished() {
+                return Ok(job);
+            }
+            if tokio::time::Instant::now() >= until {
+                return Err(HostError::Invalid(format!(
+                    "job #{id} on {host} is still {}; the Hosts page follows it",
+                    job.state.as_str()
+                )));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
     }
 
     pub async fn job(&self, id: i64) -> Result<JobRow, HostError> {

@@ -8,11 +8,12 @@
 //! (`benches/fleet_db.rs`) runs fifty hosts' worth of them in one process against one
 //! PostgreSQL, with synthetic engines and jobs that do nothing.
 
+use super::jobs::Outcome;
+use super::perform::Performer;
 use super::{jobs, live, registry, stale_after_ms, Identity};
 use crate::context::Context;
 use crate::db::Pool;
-use crate::engines::Engines;
-use app::api::{EngineAction, JobAction, JobRow};
+use app::api::JobRow;
 use app::domain::engine::EngineStatus;
 use std::collections::HashMap;
 use std::future::Future;
@@ -34,7 +35,7 @@ pub const CHANNEL: &str = "roofline_job";
 /// publisher and the job loop.
 pub async fn start(
     ctx: Context,
-    engines: Engines,
+    performer: Performer,
     fleet: watch::Receiver<Vec<EngineStatus>>,
     me: Arc<Identity>,
 ) -> anyhow::Result<()> {
@@ -45,8 +46,8 @@ pub async fn start(
     tokio::spawn(heartbeat(ctx.pool.clone(), me.clone(), every));
     tokio::spawn(publish(ctx.pool.clone(), me.clone(), fleet));
     tokio::spawn(job_loop(ctx.pool.clone(), me, move |job| {
-        let engines = engines.clone();
-        async move { perform(&engines, &job).await }
+        let performer = performer.clone();
+        async move { performer.perform(&job).await }
     }));
     Ok(())
 }
@@ -140,11 +141,11 @@ pub async fn publish(pool: Pool, me: Arc<Identity>, mut fleet: watch::Receiver<V
 }
 
 /// Claims this host's jobs as they are queued and performs each on its own task with
-/// `perform` (which says whether it succeeded, and the outcome), then completes it.
+/// `perform`, then completes it with its outcome.
 pub async fn job_loop<F, Fut>(pool: Pool, me: Arc<Identity>, perform: F)
 where
     F: Fn(JobRow) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = (bool, String)> + Send + 'static,
+    Fut: Future<Output = Outcome> + Send + 'static,
 {
     let wake = Arc::new(Notify::new());
     if crate::db::Backend::of(&pool) == crate::db::Backend::Postgres {
@@ -159,8 +160,8 @@ where
                     let (pool, me, perform) = (pool.clone(), me.clone(), perform.clone());
                     tokio::spawn(async move {
                         let id = job.id;
-                        let (ok, text) = perform(job).await;
-                        finish(&pool, &me, id, ok, &text).await;
+                        let outcome = perform(job).await;
+                        finish(&pool, &me, id, &outcome).await;
                     });
                 }
                 Ok(None) => break,
@@ -201,33 +202,11 @@ async fn listen(url: String, host: String, wake: Arc<Notify>) {
     }
 }
 
-/// A job on this console's engines: the action to its end through the engine page's
-/// use-case, journaled with the requester's name and reason.
-async fn perform(engines: &Engines, job: &JobRow) -> (bool, String) {
-    let why = if job.reason.is_empty() {
-        format!("job #{} from {}", job.id, job.requested_on)
-    } else {
-        format!("{} (job #{} from {})", job.reason, job.id, job.requested_on)
-    };
-    tracing::info!(job = job.id, profile = %job.profile, action = job.action.as_str(), who = %job.requested_by, "performing a job");
-    let who = &job.requested_by;
-    let result = match job.action {
-        JobAction::Logs => engines.log_text(&job.profile, 200).await,
-        JobAction::Serve => engines.perform(who, &job.profile, EngineAction::Serve, &why).await,
-        JobAction::Stop => engines.perform(who, &job.profile, EngineAction::Stop, &why).await,
-        JobAction::Restart => engines.perform(who, &job.profile, EngineAction::Restart, &why).await,
-    };
-    match result {
-        Ok(t) => (true, t),
-        Err(e) => (false, e.to_string()),
-    }
-}
-
 /// Completes a job; the outcome must land, so it is retried while the database is away.
-async fn finish(pool: &Pool, me: &Identity, id: i64, ok: bool, text: &str) {
+async fn finish(pool: &Pool, me: &Identity, id: i64, outcome: &Outcome) {
     let mut wait = Duration::from_millis(200);
     for attempt in 0..8 {
-        match jobs::finish(pool, id, &me.run, ok, text, crate::clock::now_ms()).await {
+        match jobs::finish(pool, id, &me.run, outcome, crate::clock::now_ms()).await {
             Ok(true) => return,
             Ok(false) => {
                 tracing::warn!(job = id, "the job was no longer ours to complete");
@@ -240,5 +219,5 @@ async fn finish(pool: &Pool, me: &Identity, id: i64, ok: bool, text: &str) {
             }
         }
     }
-    tracing::error!(job = id, ok, outcome = %text, "the job's outcome could not be written");
+    tracing::error!(job = id, ok = outcome.ok, outcome = %outcome.text, "the job's outcome could not be written");
 }

@@ -136,7 +136,15 @@ impl Incidents {
 
     /// Starts one action; it runs in the background, and its outcome and the re-check land on
     /// the timeline.
-    pub async fn act(&self, id: i64, action: Action, reason: &str, who: &str) -> Result<(), IncidentServiceError> {
+    /// The incident when `action` may be taken on it now: a reason given, the incident open,
+    /// the action one its diagnosis offers, a suggested edit valid. Checked where the action
+    /// is asked for and again where it runs.
+    pub async fn may_act(
+        &self,
+        id: i64,
+        action: &Action,
+        reason: &str,
+    ) -> Result<app::domain::incident::Incident, IncidentServiceError> {
         if reason.trim().is_empty() {
             return Err(IncidentServiceError::NoReason);
         }
@@ -144,12 +152,17 @@ impl Incidents {
         if inc.resolved {
             return Err(IncidentServiceError::Resolved(id));
         }
-        if !app::domain::incident::offered_actions(&inc).contains(&action) {
+        if !app::domain::incident::offered_actions(&inc).contains(action) {
             return Err(IncidentServiceError::NotOffered(action.id().to_string()));
         }
-        if let Action::EditProfile { key, value } = &action {
+        if let Action::EditProfile { key, value } = action {
             self.check_change(&inc.profile, key, value).await?;
         }
+        Ok(inc)
+    }
+
+    pub async fn act(&self, id: i64, action: Action, reason: &str, who: &str) -> Result<(), IncidentServiceError> {
+        let inc = self.may_act(id, &action, reason).await?;
         self.store
             .append(
                 id,

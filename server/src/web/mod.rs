@@ -63,12 +63,60 @@ pub fn site_root() -> PathBuf {
     PathBuf::from("target/site")
 }
 
+/// The features the router and the fleet's job runner share: one run registry (a bench a
+/// job started shows on the engine page), one incidents service, one review, this host.
+#[derive(Clone)]
+pub struct Shared {
+    pub runs: crate::runs::live::LiveRuns,
+    pub incidents: crate::incidents::Incidents,
+    pub changes: crate::changes::Changes,
+    pub hosts: crate::hosts::Hosts,
+}
+
+impl Shared {
+    pub fn new(ctx: &Context, feeds: &crate::monitor::Feeds, me: Arc<crate::hosts::Identity>) -> Self {
+        Self {
+            runs: crate::runs::live::LiveRuns::new(ctx.clone(), Default::default()),
+            incidents: crate::incidents::Incidents::new(
+                ctx.clone(),
+                Some(feeds.history.clone()),
+                Some(feeds.gpu.clone()),
+            ),
+            changes: crate::changes::Changes::new(ctx.clone()),
+            hosts: crate::hosts::Hosts::new(ctx.clone(), me),
+        }
+    }
+
+    /// The use-cases the jobs queued for this host run through.
+    pub fn performer(&self, ctx: &Context, feeds: &crate::monitor::Feeds) -> crate::hosts::perform::Performer {
+        crate::hosts::perform::Performer {
+            engines: crate::engines::Engines::new(ctx.clone(), feeds, self.runs.clone()),
+            runs: self.runs.clone(),
+            changes: self.changes.clone(),
+            incidents: self.incidents.clone(),
+            accounts: crate::auth::Accounts::new(ctx.pool.clone()),
+        }
+    }
+}
+
 /// Builds the router (separately from binding, so tests can drive it).
 pub fn router(
     ctx: Context,
     feeds: crate::monitor::Feeds,
     metrics: Arc<crate::monitor::console_metrics::ConsoleMetrics>,
     addr: SocketAddr,
+) -> Router {
+    let shared = Shared::new(&ctx, &feeds, Arc::new(crate::hosts::Identity::of(&ctx, addr)));
+    router_with(ctx, feeds, metrics, addr, shared)
+}
+
+/// The router over features built by the caller (the console shares them with its runner).
+pub fn router_with(
+    ctx: Context,
+    feeds: crate::monitor::Feeds,
+    metrics: Arc<crate::monitor::console_metrics::ConsoleMetrics>,
+    addr: SocketAddr,
+    shared: Shared,
 ) -> Router {
     let site = assets::Site::detect(site_root());
     let urls = site.urls();
@@ -78,8 +126,12 @@ pub fn router(
         .site_pkg_dir(urls.pkg_dir.clone())
         .site_addr(addr)
         .build();
-    let runs = crate::runs::live::LiveRuns::new(ctx.clone(), Default::default());
-    let incidents = crate::incidents::Incidents::new(ctx.clone(), Some(feeds.history.clone()), Some(feeds.gpu.clone()));
+    let Shared {
+        runs,
+        incidents,
+        changes,
+        hosts,
+    } = shared;
     let auth = auth::AuthState {
         accounts: crate::auth::Accounts::new(ctx.pool.clone()),
         limiter: Default::default(),
@@ -89,7 +141,6 @@ pub fn router(
         journal: ctx.journal.clone(),
         trusted_proxies: ctx.data.config.auth.trusted_proxies.clone(),
     };
-    let changes = crate::changes::Changes::new(ctx.clone());
     let services = adapters::services(adapters::Features {
         ctx: ctx.clone(),
         feeds: feeds.clone(),
@@ -97,7 +148,7 @@ pub fn router(
         incidents: incidents.clone(),
         auth: auth.clone(),
         changes,
-        hosts: crate::hosts::Hosts::new(ctx.clone(), Arc::new(crate::hosts::Identity::of(&ctx, addr))),
+        hosts,
     });
     let pool = ctx.pool.clone();
     let state = WebState {
@@ -255,12 +306,8 @@ pub async fn serve(ctx: Context, addr: SocketAddr) -> anyhow::Result<()> {
         crate::hosts::stale_after_ms(ctx.data.config.scrape_interval_s),
     );
     let feeds = crate::monitor::start_with(ctx.clone(), metrics.clone(), Some(shared)).await;
-    let engines = crate::engines::Engines::new(
-        ctx.clone(),
-        &feeds,
-        crate::runs::live::LiveRuns::new(ctx.clone(), Default::default()),
-    );
-    crate::hosts::runner::start(ctx.clone(), engines, feeds.fleet.clone(), me)
+    let parts = Shared::new(&ctx, &feeds, me.clone());
+    crate::hosts::runner::start(ctx.clone(), parts.performer(&ctx, &feeds), feeds.fleet.clone(), me)
         .await
         .context("taking this host's place in the fleet's database")?;
     let tls = match ctx.data.config.tls.listener() {
@@ -271,7 +318,7 @@ pub async fn serve(ctx: Context, addr: SocketAddr) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let app = router(ctx, feeds, metrics, addr);
+    let app = router_with(ctx, feeds, metrics, addr, parts);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;

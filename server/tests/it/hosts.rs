@@ -161,6 +161,198 @@ async fn three_hosts_on_one_postgres_operate_each_others_engines() {
     b.run(&["stop", "--profile", "b-llama"]);
 }
 
+/// The rest of an engine's actions follow it to its host: a smoke test and a bench asked on
+/// the Hosts page, an incident opened on A whose evidence is read on B, a change's gate
+/// started on A that serves the candidate on B. The account is read again where the job runs:
+/// a job queued in the requester's name by hand, for an account that cannot act, is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn smoke_bench_gate_and_evidence_run_where_the_engine_runs() {
+    let Some(url) = pg_database().await else { return };
+    let (a, b) = (host(&url, "gpu-a"), host(&url, "gpu-b"));
+    a.add_user("alice", "operator");
+    a.add_user("bob", "approver");
+    a.add_user("vera", "viewer");
+    b.vllm_profile("b-llama", free_port(), "");
+    b.serve_ok("b-llama");
+    let ports = [free_port(), free_port()];
+    let _consoles: Vec<Console> = [&a, &b].iter().zip(ports).map(|(e, p)| Console::start(e, p)).collect();
+    eventually(Duration::from_secs(30), async || {
+        engines_of(ports[0])
+            .await
+            .into_iter()
+            .find(|e| e["node"] == "gpu-b" && e["state"] == "healthy")
+    })
+    .await
+    .expect("gpu-a's fleet shows gpu-b's engine");
+    let base = format!("http://127.0.0.1:{}", ports[0]);
+    let alice = Session::login(&base, "alice").await;
+    let bob = Session::login(&base, "bob").await;
+    let queue = async |s: &Session, args: &str| {
+        let (code, body) = s.call("request_host_action", args).await;
+        assert_eq!(code, 200, "{args}: {body}");
+        body.trim().parse::<i64>().unwrap()
+    };
+
+    // smoke-toolcall on B, to its verdict, the stored run named.
+    let id = queue(
+        &alice,
+        "host=gpu-b&profile=b-llama&action=smoke&reason=after+the+driver+update",
+    )
+    .await;
+    let smoke = settled(&alice, id, Duration::from_secs(120)).await;
+    assert_eq!(smoke["state"], "done", "{smoke}");
+    assert!(
+        smoke["outcome"]
+            .as_str()
+            .unwrap()
+            .starts_with("smoke-toolcall passed (run #"),
+        "{smoke}"
+    );
+    assert!(smoke["result_id"].as_i64().is_some(), "{smoke}");
+
+    // A bench with the form's parameters; without them it is refused before it is queued.
+    let (code, body) = alice
+        .call("request_host_action", "host=gpu-b&profile=b-llama&action=bench&reason=")
+        .await;
+    assert!(code >= 400 && body.contains("bench"), "{code} {body}");
+    let id = queue(
+        &alice,
+        "host=gpu-b&profile=b-llama&action=bench&reason=&args[bench][requests]=6&args[bench][concurrency]=2&args[bench][input_len]=32&args[bench][output_len]=8",
+    )
+    .await;
+    let bench = settled(&alice, id, Duration::from_secs(120)).await;
+    assert_eq!(bench["state"], "done", "{bench}");
+    assert_eq!(bench["args"]["bench"]["requests"], 6, "{bench}");
+    assert!(
+        bench["outcome"]
+            .as_str()
+            .unwrap()
+            .starts_with("bench: 6 completed, 0 failed"),
+        "{bench}"
+    );
+
+    // An incident opened from A's incidents page: the evidence is B's (its health, its log).
+    let (code, body) = alice
+        .call("open_incident", "profile=b-llama&clients_see_errors=true")
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let incident: i64 = body.trim().parse().unwrap();
+    let (_, body) = alice.call("get_incident", &format!("id={incident}")).await;
+    let inc: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let ev = &inc["evidence"];
+    assert_eq!(
+        ev["health_status"], 200,
+        "read on gpu-b, where the engine answers: {ev}"
+    );
+    assert_eq!(ev["clients_see_errors"], true, "{ev}");
+    assert!(!ev["log_tail"].as_array().unwrap().is_empty(), "{ev}");
+    let jobs: serde_json::Value = serde_json::from_str(&alice.call("list_jobs", "").await.1).unwrap();
+    let evidence = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["action"] == "evidence")
+        .expect("an evidence job");
+    assert_eq!(
+        (evidence["host"].as_str(), evidence["result_id"].as_i64()),
+        (Some("gpu-b"), Some(incident))
+    );
+
+    // A change approved on A, its gate started on A: the candidate is served and checked on B.
+    let active = str(&b.run(&["profile", "export", "b-llama"])).0;
+    let candidate = active.replace("CONTEXT_LENGTH=8192", "CONTEXT_LENGTH=4096");
+    let (code, body) = alice
+        .call(
+            "propose_change",
+            &format!(
+                "profile=b-llama&env_text={}&reason=shorter+context&submit=true",
+                urlencode(&candidate)
+            ),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let change_id: i64 = body.trim().parse().unwrap();
+    let (code, body) = review(&bob, change_id, true, "ok").await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = alice.call("start_change_gate", &format!("id={change_id}")).await;
+    assert_eq!(code, 200, "{body}");
+    // Queued for gpu-b, which moves it to its gate within moments and then to its end.
+    let gated = eventually(Duration::from_secs(180), async || {
+        let c = change(&alice, change_id).await;
+        (!matches!(c["summary"]["state"].as_str(), Some("approved" | "gating"))).then_some(c)
+    })
+    .await
+    .expect("the gate finishes");
+    assert_eq!(gated["summary"]["state"], "active", "{gated}");
+    let jobs: serde_json::Value = serde_json::from_str(&alice.call("list_jobs", "").await.1).unwrap();
+    let gate = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["action"] == "gate")
+        .expect("the gate went to gpu-b as a job")
+        .clone();
+    let gate = settled(&alice, gate["id"].as_i64().unwrap(), Duration::from_secs(60)).await;
+    assert_eq!(
+        (
+            gate["host"].as_str(),
+            gate["state"].as_str(),
+            gate["result_id"].as_i64()
+        ),
+        (Some("gpu-b"), Some("done"), Some(change_id)),
+        "{gate}"
+    );
+    let status = b.status("b-llama");
+    assert_eq!(status["state"], "healthy", "{status}");
+    assert!(
+        str(&b.run(&["profile", "show", "b-llama"]))
+            .0
+            .contains("CONTEXT_LENGTH=4096"),
+        "the candidate is active on gpu-b"
+    );
+
+    // A job in the name of an account that may not act (a viewer) is refused where it runs.
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let forged: i64 = sqlx::query_scalar(
+        "insert into job (host, profile, action, requested_by, requested_on, reason, state, created_ms)
+         values ('gpu-b', 'b-llama', 'stop', 'vera', 'gpu-a', '', 'queued', 0) returning job_id",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    let refused = settled(&alice, forged, Duration::from_secs(30)).await;
+    assert_eq!(refused["state"], "failed", "{refused}");
+    assert!(
+        refused["outcome"].as_str().unwrap().contains("vera may not act"),
+        "{refused}"
+    );
+    assert_eq!(b.status("b-llama")["state"], "healthy", "nothing was stopped");
+
+    // The incident's own action, taken on A's incident page: the engine on B stops, and the
+    // outcome and B's re-check land on the incident's timeline.
+    let act =
+        serde_json::json!({"id": incident, "action": {"kind": "stop"}, "reason": "drain before the driver update"});
+    let r = alice.post_json("incident_action", &act).send().await.unwrap();
+    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    eventually(Duration::from_secs(60), async || {
+        (b.status("b-llama")["state"] == "stopped").then_some(())
+    })
+    .await
+    .expect("the incident's stop ran on gpu-b");
+    let timeline = eventually(Duration::from_secs(60), async || {
+        let (_, body) = alice.call("get_incident", &format!("id={incident}")).await;
+        body.contains("\"recheck\"").then_some(body)
+    })
+    .await
+    .expect("the outcome and re-check are on the timeline");
+    assert!(timeline.contains("drain before the driver update (job #"), "{timeline}");
+    for env in [&a, &b] {
+        let out = env.run(&["journal", "verify"]);
+        assert_eq!(out.status.code(), Some(0), "{:?}", str(&out));
+    }
+    b.run(&["stop", "--profile", "b-llama"]);
+}
+
 /// A host whose console is down keeps its jobs queued, and performs them when it is back;
 /// one killed while a job ran fails that job with the reason at its next start.
 #[tokio::test(flavor = "multi_thread")]

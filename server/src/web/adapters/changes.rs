@@ -5,7 +5,11 @@ use crate::changes::{ChangeError, Changes};
 use app::api::service::BoxFut;
 use app::api::{ApiError, Caller, ChangeService, ChangeSummary, ChangeView};
 
-pub struct Adapter(pub Changes);
+pub struct Adapter {
+    pub changes: Changes,
+    /// The gate runs where the profile's engine runs.
+    pub route: crate::hosts::route::Router,
+}
 
 /// Change errors as the UI explains them.
 pub fn error(e: ChangeError) -> ApiError {
@@ -20,11 +24,11 @@ pub fn error(e: ChangeError) -> ApiError {
 
 impl ChangeService for Adapter {
     fn list(&self, profile: Option<String>) -> BoxFut<'_, Result<Vec<ChangeSummary>, ApiError>> {
-        Box::pin(async move { self.0.list(profile).await.map_err(error) })
+        Box::pin(async move { self.changes.list(profile).await.map_err(error) })
     }
 
     fn get(&self, caller: Caller, id: i64) -> BoxFut<'_, Result<ChangeView, ApiError>> {
-        Box::pin(async move { self.0.get(caller, id).await.map_err(error) })
+        Box::pin(async move { self.changes.get(caller, id).await.map_err(error) })
     }
 
     fn propose(
@@ -37,7 +41,7 @@ impl ChangeService for Adapter {
         submit: bool,
     ) -> BoxFut<'_, Result<i64, ApiError>> {
         Box::pin(async move {
-            self.0
+            self.changes
                 .propose(caller, id, profile, env_text, reason, submit)
                 .await
                 .map_err(error)
@@ -53,7 +57,7 @@ impl ChangeService for Adapter {
         content_hash: String,
     ) -> BoxFut<'_, Result<(), ApiError>> {
         Box::pin(async move {
-            self.0
+            self.changes
                 .review(caller, id, approve, comment, content_hash)
                 .await
                 .map_err(error)
@@ -61,18 +65,24 @@ impl ChangeService for Adapter {
     }
 
     fn withdraw(&self, caller: Caller, id: i64, comment: String) -> BoxFut<'_, Result<(), ApiError>> {
-        Box::pin(async move { self.0.withdraw(caller, id, comment).await.map_err(error) })
+        Box::pin(async move { self.changes.withdraw(caller, id, comment).await.map_err(error) })
     }
 
     fn comment(&self, caller: Caller, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>> {
-        Box::pin(async move { self.0.comment(caller, id, text).await.map_err(error) })
+        Box::pin(async move { self.changes.comment(caller, id, text).await.map_err(error) })
     }
 
     fn start_gate(&self, caller: Caller, id: i64) -> BoxFut<'_, Result<(), ApiError>> {
-        Box::pin(async move { self.0.start_gate(caller, id).await.map_err(error) })
+        Box::pin(async move {
+            self.route
+                .start_gate(caller, id)
+                .await
+                .map(drop)
+                .map_err(super::route_error)
+        })
     }
 
     fn rollback(&self, caller: Caller, id: i64, reason: String) -> BoxFut<'_, Result<(), ApiError>> {
-        Box::pin(async move { self.0.rollback(caller, id, reason).await.map_err(error) })
+        Box::pin(async move { self.changes.rollback(caller, id, reason).await.map_err(error) })
     }
 }

@@ -2,11 +2,11 @@
 
 use crate::hosts::{HostError, Hosts};
 use app::api::service::BoxFut;
-use app::api::{ApiError, HostRow, HostService, JobAction, JobRow};
+use app::api::{ApiError, HostRow, HostService, JobAction, JobArgs, JobRow};
 
 pub struct Adapter(pub Hosts);
 
-fn error(e: HostError) -> ApiError {
+pub fn error(e: HostError) -> ApiError {
     match e {
         HostError::NoSuchProfile(p) => ApiError::NoSuchProfile(p),
         e @ (HostError::NoSuchHost(_) | HostError::NoSuchJob(_) | HostError::Invalid(_)) => {
@@ -27,11 +27,12 @@ impl HostService for Adapter {
         host: String,
         profile: String,
         action: JobAction,
+        args: JobArgs,
         reason: String,
     ) -> BoxFut<'_, Result<i64, ApiError>> {
         Box::pin(async move {
             self.0
-                .request(&who, &host, &profile, action, &reason)
+                .request(&who, &host, &profile, action, &args, &reason)
                 .await
                 .map_err(error)
         })

@@ -8,9 +8,13 @@ use app::api::{ApiError, IncidentService};
 use app::domain::incident::{Incident, IncidentSummary, Postmortem};
 use app::domain::triage::Action;
 
-pub struct Adapter(pub Incidents);
+pub struct Adapter {
+    pub incidents: Incidents,
+    /// The evidence is read where the profile's engine runs.
+    pub route: crate::hosts::route::Router,
+}
 
-fn error(e: IncidentServiceError) -> ApiError {
+pub fn error(e: IncidentServiceError) -> ApiError {
     match e {
         IncidentServiceError::Control(c) => control_error(c),
         IncidentServiceError::Store(IncidentError::NotFound(id)) => ApiError::Invalid(format!("no incident #{id}")),
@@ -22,26 +26,28 @@ fn error(e: IncidentServiceError) -> ApiError {
 impl IncidentService for Adapter {
     fn open(&self, who: String, profile: String, clients_see_errors: bool) -> BoxFut<'_, Result<i64, ApiError>> {
         Box::pin(async move {
-            self.0
-                .open(&profile, &who, "console", clients_see_errors)
+            self.route
+                .open_incident(&who, &profile, clients_see_errors)
                 .await
-                .map(|(id, _, _)| id)
-                .map_err(error)
+                .map_err(super::route_error)
         })
     }
 
     fn list(&self) -> BoxFut<'_, Result<Vec<IncidentSummary>, ApiError>> {
-        Box::pin(async move { self.0.store.list(200).await.map_err(internal) })
+        Box::pin(async move { self.incidents.store.list(200).await.map_err(internal) })
     }
 
     fn get(&self, id: i64) -> BoxFut<'_, Result<Incident, ApiError>> {
-        Box::pin(async move { self.0.store.get(id).await.map_err(|e| error(e.into())) })
+        Box::pin(async move { self.incidents.store.get(id).await.map_err(|e| error(e.into())) })
     }
 
     fn act(&self, who: String, id: i64, action: Action, reason: String) -> BoxFut<'_, Result<(), ApiError>> {
         Box::pin(async move {
             let action_id = action.id();
-            self.0.act(id, action, &reason, &who).await.map_err(error)?;
+            self.route
+                .incident_action(&who, id, action, &reason)
+                .await
+                .map_err(super::route_error)?;
             // After the checks, and quoted: a newline in a reason cannot forge a log line.
             tracing::info!(incident = id, action = action_id, reason = ?reason, "incident action taken from the console");
             Ok(())
@@ -49,14 +55,14 @@ impl IncidentService for Adapter {
     }
 
     fn note(&self, who: String, id: i64, text: String) -> BoxFut<'_, Result<(), ApiError>> {
-        Box::pin(async move { self.0.note(id, &who, &text).await.map_err(error) })
+        Box::pin(async move { self.incidents.note(id, &who, &text).await.map_err(error) })
     }
 
     fn resolve(&self, who: String, id: i64) -> BoxFut<'_, Result<(), ApiError>> {
-        Box::pin(async move { self.0.resolve(id, &who).await.map_err(error) })
+        Box::pin(async move { self.incidents.resolve(id, &who).await.map_err(error) })
     }
 
     fn save_postmortem(&self, _who: String, id: i64, postmortem: Postmortem) -> BoxFut<'_, Result<(), ApiError>> {
-        Box::pin(async move { self.0.save_postmortem(id, &postmortem).await.map_err(error) })
+        Box::pin(async move { self.incidents.save_postmortem(id, &postmortem).await.map_err(error) })
     }
 }

@@ -19,6 +19,16 @@ use app::api::service::Services;
 use app::api::ApiError;
 use std::sync::Arc;
 
+/// A routed action's error as its feature's adapter explains it.
+fn route_error(e: crate::hosts::route::RouteError) -> ApiError {
+    use crate::hosts::route::RouteError;
+    match e {
+        RouteError::Change(e) => changes::error(e),
+        RouteError::Incident(e) => incidents::error(e),
+        RouteError::Host(e) => hosts::error(e),
+    }
+}
+
 /// Engine-control errors as the UI explains them.
 pub fn control_error(e: ControlError) -> ApiError {
     match e {
@@ -48,9 +58,18 @@ pub struct Features {
 
 /// Each feature behind its service trait, for leptos' context.
 pub fn services(f: Features) -> Services {
+    // A gate and an incident's evidence run where the profile's engine runs.
+    let route = crate::hosts::route::Router {
+        hosts: f.hosts.clone(),
+        changes: f.changes.clone(),
+        incidents: f.incidents.clone(),
+    };
     Services {
         accounts: Arc::new(f.auth),
-        changes: Arc::new(changes::Adapter(f.changes.clone())),
+        changes: Arc::new(changes::Adapter {
+            changes: f.changes.clone(),
+            route: route.clone(),
+        }),
         engines: Arc::new(engines::Adapter(crate::engines::Engines::new(
             f.ctx.clone(),
             &f.feeds,
@@ -62,7 +81,10 @@ pub fn services(f: Features) -> Services {
         }),
         runs: Arc::new(runs::Adapter(f.runs)),
         hosts: Arc::new(hosts::Adapter(f.hosts)),
-        incidents: Arc::new(incidents::Adapter(f.incidents)),
+        incidents: Arc::new(incidents::Adapter {
+            incidents: f.incidents,
+            route,
+        }),
         journal: Arc::new(journal::Adapter(f.ctx.journal.clone())),
         vram: Arc::new(vram::Adapter(f.ctx.clone())),
         models: Arc::new(models::Adapter(crate::models::page::Models::new(

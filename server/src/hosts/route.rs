@@ -1,0 +1,136 @@
+//! Actions a page starts on a profile's engine, sent where the engine runs. On a fleet that
+//! shares one database the change and incident pages are the same on every console, but a
+//! gate serves the candidate and an incident's evidence reads the engine's metrics, log, GPUs
+//! and processes: both belong to the host that runs it. When another host does, the action
+//! is a job for that host (checked here first, so a refusal comes back at once); when this
+//! host does, or none does, it runs here as on a single console.
+
+use super::{HostError, Hosts};
+use crate::changes::{ChangeError, Changes};
+use crate::incidents::{IncidentServiceError, Incidents};
+use app::api::{Caller, JobAction, JobArgs, JobState};
+use app::domain::triage::Action;
+use std::time::Duration;
+
+/// How long the incident page waits for another host to open the incident it asked for
+/// (the evidence is read there: a scrape window, the log, the process tree).
+const EVIDENCE_WAIT: Duration = Duration::from_secs(90);
+
+/// Why a routed action failed: the feature's own refusal, or the queue's.
+#[derive(Debug, thiserror::Error)]
+pub enum RouteError {
+    #[error(transparent)]
+    Change(#[from] ChangeError),
+    #[error(transparent)]
+    Incident(#[from] IncidentServiceError),
+    #[error(transparent)]
+    Host(#[from] HostError),
+}
+
+/// Where a routed action went.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Routed {
+    /// Started on this console.
+    Here,
+    /// Queued for `host` as job `job`.
+    Job { host: String, job: i64 },
+}
+
+/// The page actions that follow the engine to its host.
+#[derive(Clone)]
+pub struct Router {
+    pub hosts: Hosts,
+    pub changes: Changes,
+    pub incidents: Incidents,
+}
+
+impl Router {
+    /// Starts change `id`'s gate where its profile's engine runs.
+    pub async fn start_gate(&self, caller: Caller, id: i64) -> Result<Routed, RouteError> {
+        let profile = self.changes.gate_profile(&caller, id).await?;
+        match self.hosts.runs_elsewhere(&profile).await? {
+            Some(host) => {
+                let args = JobArgs {
+                    change: Some(id),
+                    ..JobArgs::default()
+                };
+                let reason = format!("the gate of change #{id}");
+                let job = self
+                    .hosts
+                    .request(&caller.name, &host, &profile, JobAction::Gate, &args, &reason)
+                    .await?;
+                Ok(Routed::Job { host, job })
+            }
+            None => {
+                self.changes.start_gate(caller, id).await?;
+                Ok(Routed::Here)
+            }
+        }
+    }
+
+    /// Opens an incident on `profile` with the evidence read where its engine runs; returns
+    /// the incident's number (another host's job is waited for, up to a bound).
+    pub async fn open_incident(&self, who: &str, profile: &str, clients_see_errors: bool) -> Result<i64, RouteError> {
+        match self.hosts.runs_elsewhere(profile).await? {
+            Some(host) => {
+                let args = JobArgs {
+                    clients_see_errors,
+                    ..JobArgs::default()
+                };
+                let job = self
+                    .hosts
+                    .request_and_wait(who, &host, profile, JobAction::Evidence, &args, EVIDENCE_WAIT)
+                    .await?;
+                match (job.state, job.result_id) {
+                    (JobState::Done, Some(id)) => Ok(id),
+                    _ => Err(HostError::Invalid(format!(
+                        "{host} could not open the incident (job #{}): {}",
+                        job.id,
+                        job.outcome.unwrap_or_default()
+                    ))
+                    .into()),
+                }
+            }
+            None => Ok(self
+                .incidents
+                .open(profile, who, "console", clients_see_errors)
+                .await?
+                .0),
+        }
+    }
+
+    /// Takes one of incident `id`'s actions where its engine runs. A suggested profile edit
+    /// is a change under review, made here; serve, stop, restart and the smoke test go to
+    /// the engine's host.
+    pub async fn incident_action(
+        &self,
+        who: &str,
+        id: i64,
+        action: Action,
+        reason: &str,
+    ) -> Result<Routed, RouteError> {
+        let inc = self.incidents.may_act(id, &action, reason).await?;
+        let elsewhere = match action {
+            Action::EditProfile { .. } => None,
+            _ => self.hosts.runs_elsewhere(&inc.profile).await?,
+        };
+        match elsewhere {
+            Some(host) => {
+                let args = JobArgs {
+                    incident: Some(id),
+                    incident_action: Some(action),
+                    ..JobArgs::default()
+                };
+                let job = self
+                    .hosts
+                    .request(who, &host, &inc.profile, JobAction::IncidentAction, &args, reason)
+                    .await?;
+                Ok(Routed::Job { host, job })
+            }
+            None => {
+                self.incidents.act(id, action, reason, who).await?;
+                Ok(Routed::Here)
+            }
+        }
+    }
+}
