@@ -542,6 +542,8 @@ journal-intact = Hash chain verified: { $count ->
 }, none edited or missing.
 journal-broken = The journal was tampered with: entry #{ $seq } { $why }.
 journal-alarm = The change journal refuses new entries: { $why }. Actions still run; their entries wait in the spool until an admin restores a backup (`roofline restore`).
+database-away = The shared database has not answered since
+database-away-detail = This host runs in its degraded mode: its engines keep running and you can serve, stop and restart them here; other hosts, accounts, changes and history wait for the database; journal entries are kept and written, in order, when it is back.
 journal-search = Search
 journal-export = Export JSON
 journal-empty = Nothing recorded yet.

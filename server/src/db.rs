@@ -62,6 +62,63 @@ pub async fn connect(data: &crate::config::DataDir) -> anyhow::Result<Pool> {
 /// default is 100; BENCHMARKS.md "Fifty hosts on one PostgreSQL").
 pub const POSTGRES_CONNECTIONS: u32 = 4;
 
+/// The longest a request waits for a connection to a shared PostgreSQL.
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether the database answers, as this console's heartbeat last found it: `None` while it
+/// does, the time it stopped answering otherwise. One per process, as a console talks to one
+/// database: the parts that must keep working without it (sessions, the journal, the
+/// profiles of running engines) read it to answer from what they hold instead of waiting on
+/// a database that is gone, and the header states it.
+pub fn health() -> &'static Health {
+    static HEALTH: std::sync::OnceLock<Health> = std::sync::OnceLock::new();
+    HEALTH.get_or_init(|| Health(tokio::sync::watch::Sender::new(None)))
+}
+
+/// The database is away (the heartbeat cannot write): what can wait is skipped instead of
+/// waiting [`ACQUIRE_TIMEOUT`] for a connection each time, so this host's own control answers
+/// at once in its degraded mode.
+pub fn away() -> bool {
+    health().down_since().is_some()
+}
+
+/// Errors that say the database could not be reached, not that it answered no.
+pub fn unreachable(e: &sqlx::Error) -> bool {
+    matches!(
+        e,
+        sqlx::Error::Io(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::Protocol(_)
+    )
+}
+
+/// See [`health`].
+#[derive(Debug)]
+pub struct Health(tokio::sync::watch::Sender<Option<i64>>);
+
+impl Health {
+    /// Since when (ms) the database has not answered, if it does not.
+    pub fn down_since(&self) -> Option<i64> {
+        *self.0.borrow()
+    }
+
+    /// The heartbeat failed at `now_ms`; returns whether this is news.
+    pub fn set_down(&self, now_ms: i64) -> bool {
+        self.0.send_if_modified(|s| s.is_none() && s.replace(now_ms).is_none())
+    }
+
+    /// The heartbeat was written; returns whether the database was away until now.
+    pub fn set_up(&self) -> bool {
+        self.0.send_if_modified(|s| s.take().is_some())
+    }
+
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<Option<i64>> {
+        self.0.subscribe()
+    }
+}
+
 /// Connects to a PostgreSQL (`postgres://…`) and brings its schema up to date. Consoles on
 /// several hosts may start at once: sqlx's migrator holds PostgreSQL's advisory lock while it
 /// migrates, so each migration runs once.
@@ -87,7 +144,9 @@ pub async fn open_postgres(url: &str, password: Option<&str>, max_connections: u
     let pool = AnyPoolOptions::new()
         .max_connections(max_connections.max(1))
         .min_connections(1)
-        .acquire_timeout(Duration::from_secs(10))
+        // Bounded, so that with the network to the database gone a request fails (and the
+        // degraded mode takes over) within seconds instead of waiting on the pool.
+        .acquire_timeout(ACQUIRE_TIMEOUT)
         .connect_with(any)
         .await
         .with_context(|| format!("connecting to the database {}", crate::config::redacted(url)))?;

@@ -120,6 +120,9 @@ pub fn hmac_hex(key: &[u8], msg: &str) -> String {
 /// An entry waiting in the spool because the database refused it.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Spooled {
+    /// When the action happened (absent in spools written before this field).
+    #[serde(default)]
+    at: Option<String>,
     who: String,
     kind: String,
     subject: String,
@@ -288,7 +291,11 @@ impl Journal {
     }
 
     /// What the console shows in its banner and `/readyz` while appends are refused.
+    /// Not checked while the database is away (the header says that instead).
     pub async fn alarm(&self) -> Option<String> {
+        if crate::db::away() {
+            return None;
+        }
         match self.check_head(&self.pool).await {
             Ok(Ok(())) => None,
             Ok(Err(why)) => Some(why),
@@ -317,29 +324,39 @@ impl Journal {
         self.append_now(who, kind, subject, reason, detail).await
     }
 
-    /// Writes spooled entries (oldest first) before anything newer.
-    async fn drain_spool(&self) -> Result<(), JournalError> {
-        let Some(path) = self.spool_path() else { return Ok(()) };
+    /// Writes the spooled entries now (the console calls it when the database is back);
+    /// returns how many.
+    pub async fn flush(&self) -> Result<usize, JournalError> {
+        self.drain_spool().await
+    }
+
+    /// Writes spooled entries (oldest first) before anything newer; returns how many.
+    async fn drain_spool(&self) -> Result<usize, JournalError> {
+        let Some(path) = self.spool_path() else { return Ok(0) };
         let Ok(text) = std::fs::read_to_string(&path) else {
-            return Ok(());
+            return Ok(0);
         };
         // Taken out of the way first, so a concurrent drain does not write them twice.
         let claimed = path.with_extension("draining");
         if std::fs::rename(&path, &claimed).is_err() {
-            return Ok(());
+            return Ok(0);
         }
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         for (i, line) in lines.iter().enumerate() {
             let Ok(e) = serde_json::from_str::<Spooled>(line) else {
                 continue;
             };
-            let detail = match e.detail {
+            // When it happened, besides when it could be written.
+            let mut detail = match e.detail {
                 serde_json::Value::Object(mut m) => {
                     m.insert("spooled".into(), true.into());
                     serde_json::Value::Object(m)
                 }
                 other => serde_json::json!({"spooled": true, "detail": other}),
             };
+            if let (Some(at), Some(m)) = (e.at, detail.as_object_mut()) {
+                m.insert("happened_at".into(), at.into());
+            }
             if let Err(err) = self.append_now(&e.who, &e.kind, &e.subject, &e.reason, detail).await {
                 // The rest go back to the spool ahead of anything spooled meanwhile: nothing
                 // is lost and the order holds.
@@ -355,7 +372,7 @@ impl Journal {
             }
         }
         let _ = std::fs::remove_file(&claimed);
-        Ok(())
+        Ok(lines.len())
     }
 
     async fn append_now(
@@ -420,7 +437,9 @@ impl Journal {
     /// the next append) rather than lost.
     pub async fn record(&self, who: &str, kind: &str, subject: &str, reason: &str, detail: serde_json::Value) {
         let mut wait = std::time::Duration::from_millis(50);
-        for attempt in 0..5 {
+        // With the database known to be away, retrying only delays the action's answer.
+        let attempts = if crate::db::away() { 0 } else { 5 };
+        for attempt in 0..attempts {
             match self.append(who, kind, subject, reason, detail.clone()).await {
                 Ok(_) => return,
                 // Retrying cannot help: the entry waits in the spool until a restore.
@@ -434,6 +453,7 @@ impl Journal {
             }
         }
         let spooled = Spooled {
+            at: Some(crate::clock::now_text()),
             who: who.into(),
             kind: kind.into(),
             subject: subject.into(),

@@ -21,15 +21,51 @@ pub struct StoredProfile {
     pub updated_at: String,
 }
 
-/// The launch profiles in SQLite.
+/// The launch profiles in the console's database.
 #[derive(Clone)]
 pub struct ProfileStore {
     pool: Pool,
+    /// The profiles as last read, by name: what this host's engines are stopped, restarted
+    /// and listed with while a shared database is away (the degraded mode), never written
+    /// back.
+    last_read: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, StoredProfile>>>,
 }
 
 impl ProfileStore {
     pub fn new(pool: Pool) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            last_read: Default::default(),
+        }
+    }
+
+    fn remember(&self, p: &StoredProfile) {
+        if let Ok(mut m) = self.last_read.lock() {
+            m.insert(p.profile.name.clone(), p.clone());
+        }
+    }
+
+    /// The last read copy, when the database cannot be reached (not when it answers that a
+    /// profile is gone or unreadable).
+    fn fallback<T>(
+        &self,
+        e: StoreError,
+        pick: impl FnOnce(&std::collections::BTreeMap<String, StoredProfile>) -> Option<T>,
+    ) -> Result<T, StoreError> {
+        let unreachable = matches!(&e, StoreError::Sqlx(e) if crate::db::unreachable(e)) || crate::db::away();
+        match self
+            .last_read
+            .lock()
+            .ok()
+            .filter(|_| unreachable)
+            .and_then(|m| pick(&m))
+        {
+            Some(v) => {
+                tracing::debug!(error = %e, "profiles read from memory: the database is away");
+                Ok(v)
+            }
+            None => Err(e),
+        }
     }
 
     /// The pool, for the other stores of the same database.
@@ -44,16 +80,54 @@ impl ProfileStore {
     }
 
     pub async fn get(&self, name: &str) -> Result<Option<StoredProfile>, StoreError> {
-        let mut conn = self.pool.acquire().await?;
-        get_on(&mut conn, name).await
+        if crate::db::away() {
+            if let Some(p) = self.last_read.lock().ok().and_then(|m| m.get(name).cloned()) {
+                return Ok(Some(p));
+            }
+        }
+        let read = async {
+            let mut conn = self.pool.acquire().await?;
+            get_on(&mut conn, name).await
+        };
+        match read.await {
+            Ok(p) => {
+                if let Some(p) = &p {
+                    self.remember(p);
+                }
+                Ok(p)
+            }
+            Err(e) => self.fallback(e, |m| m.get(name).cloned().map(Some)),
+        }
     }
 
     pub async fn list(&self) -> Result<Vec<StoredProfile>, StoreError> {
-        let rows: Vec<(String, String, String, String)> =
-            sqlx::query_as("select name, body, created_at, updated_at from profile order by name")
-                .fetch_all(&self.pool)
-                .await?;
-        rows.into_iter().map(decode).collect()
+        if crate::db::away() {
+            if let Some(all) = self
+                .last_read
+                .lock()
+                .ok()
+                .filter(|m| !m.is_empty())
+                .map(|m| m.values().cloned().collect())
+            {
+                return Ok(all);
+            }
+        }
+        let read = async {
+            let rows: Vec<(String, String, String, String)> =
+                sqlx::query_as("select name, body, created_at, updated_at from profile order by name")
+                    .fetch_all(&self.pool)
+                    .await?;
+            rows.into_iter().map(decode).collect::<Result<Vec<_>, _>>()
+        };
+        match read.await {
+            Ok(all) => {
+                if let Ok(mut m) = self.last_read.lock() {
+                    *m = all.iter().map(|p| (p.profile.name.clone(), p.clone())).collect();
+                }
+                Ok(all)
+            }
+            Err(e) => self.fallback(e, |m| Some(m.values().cloned().collect())),
+        }
     }
 }
 

@@ -31,6 +31,10 @@ pub struct SessionState {
     /// Why the change journal refuses new entries (shown to signed-in users on every page).
     #[serde(default)]
     pub journal_alarm: Option<String>,
+    /// Since when (ms) the shared database has not answered this console: it runs in its
+    /// degraded mode, which every page's header states.
+    #[serde(default)]
+    pub database_away_since_ms: Option<i64>,
 }
 
 /// An account as admins see it.
@@ -88,14 +92,15 @@ mod ssr {
 pub async fn whoami() -> Result<SessionState, ApiError> {
     let s = crate::api::service::authorized("whoami")?;
     let caller = crate::api::service::caller_opt();
-    let journal_alarm = match caller {
-        Some(_) => s.journal.alarm().await,
-        None => None,
+    let (journal_alarm, database_away_since_ms) = match caller {
+        Some(_) => (s.journal.alarm().await, s.hosts.database_away_since()),
+        None => (None, None),
     };
     Ok(SessionState {
         caller,
         needs_setup: s.accounts.needs_setup().await?,
         journal_alarm,
+        database_away_since_ms,
     })
 }
 

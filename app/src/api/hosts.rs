@@ -199,6 +199,8 @@ mod ssr {
         fn job(&self, id: i64) -> BoxFut<'_, Result<JobRow, ApiError>>;
         /// The newest jobs first.
         fn jobs(&self, limit: i64) -> BoxFut<'_, Result<Vec<JobRow>, ApiError>>;
+        /// Since when (ms) the shared database has not answered, if it does not.
+        fn database_away_since(&self) -> Option<i64>;
     }
 }
 

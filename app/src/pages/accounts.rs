@@ -143,6 +143,11 @@ pub fn AccountPage() -> impl IntoView {
 pub fn UserMenu() -> impl IntoView {
     let i18n = use_i18n();
     let me = Resource::new(|| (), |_| whoami());
+    // Read again every 15 s: the degraded mode's banner comes and goes with the database.
+    #[cfg(feature = "hydrate")]
+    if let Ok(handle) = set_interval_with_handle(move || me.refetch(), std::time::Duration::from_secs(15)) {
+        on_cleanup(move || handle.clear());
+    }
     let logout = ServerAction::<Logout>::new();
     Effect::new(move |_| {
         if let Some(Ok(())) = logout.value().get() {
@@ -155,6 +160,13 @@ pub fn UserMenu() -> impl IntoView {
                 <p class="journal-alarm" role="alert" data-testid="journal-alarm">
                     {move || i18n.ta("journal-alarm", &[("why", why.clone().into())])}
                     " " <a href="/journal">{move || i18n.t("nav-journal")}</a>
+                </p>
+            })}
+            {move || me.get().and_then(|r| r.ok()).and_then(|s| s.database_away_since_ms).map(|since| view! {
+                <p class="journal-alarm" role="alert" data-testid="database-away">
+                    {move || i18n.t("database-away")}
+                    " " <crate::components::TimeMs ms=since/>
+                    " " <span class="muted">{move || i18n.t("database-away-detail")}</span>
                 </p>
             })}
             {move || me.get().and_then(|r| r.ok()).map(|s| match s.caller {

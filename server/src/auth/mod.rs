@@ -144,18 +144,53 @@ fn dummy_hash() -> &'static str {
     H.get_or_init(|| hash_password("not a password of anybody").unwrap_or_default())
 }
 
-/// Accounts and sessions in one database.
 /// The write lock account changes hold on a shared PostgreSQL ("roofacc").
 const ACCOUNTS_LOCK: i64 = 0x726f_6f66_6163_6300;
 
+/// Accounts and sessions in one database.
 #[derive(Clone)]
 pub struct Accounts {
     pool: Pool,
+    /// Sessions this console checked against the database, kept so that its signed-in users
+    /// keep control of this host's engines while a shared database is away (the degraded
+    /// mode): only sessions seen live before, only within their own idle and absolute
+    /// limits, and only while the database cannot answer. A sign-out or a disable made on
+    /// another host meanwhile takes effect when it is back.
+    seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Seen>>>,
 }
+
+/// A session as last found live in the database.
+#[derive(Clone)]
+struct Seen {
+    info: SessionInfo,
+    created: i64,
+    checked: i64,
+}
+
+/// The most sessions remembered for the degraded mode (the oldest checked go first).
+const MAX_SEEN: usize = 4096;
 
 impl Accounts {
     pub fn new(pool: Pool) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            seen: Default::default(),
+        }
+    }
+
+    /// No account exists yet (the first admin is to be made). While the database is away
+    /// nobody can be made, and the sign-in page is the one to show.
+    pub async fn needs_setup(&self) -> Result<bool, AuthError> {
+        if crate::db::away() {
+            return Ok(false);
+        }
+        match self.count().await {
+            Ok(n) => Ok(n == 0),
+            Err(AuthError::Sqlx(e)) if crate::db::unreachable(&e) && crate::db::health().down_since().is_some() => {
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     pub async fn count(&self) -> Result<i64, AuthError> {
@@ -330,15 +365,64 @@ impl Accounts {
         Ok(s)
     }
 
-    /// The session behind a cookie token, if it is live and its account can sign in.
+    /// The session behind a cookie token, if it is live and its account can sign in. While
+    /// the database is away, a session this console found live before is taken as it was.
     pub async fn session(&self, token: &str) -> Result<Option<SessionInfo>, AuthError> {
+        let key = digest(token);
+        if crate::db::away() {
+            if let Some(info) = self.seen_live(&key) {
+                return Ok(Some(info));
+            }
+        }
+        match self.session_in_db(&key).await {
+            Ok(Some((info, created))) => {
+                if let Ok(mut seen) = self.seen.lock() {
+                    if seen.len() >= MAX_SEEN {
+                        if let Some(oldest) = seen.iter().min_by_key(|(_, s)| s.checked).map(|(k, _)| k.clone()) {
+                            seen.remove(&oldest);
+                        }
+                    }
+                    seen.insert(
+                        key,
+                        Seen {
+                            info: info.clone(),
+                            created,
+                            checked: now(),
+                        },
+                    );
+                }
+                Ok(Some(info))
+            }
+            Ok(None) => {
+                if let Ok(mut seen) = self.seen.lock() {
+                    seen.remove(&key);
+                }
+                Ok(None)
+            }
+            Err(AuthError::Sqlx(e)) if crate::db::unreachable(&e) => match self.seen_live(&key) {
+                Some(info) => Ok(Some(info)),
+                None => Err(AuthError::Sqlx(e)),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A remembered session within its limits (the idle one counted from its last check).
+    fn seen_live(&self, key: &str) -> Option<SessionInfo> {
+        let t = now();
+        let seen = self.seen.lock().ok()?;
+        let s = seen.get(key)?;
+        (t - s.checked <= IDLE_S && t - s.created <= ABSOLUTE_S).then(|| s.info.clone())
+    }
+
+    async fn session_in_db(&self, key: &str) -> Result<Option<(SessionInfo, i64)>, AuthError> {
         let t = now();
         let row: Option<(String, String, String, i64, i64)> = sqlx::query_as(
             "select a.name, a.role, s.csrf, s.created_at, s.last_seen
              from session s join account a using (account_id)
              where s.token_hash = $1 and a.disabled = 0",
         )
-        .bind(digest(token))
+        .bind(key)
         .fetch_optional(&self.pool)
         .await?;
         let Some((name, role, csrf, created, last_seen)) = row else {
@@ -351,15 +435,18 @@ impl Accounts {
         if t - last_seen > 60 {
             sqlx::query("update session set last_seen = $1 where token_hash = $2")
                 .bind(t)
-                .bind(digest(token))
+                .bind(key)
                 .execute(&self.pool)
                 .await?;
         }
-        Ok(Some(SessionInfo {
-            name,
-            role: role.parse().unwrap_or(Role::Viewer),
-            csrf,
-        }))
+        Ok(Some((
+            SessionInfo {
+                name,
+                role: role.parse().unwrap_or(Role::Viewer),
+                csrf,
+            },
+            created,
+        )))
     }
 
     pub async fn close_session(&self, token: &str) -> Result<(), AuthError> {

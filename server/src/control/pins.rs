@@ -76,7 +76,7 @@ impl EngineControl {
     /// never under a gate (which records its candidate's set itself, with its bench). `None`
     /// when there was nothing to record.
     pub async fn record_start_once(&self, profile: &str) -> anyhow::Result<Option<KnownGood>> {
-        if self.gate_held(profile) {
+        if self.gate_held(profile) || crate::db::away() {
             return Ok(None);
         }
         let Some(super::Running::Alive(record)) = self.running(profile) else {

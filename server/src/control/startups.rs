@@ -16,6 +16,11 @@ impl StartupStore {
     }
 
     pub async fn record(&self, profile: &str, run: &StartupRun) -> Result<(), sqlx::Error> {
+        if crate::db::away() {
+            // History, not a record of an action (the journal keeps those): not waited for.
+            tracing::warn!(profile, outcome = %run.outcome, "startup phases not kept: the database is away");
+            return Ok(());
+        }
         let phases = serde_json::to_string(&run.phases).unwrap_or_else(|_| "[]".into());
         sqlx::query("insert into startup_run (profile, started_at_ms, outcome, phases) values ($1, $2, $3, $4)")
             .bind(profile)
@@ -30,6 +35,9 @@ impl StartupStore {
     /// The most recent starts of a profile, oldest first (at most `limit`). A row whose phases
     /// do not parse is skipped, not fatal: the history is advice.
     pub async fn recent(&self, profile: &str, limit: usize) -> Result<Vec<StartupRun>, sqlx::Error> {
+        if crate::db::away() {
+            return Ok(Vec::new());
+        }
         let rows: Vec<(i64, String, String)> = sqlx::query_as(
             "select started_at_ms, outcome, phases from startup_run where profile = $1 order by startup_run_id desc limit $2",
         )

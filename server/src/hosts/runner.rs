@@ -14,7 +14,7 @@ use super::{jobs, live, registry, stale_after_ms, Identity};
 use crate::context::Context;
 use crate::db::Pool;
 use app::api::JobRow;
-use app::domain::engine::EngineStatus;
+use app::domain::engine::{EngineState, EngineStatus};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -44,6 +44,7 @@ pub async fn start(
     tracing::info!(host = %me.name, url = %me.url, "registered in the fleet's shared database");
     let every = Duration::from_secs(ctx.data.config.scrape_interval_s.clamp(1, 5));
     tokio::spawn(heartbeat(ctx.pool.clone(), me.clone(), every));
+    tokio::spawn(flush_on_return(ctx.journal.clone()));
     tokio::spawn(publish(ctx.pool.clone(), me.clone(), fleet));
     tokio::spawn(job_loop(ctx.pool.clone(), me, move |job| {
         let performer = performer.clone();
@@ -70,9 +71,26 @@ pub async fn join(pool: &Pool, me: &Identity, facts: &registry::Facts, stale_ms:
 
 /// The other hosts' engines, read every second (for the fleet page).
 pub fn follow(pool: Pool, me: Arc<Identity>, stale_ms: i64) -> watch::Receiver<Vec<EngineStatus>> {
-    let (tx, rx) = watch::channel(Vec::new());
+    let (tx, rx) = watch::channel(Vec::<EngineStatus>::new());
     tokio::spawn(async move {
         loop {
+            // While the database is away nothing is known of the other hosts: their rows stay,
+            // marked unreachable, until the heartbeat finds it back.
+            if crate::db::away() {
+                tx.send_if_modified(|rows| {
+                    let mut changed = false;
+                    for r in rows.iter_mut().filter(|r| r.state != EngineState::Unreachable) {
+                        r.state = EngineState::Unreachable;
+                        r.live = None;
+                        r.verdict = None;
+                        r.note = Some("this console cannot reach the shared database".into());
+                        changed = true;
+                    }
+                    changed
+                });
+                tokio::time::sleep(FOLLOW).await;
+                continue;
+            }
             match live::others(&pool, &me.name, crate::clock::now_ms(), stale_ms).await {
                 Ok(rows) => {
                     tx.send_if_modified(|cur| std::mem::replace(cur, rows.clone()) != rows);
@@ -100,26 +118,56 @@ async fn facts(ctx: &Context) -> registry::Facts {
     }
 }
 
-/// The heartbeat, every `every`; a lost database is logged once, and its return.
+/// The heartbeat, every `every`; a lost database is logged once, and its return. It keeps
+/// the process's [`crate::db::health`]: the degraded mode and the header's banner follow it.
 pub async fn heartbeat(pool: Pool, me: Arc<Identity>, every: Duration) {
-    let mut lost = false;
+    let health = crate::db::health();
     loop {
         tokio::time::sleep(every).await;
-        match registry::heartbeat(&pool, &me, crate::clock::now_ms()).await {
-            Ok(true) if lost => {
-                lost = false;
-                tracing::info!("the shared database is back: heartbeat written");
+        let beat = tokio::time::timeout(
+            crate::db::ACQUIRE_TIMEOUT,
+            registry::heartbeat(&pool, &me, crate::clock::now_ms()),
+        )
+        .await
+        .unwrap_or_else(|_| Err(sqlx::Error::PoolTimedOut));
+        match beat {
+            Ok(true) => {
+                if health.set_up() {
+                    tracing::info!("the shared database is back: heartbeat written");
+                }
             }
-            Ok(true) => {}
             Ok(false) => {
                 tracing::error!(host = %me.name, "another console took this host's name in the registry: its jobs go there")
             }
-            Err(e) if !lost => {
-                lost = true;
-                tracing::error!(error = %e, "the shared database is unreachable: engines keep running, local control works, other hosts see this one as unreachable");
+            Err(e) => {
+                if health.set_down(crate::clock::now_ms()) {
+                    tracing::error!(error = %e, "the shared database is unreachable: engines keep running, local control works, other hosts see this one as unreachable; journal entries wait in the spool");
+                }
             }
-            Err(_) => {}
         }
+    }
+}
+
+/// When the database is back, the journal entries made while it was away are written, in
+/// order, before anything newer (the next append would do it too; this does not wait for one).
+async fn flush_on_return(journal: crate::journal::Journal) {
+    let mut health = crate::db::health().subscribe();
+    let mut was_down = health.borrow().is_some();
+    while health.changed().await.is_ok() {
+        let down = health.borrow_and_update().is_some();
+        if was_down && !down {
+            match journal.flush().await {
+                Ok(n) if n > 0 => tracing::info!(
+                    entries = n,
+                    "journal entries made while the database was away are written"
+                ),
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "writing the spooled journal entries; the next append tries again")
+                }
+            }
+        }
+        was_down = down;
     }
 }
 
@@ -128,6 +176,12 @@ pub async fn publish(pool: Pool, me: Arc<Identity>, mut fleet: watch::Receiver<V
     let mut published: HashMap<String, String> = HashMap::new();
     loop {
         let rows = fleet.borrow_and_update().clone();
+        if crate::db::away() {
+            // Written in full once the database is back.
+            published.clear();
+            tokio::time::sleep(PUBLISH_EVERY).await;
+            continue;
+        }
         if let Err(e) = live::publish(&pool, &me.name, &rows, &mut published, crate::clock::now_ms()).await {
             tracing::warn!(error = %e, "publishing this host's engines");
             // Written again in full once the database answers.
@@ -154,7 +208,7 @@ where
     }
     let perform = Arc::new(perform);
     loop {
-        loop {
+        while !crate::db::away() {
             match jobs::claim(&pool, &me.name, &me.run, crate::clock::now_ms()).await {
                 Ok(Some(job)) => {
                     let (pool, me, perform) = (pool.clone(), me.clone(), perform.clone());

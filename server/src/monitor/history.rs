@@ -96,7 +96,7 @@ impl History {
                 None
             }
         };
-        if let Some(p) = closed {
+        if let Some(p) = closed.filter(|_| !crate::db::away()) {
             if let Err(e) = self.store(profile, &p).await {
                 tracing::warn!(error = %e, profile, "storing a signal rollup");
             }

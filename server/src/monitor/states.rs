@@ -24,6 +24,14 @@ impl StateLog {
     }
 
     pub async fn record(&self, profile: &str, at_ms: i64, state: EngineState) -> Result<(), sqlx::Error> {
+        if crate::db::away() {
+            tracing::warn!(
+                profile,
+                state = state.as_str(),
+                "state change not kept: the database is away"
+            );
+            return Ok(());
+        }
         sqlx::query("insert into engine_state_change (profile, at_ms, state) values ($1, $2, $3)")
             .bind(profile)
             .bind(at_ms)

@@ -468,7 +468,7 @@ impl AccountService for AuthState {
     }
 
     fn needs_setup(&self) -> BoxFut<'_, Result<bool, ApiError>> {
-        Box::pin(async move { Ok(self.accounts.count().await.map_err(auth_error)? == 0) })
+        Box::pin(async move { self.accounts.needs_setup().await.map_err(auth_error) })
     }
 
     fn change_password(&self, who: String, old: String, new: String) -> BoxFut<'_, Result<(), ApiError>> {

@@ -141,6 +141,7 @@ pub fn router_with(
         journal: ctx.journal.clone(),
         trusted_proxies: ctx.data.config.auth.trusted_proxies.clone(),
     };
+    let auth_accounts = auth.accounts.clone();
     let services = adapters::services(adapters::Features {
         ctx: ctx.clone(),
         feeds: feeds.clone(),
@@ -165,7 +166,8 @@ pub fn router_with(
     };
     let hsts = state.ctx.data.config.tls.listener().is_some();
     let names = guard::HostNames::new(&state.ctx.data.config.auth.allowed_hosts);
-    let stream_gate = streams::StreamGate::new(crate::auth::Accounts::new(state.ctx.pool.clone()));
+    // The same sessions as the pages' guard: a stream stays open through the degraded mode.
+    let stream_gate = streams::StreamGate::new(auth_accounts);
     let routes = generate_route_list(app::App);
     Router::new()
         .route(app::api::FLEET_STREAM, get(events::fleet))

@@ -546,3 +546,201 @@ async fn postgres_restarted_during_traffic_loses_nothing_and_runs_nothing_twice(
     assert_eq!(restarts, 1, "{list}");
     b.run(&["stop", "--profile", "b-drill"]);
 }
+
+/// A TCP path to PostgreSQL that the test can cut as a network would: while cut, nothing
+/// passes either way and nothing is refused (connections hang, new ones too); when it is
+/// restored, the connections from before are reset (as a firewall that lost its state does)
+/// and new ones pass.
+struct Link {
+    port: u16,
+    cut: tokio::sync::watch::Sender<bool>,
+    generation: tokio::sync::watch::Sender<u64>,
+}
+
+impl Link {
+    async fn to(target: std::net::SocketAddr) -> Link {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (cut, cut_rx) = tokio::sync::watch::channel(false);
+        let (generation, gen_rx) = tokio::sync::watch::channel(0u64);
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let (cut, mut gen) = (cut_rx.clone(), gen_rx.clone());
+                tokio::spawn(async move {
+                    let born = *gen.borrow_and_update();
+                    let mut waiting = cut.clone();
+                    // A connection made while cut waits; it is reset when the link is back.
+                    while *waiting.borrow_and_update() {
+                        if waiting.changed().await.is_err() {
+                            return;
+                        }
+                    }
+                    if *gen.borrow() != born {
+                        return;
+                    }
+                    let Ok(server) = tokio::net::TcpStream::connect(target).await else {
+                        return;
+                    };
+                    let (cr, cw) = client.into_split();
+                    let (sr, sw) = server.into_split();
+                    tokio::select! {
+                        _ = pump(cr, sw, cut.clone()) => {}
+                        _ = pump(sr, cw, cut.clone()) => {}
+                        _ = gen.changed() => {}
+                    }
+                });
+            }
+        });
+        Link { port, cut, generation }
+    }
+
+    fn cut(&self) {
+        self.cut.send_replace(true);
+    }
+
+    fn restore(&self) {
+        self.generation.send_modify(|g| *g += 1);
+        self.cut.send_replace(false);
+    }
+}
+
+/// Copies one direction, holding what it read while the link is cut.
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut cut: tokio::sync::watch::Receiver<bool>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        while *cut.borrow_and_update() {
+            if cut.changed().await.is_err() {
+                return;
+            }
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Issue 16's drill: the network between one host and the database is cut. Its engines keep
+/// running; its signed-in operator keeps control of them, and every page says the console
+/// runs in its degraded mode; the other hosts see it unreachable; the journal entries made
+/// while cut off are written when the link is back, in order, the chain intact.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_cut_off_from_the_database_keeps_local_control_and_journals_on_return() {
+    let Some(url) = pg_database().await else { return };
+    let authority = url.split('@').nth(1).unwrap().split('/').next().unwrap();
+    let target: std::net::SocketAddr = authority.parse().unwrap();
+    let link = Link::to(target).await;
+    let b_url = url.replace(authority, &format!("127.0.0.1:{}", link.port));
+    let (a, b) = (host(&url, "gpu-a"), host(&b_url, "gpu-b"));
+    a.add_user("alice", "operator");
+    b.vllm_profile("b-llama", free_port(), "");
+    b.serve_ok("b-llama");
+    let ports = [free_port(), free_port()];
+    let _consoles: Vec<Console> = [&a, &b].iter().zip(ports).map(|(e, p)| Console::start(e, p)).collect();
+    let pid = |rows: Vec<serde_json::Value>| {
+        rows.into_iter()
+            .find(|e| e["profile"] == "b-llama" && e["state"] == "healthy")
+            .and_then(|e| e["pid"].as_i64())
+    };
+    eventually(Duration::from_secs(30), async || {
+        engines_of(ports[0])
+            .await
+            .into_iter()
+            .find(|e| e["node"] == "gpu-b" && e["state"] == "healthy")
+    })
+    .await
+    .expect("gpu-a's fleet shows gpu-b's engine");
+    let on_b = Session::login(&format!("http://127.0.0.1:{}", ports[1]), "alice").await;
+    let whoami = async |s: &Session| -> serde_json::Value {
+        let (code, body) = s.call("whoami", "").await;
+        assert_eq!(code, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    };
+    assert!(whoami(&on_b).await["database_away_since_ms"].is_null());
+    let pid_before = pid(engines_of(ports[1]).await).expect("b-llama healthy on gpu-b");
+
+    link.cut();
+    let cut_at = Instant::now();
+    // gpu-b's pages say so (the heartbeat finds it within a scrape interval and a timeout).
+    eventually(Duration::from_secs(30), async || {
+        whoami(&on_b).await["database_away_since_ms"].as_i64()
+    })
+    .await
+    .expect("gpu-b states its degraded mode");
+    eprintln!("degraded mode stated {} ms after the cut", cut_at.elapsed().as_millis());
+    // The engine keeps running; the operator restarts it from gpu-b's page.
+    assert_eq!(pid(engines_of(ports[1]).await), Some(pid_before), "the engine runs on");
+    let asked = Instant::now();
+    let (code, body) = on_b.call("run_engine_action", "profile=b-llama&action=restart").await;
+    assert_eq!(code, 200, "{body}");
+    eprintln!(
+        "restart answered {} ms after it was asked, cut off",
+        asked.elapsed().as_millis()
+    );
+    let restarted = eventually(Duration::from_secs(60), async || {
+        pid(engines_of(ports[1]).await).filter(|p| *p != pid_before)
+    })
+    .await
+    .expect("restarted while cut off");
+    // gpu-a sees gpu-b go quiet.
+    let on_a = Session::login(&format!("http://127.0.0.1:{}", ports[0]), "alice").await;
+    eventually(Duration::from_secs(40), async || {
+        let hosts: serde_json::Value = serde_json::from_str(&on_a.call("list_hosts", "").await.1).ok()?;
+        hosts
+            .as_array()?
+            .iter()
+            .any(|h| h["name"] == "gpu-b" && h["reachable"] == false)
+            .then_some(())
+    })
+    .await
+    .expect("gpu-a shows gpu-b unreachable");
+    let before_return: Vec<serde_json::Value> = journal_of(&a, "b-llama");
+
+    link.restore();
+    // The entries made while cut off arrive, in order, in the one chain.
+    let arrived = eventually(Duration::from_secs(60), async || {
+        let all = journal_of(&a, "b-llama");
+        (all.len() > before_return.len()).then_some(all)
+    })
+    .await
+    .expect("gpu-b's journal entries are written on its return");
+    // Newest first: the entries that arrived are the first ones.
+    let kinds: Vec<&str> = arrived[..arrived.len() - before_return.len()]
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["restart"], "{arrived:?}");
+    let restart = arrived
+        .iter()
+        .find(|e| e["kind"] == "restart" && e["detail"]["spooled"] == true)
+        .unwrap_or_else(|| panic!("the restart, spooled: {arrived:?}"));
+    assert_eq!(restart["who"], "alice");
+    assert!(restart["detail"]["happened_at"].is_string(), "{restart}");
+    for env in [&a, &b] {
+        let out = env.run(&["journal", "verify"]);
+        assert_eq!(out.status.code(), Some(0), "{:?}", str(&out));
+    }
+    eventually(Duration::from_secs(30), async || {
+        whoami(&on_b).await["database_away_since_ms"].is_null().then_some(())
+    })
+    .await
+    .expect("the degraded mode ends");
+    assert_eq!(pid(engines_of(ports[1]).await), Some(restarted));
+    b.run(&["stop", "--profile", "b-llama"]);
+}
+
+/// The journal's entries about `profile`, newest first, as a host's CLI lists them.
+fn journal_of(env: &Env, profile: &str) -> Vec<serde_json::Value> {
+    serde_json::from_str::<serde_json::Value>(&str(&env.run(&["--json", "journal", "list", "--profile", profile])).0)
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+}

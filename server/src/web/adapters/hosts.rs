@@ -42,6 +42,10 @@ impl HostService for Adapter {
         Box::pin(async move { self.0.job(id).await.map_err(error) })
     }
 
+    fn database_away_since(&self) -> Option<i64> {
+        crate::db::health().down_since()
+    }
+
     fn jobs(&self, limit: i64) -> BoxFut<'_, Result<Vec<JobRow>, ApiError>> {
         Box::pin(async move { self.0.jobs(limit).await.map_err(error) })
     }

@@ -290,11 +290,20 @@ impl Console {
                     &format!("127.0.0.1:{port}"),
                 ])
                 .stdout(stdout)
-                .stderr(std::process::Stdio::null())
+                .stderr(console_log(port))
                 .spawn()
                 .unwrap(),
         )
     }
+}
+
+/// Where a console's own log goes: nowhere, or `$ROOFLINE_TEST_CONSOLE_LOGS/console-PORT.log`
+/// when a test is being looked into.
+fn console_log(port: u16) -> std::process::Stdio {
+    std::env::var_os("ROOFLINE_TEST_CONSOLE_LOGS")
+        .and_then(|dir| std::fs::File::create(std::path::Path::new(&dir).join(format!("console-{port}.log"))).ok())
+        .map(std::process::Stdio::from)
+        .unwrap_or_else(std::process::Stdio::null)
 }
 
 /// The console's fleet as JSON (`GET /api/engines`), `None` while it does not answer.
