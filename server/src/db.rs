@@ -123,6 +123,41 @@ impl Health {
 /// several hosts may start at once: sqlx's migrator holds PostgreSQL's advisory lock while it
 /// migrates, so each migration runs once.
 pub async fn open_postgres(url: &str, password: Option<&str>, max_connections: u32) -> anyhow::Result<Pool> {
+    let pool = postgres_options(max_connections)
+        .connect_with(postgres_url(url, password)?)
+        .await
+        .with_context(|| format!("connecting to the database {}", crate::config::redacted(url)))?;
+    sqlx::migrate!("./migrations/postgres")
+        .run(&pool)
+        .await
+        .context("running database migrations")?;
+    Ok(pool)
+}
+
+/// A pool over the shared PostgreSQL that connects when first used: what the CLI works with
+/// on a host cut off from the database (the degraded mode), where only this host's engines
+/// are touched and the journal entry waits in the spool.
+pub fn lazy_postgres(data: &crate::config::DataDir) -> anyhow::Result<Pool> {
+    let Some(url) = &data.config.database_url else {
+        anyhow::bail!("no database_url: the data directory's SQLite needs no network");
+    };
+    let password = match &data.config.database_password_file {
+        Some(f) => Some(crate::config::read_secret_file(&data.resolve(f)).context("database_password_file")?),
+        None => None,
+    };
+    Ok(postgres_options(POSTGRES_CONNECTIONS).connect_lazy_with(postgres_url(url, password.as_deref())?))
+}
+
+fn postgres_options(max_connections: u32) -> AnyPoolOptions {
+    AnyPoolOptions::new()
+        .max_connections(max_connections.max(1))
+        .min_connections(1)
+        // Bounded, so that with the network to the database gone a request fails (and the
+        // degraded mode takes over) within seconds instead of waiting on the pool.
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+}
+
+fn postgres_url(url: &str, password: Option<&str>) -> anyhow::Result<AnyConnectOptions> {
     install_drivers();
     let mut opts = sqlx::postgres::PgConnectOptions::from_str(url)
         .map_err(|e| {
@@ -138,23 +173,9 @@ pub async fn open_postgres(url: &str, password: Option<&str>, max_connections: u
     if let Some(p) = password {
         opts = opts.password(p);
     }
-    let any = AnyConnectOptions::from_url(&opts.to_url_lossy())
+    Ok(AnyConnectOptions::from_url(&opts.to_url_lossy())
         .context("database_url")?
-        .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(2));
-    let pool = AnyPoolOptions::new()
-        .max_connections(max_connections.max(1))
-        .min_connections(1)
-        // Bounded, so that with the network to the database gone a request fails (and the
-        // degraded mode takes over) within seconds instead of waiting on the pool.
-        .acquire_timeout(ACQUIRE_TIMEOUT)
-        .connect_with(any)
-        .await
-        .with_context(|| format!("connecting to the database {}", crate::config::redacted(url)))?;
-    sqlx::migrate!("./migrations/postgres")
-        .run(&pool)
-        .await
-        .context("running database migrations")?;
-    Ok(pool)
+        .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(2)))
 }
 
 /// Opens (creating if needed) an SQLite database and brings its schema up to date.

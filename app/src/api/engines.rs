@@ -37,6 +37,10 @@ pub struct EngineDetail {
     pub run: Option<super::RunStatus>,
     /// This host's GPUs, with our engines' processes marked.
     pub gpu: crate::domain::gpu::GpuState,
+    /// The console reads history from Prometheus (`[prometheus] url`): the charts offer
+    /// ranges beyond its own day of rollups.
+    #[serde(default)]
+    pub long_history: bool,
 }
 
 /// One push on an engine page's event stream.

@@ -66,16 +66,9 @@ impl JobAction {
 
     /// The actions an operator asks for on the Hosts page (an incident's action is asked for
     /// on the incident's page).
-    pub const ASKED: [JobAction; 8] = [
-        JobAction::Serve,
-        JobAction::Stop,
-        JobAction::Restart,
-        JobAction::Logs,
-        JobAction::Smoke,
-        JobAction::Bench,
-        JobAction::Gate,
-        JobAction::Evidence,
-    ];
+    pub fn asked() -> impl Iterator<Item = JobAction> {
+        Self::ALL.into_iter().filter(|a| *a != Self::IncidentAction)
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {

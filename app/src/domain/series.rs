@@ -30,16 +30,29 @@ pub enum Range {
     Last1h,
     #[serde(rename = "24h")]
     Last24h,
+    /// Beyond the console's own day of rollups: offered when Prometheus keeps the history.
+    #[serde(rename = "7d")]
+    Last7d,
+    #[serde(rename = "30d")]
+    Last30d,
 }
 
 impl Range {
-    pub const ALL: [Range; 3] = [Range::Last15m, Range::Last1h, Range::Last24h];
+    pub const ALL: [Range; 5] = [
+        Range::Last15m,
+        Range::Last1h,
+        Range::Last24h,
+        Range::Last7d,
+        Range::Last30d,
+    ];
 
     pub fn secs(self) -> i64 {
         match self {
             Range::Last15m => 15 * 60,
             Range::Last1h => 3600,
             Range::Last24h => 24 * 3600,
+            Range::Last7d => 7 * 24 * 3600,
+            Range::Last30d => 30 * 24 * 3600,
         }
     }
 
@@ -48,6 +61,8 @@ impl Range {
             Range::Last15m => "15m",
             Range::Last1h => "1h",
             Range::Last24h => "24h",
+            Range::Last7d => "7d",
+            Range::Last30d => "30d",
         }
     }
 
@@ -55,6 +70,11 @@ impl Range {
     /// minute rollups.
     pub fn from_rollups(self) -> bool {
         self != Range::Last15m
+    }
+
+    /// Longer than the console keeps its own rollups: only Prometheus has it.
+    pub fn needs_prometheus(self) -> bool {
+        self.secs() > ROLLUP_KEEP_SECS
     }
 }
 

@@ -175,7 +175,7 @@ fn RequestForm(hosts: Resource<Result<Vec<HostRow>, crate::api::ApiError>>) -> i
                             <select data-testid="job-action" on:change=move |ev| {
                                 if let Some(a) = JobAction::parse(&event_target_value(&ev)) { action.set(a) }
                             }>
-                                {JobAction::ASKED.into_iter().map(|a| view! {
+                                {JobAction::asked().map(|a| view! {
                                     <option value=a.as_str() selected=move || action.get() == a>{move || action_text(i18n, a)}</option>
                                 }).collect_view()}
                             </select>

@@ -450,6 +450,10 @@ impl Accounts {
     }
 
     pub async fn close_session(&self, token: &str) -> Result<(), AuthError> {
+        // Gone from what the degraded mode honours first, whether or not the database answers.
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.remove(&digest(token));
+        }
         sqlx::query("delete from session where token_hash = $1")
             .bind(digest(token))
             .execute(&self.pool)
@@ -459,16 +463,19 @@ impl Accounts {
 
     /// When no account exists, makes a new one-time setup secret (replacing an unused one)
     /// and returns it for the console log; otherwise `None`.
-    pub async fn setup_secret(&self) -> Result<Option<String>, AuthError> {
+    /// One per `console` (its data directory's id): on a fleet sharing one database, each
+    /// console with no accounts yet prints its own, and any of them makes the first admin.
+    pub async fn setup_secret(&self, console: &str) -> Result<Option<String>, AuthError> {
         if self.count().await? > 0 {
             sqlx::query("delete from setup_secret").execute(&self.pool).await?;
             return Ok(None);
         }
         let secret = random_token()[..24].to_string();
         sqlx::query(
-            "insert into setup_secret (id, secret_hash) values (1, $1)
-             on conflict (id) do update set secret_hash = excluded.secret_hash, created_at = $2",
+            "insert into setup_secret (console, secret_hash, created_at) values ($1, $2, $3)
+             on conflict (console) do update set secret_hash = excluded.secret_hash, created_at = excluded.created_at",
         )
+        .bind(console)
         .bind(digest(&secret))
         .bind(crate::clock::now_text())
         .execute(&self.pool)
@@ -489,13 +496,15 @@ impl Accounts {
             if accounts > 0 {
                 return Err(AuthError::AlreadySetUp);
             }
-            let used = sqlx::query("delete from setup_secret where id = 1 and secret_hash = $1")
+            let used = sqlx::query("delete from setup_secret where secret_hash = $1")
                 .bind(digest(secret.trim()))
                 .execute(&mut *tx)
                 .await?;
-            if used.rows_affected() != 1 {
+            if used.rows_affected() == 0 {
                 return Err(AuthError::BadSecret);
             }
+            // The other consoles' secrets are moot once an admin exists.
+            sqlx::query("delete from setup_secret").execute(&mut *tx).await?;
             let id: i64 = sqlx::query_scalar(
                 "insert into account (name, password_hash, role) values ($1, $2, 'admin') returning account_id",
             )
@@ -516,6 +525,34 @@ impl Accounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 16: each console of a fleet starting with no accounts prints its own setup secret,
+    /// and any of them makes the first admin (once: the others are used up with it). One row
+    /// for the fleet meant only the last console's printed secret worked.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn each_console_prints_a_setup_secret_that_works() {
+        for db in crate::db::testing::both().await {
+            let (a, b) = (
+                Accounts::new(db.pool.clone()),
+                Accounts::new(db.another_console().await),
+            );
+            let first = a.setup_secret("console-a").await.unwrap().unwrap();
+            let second = b.setup_secret("console-b").await.unwrap().unwrap();
+            assert!(matches!(
+                a.setup_admin("not-the-secret", "root", "correct horse battery staple")
+                    .await,
+                Err(AuthError::BadSecret)
+            ));
+            a.setup_admin(&first, "root", "correct horse battery staple")
+                .await
+                .unwrap_or_else(|e| panic!("{:?}: the first console's secret: {e}", db.backend));
+            assert!(matches!(
+                b.setup_admin(&second, "mallory", "correct horse battery staple").await,
+                Err(AuthError::AlreadySetUp)
+            ));
+            assert_eq!(b.setup_secret("console-b").await.unwrap(), None);
+        }
+    }
 
     /// Issue 16: one set of accounts for the fleet: a session opened on one console is valid
     /// on every other sharing the database, and a sign-out or a disable on any ends it on all.

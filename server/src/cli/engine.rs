@@ -189,7 +189,17 @@ pub async fn serve(ctx: &Context, profile: &str, json: bool) -> i32 {
 /// Stops a profile's engine; the exit code and what the journal entry records (the processes
 /// found and ended, and whether the GPUs let go of them).
 pub async fn stop(ctx: &Context, profile: &str, json: bool) -> (i32, serde_json::Value) {
-    if let Err(e) = ctx.control.resolve(profile).await {
+    // Cut off from the shared database the profile cannot be read: what runs under the name
+    // (its record in the state directory) is stopped all the same.
+    let known_here =
+        crate::db::away() && app::domain::profile::valid_name(profile) && ctx.control.running(profile).is_some();
+    if let Err(e) = ctx
+        .control
+        .resolve(profile)
+        .await
+        .map(drop)
+        .or_else(|e| if known_here { Ok(()) } else { Err(e) })
+    {
         eprintln!("{e}");
         return (code_of(&e), serde_json::json!({"error": e.to_string()}));
     }
@@ -256,11 +266,15 @@ pub async fn stop(ctx: &Context, profile: &str, json: bool) -> (i32, serde_json:
 }
 
 pub async fn logs(ctx: &Context, profile: &str, lines: usize, follow: bool) -> i32 {
-    if let Err(e) = ctx.control.resolve(profile).await {
-        eprintln!("{e}");
-        return code_of(&e);
-    }
     let path = ctx.control.log_path(profile);
+    // Cut off from the shared database: the log this host keeps under the name.
+    let known_here = crate::db::away() && app::domain::profile::valid_name(profile) && path.is_file();
+    if let Err(e) = ctx.control.resolve(profile).await {
+        if !known_here {
+            eprintln!("{e}");
+            return code_of(&e);
+        }
+    }
     let tail = match crate::control::logs::tail(&path, lines) {
         Ok(t) => t,
         Err(e) => {

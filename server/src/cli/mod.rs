@@ -325,7 +325,10 @@ pub fn main(console: ConsoleServer) -> i32 {
     rt.block_on(run(cli, console))
 }
 
-async fn open(data: &std::path::Path) -> Result<EngineControl, i32> {
+/// Opens the data directory and its database. `local` commands (stop, logs, health, the GPUs)
+/// go on without a shared database that does not answer, in the degraded mode: this host's
+/// engines only, the journal entry kept in the spool for the console to write.
+async fn open(data: &std::path::Path, local: bool) -> Result<EngineControl, i32> {
     let data = DataDir::open(data).map_err(|e| {
         eprintln!("{e:#}");
         USAGE
@@ -335,10 +338,24 @@ async fn open(data: &std::path::Path) -> Result<EngineControl, i32> {
         eprintln!("{}: [tls] ca_file: {e}", crate::config::CONFIG_FILE);
         USAGE
     })?;
-    let pool = crate::db::connect(&data).await.map_err(|e| {
-        eprintln!("{e:#}");
-        PROBLEM
-    })?;
+    let pool = match crate::db::connect(&data).await {
+        Ok(pool) => pool,
+        Err(e) if local && data.config.database_url.is_some() => {
+            let pool = crate::db::lazy_postgres(&data).map_err(|e2| {
+                eprintln!("{e:#}; {e2:#}");
+                PROBLEM
+            })?;
+            crate::db::health().set_down(crate::clock::now_ms());
+            eprintln!(
+                "{e:#}\nThe shared database does not answer: working on this host's engines only (the degraded mode); the journal entry is kept and written when this host's console reaches the database."
+            );
+            pool
+        }
+        Err(e) => {
+            eprintln!("{e:#}");
+            return Err(PROBLEM);
+        }
+    };
     Ok(EngineControl::new(data, crate::profile_store::ProfileStore::new(pool)))
 }
 
@@ -384,7 +401,11 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
             }
         }
     }
-    let mut control = match open(&cli.data).await {
+    let local = matches!(
+        cli.command,
+        Command::Stop { .. } | Command::Logs { .. } | Command::Health { .. } | Command::Gpu
+    );
+    let mut control = match open(&cli.data, local).await {
         Ok(c) => c,
         Err(code) => return code,
     };

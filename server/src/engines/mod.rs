@@ -98,6 +98,7 @@ impl Engines {
             log_path: log_path.display().to_string(),
             run: self.runs.status(profile),
             gpu: self.gpu.borrow().clone(),
+            long_history: self.history.has_prometheus(),
         })
     }
 

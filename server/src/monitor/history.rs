@@ -21,6 +21,10 @@ pub enum HistoryError {
         minute: i64,
         source: serde_json::Error,
     },
+    /// A range longer than the console's own day of rollups, without an answer from
+    /// Prometheus (none configured, or it failed: the console's log says which).
+    #[error("the {0} range comes from Prometheus ([prometheus] url), which gave no history for it")]
+    Beyond(&'static str),
 }
 
 pub use crate::clock::now_ms;
@@ -54,6 +58,11 @@ impl History {
     pub fn with_prometheus(mut self, prometheus: Option<super::promql::Prometheus>) -> Self {
         self.prometheus = prometheus;
         self
+    }
+
+    /// History comes from Prometheus (its `[prometheus] url` is set).
+    pub fn has_prometheus(&self) -> bool {
+        self.prometheus.is_some()
     }
 
     /// Points from Prometheus, `None` when there is none, it fails (logged: the caller falls
@@ -164,6 +173,10 @@ impl History {
         {
             return Ok(points);
         }
+        if range.needs_prometheus() {
+            // Not the console's day of rollups drawn as if it were a week.
+            return Err(HistoryError::Beyond(range.id()));
+        }
         let rows: Vec<(i64, String)> = sqlx::query_as(
             "select minute, point from signal_rollup where profile = $1 and minute >= $2 order by minute",
         )
@@ -267,6 +280,30 @@ mod tests {
             crate::monitor::promql::Prometheus::new("http://127.0.0.1:9", "gpu-a"),
         ));
         assert!(h.points("a", Range::Last1h, now).await.unwrap().is_empty());
+        // A week is Prometheus' alone: refused, naming it, rather than a day drawn as a week.
+        let e = h.points("a", Range::Last7d, now).await.unwrap_err();
+        assert!(e.to_string().contains("[prometheus] url"), "{e}");
+    }
+
+    /// Issue 16: the charts' week and month come from Prometheus, 240 points across them.
+    #[tokio::test]
+    async fn a_week_and_a_month_come_from_prometheus() {
+        let dir = tempfile::tempdir().unwrap();
+        let asked: Arc<Mutex<Vec<String>>> = Default::default();
+        let url = fake_prometheus(asked.clone()).await;
+        let h = History::new(crate::db::open(&dir.path().join("h.db")).await.unwrap())
+            .with_prometheus(Some(crate::monitor::promql::Prometheus::new(&url, "gpu-a")));
+        assert!(h.has_prometheus());
+        let now = 1_800_000_000_000;
+        for (range, step) in [(Range::Last7d, "step=2520s"), (Range::Last30d, "step=10800s")] {
+            asked.lock().unwrap().clear();
+            let points = h.points("a", range, now).await.unwrap();
+            assert_eq!(points[0].t_ms, now - range.secs() * 1000);
+            assert!(asked.lock().unwrap().iter().all(|q| q.contains(step)), "{range:?}");
+        }
+        let own = History::new(crate::db::open(&dir.path().join("h2.db")).await.unwrap());
+        assert!(!own.has_prometheus());
+        assert!(own.points("a", Range::Last30d, now).await.is_err());
     }
 
     fn scrape(gen: f64, waiting: f64) -> Signals {

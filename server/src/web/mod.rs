@@ -284,7 +284,10 @@ pub async fn serve(ctx: Context, addr: SocketAddr) -> anyhow::Result<()> {
         );
     }
     crate::changes::Changes::new(ctx.clone()).recover().await;
-    match crate::auth::Accounts::new(ctx.pool.clone()).setup_secret().await {
+    match crate::auth::Accounts::new(ctx.pool.clone())
+        .setup_secret(&ctx.data.console_id())
+        .await
+    {
         Ok(Some(secret)) => {
             // The one way in on a fresh console: printed once, stored only as a hash, used up
             // by the first admin. A restart before that prints a new one.

@@ -92,16 +92,29 @@ async fn backup_online_restore_offline_and_a_copy_before_each_migration() {
             .unwrap();
         let sql = std::fs::read_to_string(file).unwrap().to_lowercase();
         let mut made: Vec<(String, String)> = Vec::new();
+        let mut added: Vec<(String, String)> = Vec::new();
         for line in sql.lines() {
             let words: Vec<&str> = line.split_whitespace().collect();
-            if let ["create", kind @ ("table" | "index" | "trigger"), name, ..] = words.as_slice() {
-                made.push((kind.to_string(), name.trim_end_matches('(').to_string()));
+            match words.as_slice() {
+                ["create", kind @ ("table" | "index" | "trigger"), name, ..] => {
+                    made.push((kind.to_string(), name.trim_end_matches('(').to_string()))
+                }
+                ["alter", "table", table, "add", "column", column, ..] => {
+                    added.push((table.to_string(), column.to_string()))
+                }
+                _ => {}
             }
         }
         assert!(
-            !made.is_empty(),
+            !made.is_empty() || !added.is_empty(),
             "the newest migration creates nothing this test can undo"
         );
+        for (table, column) in added {
+            sqlx::query(&format!("alter table {table} drop column {column}"))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        }
         // Triggers and indexes first, then tables.
         made.sort_by_key(|(kind, _)| kind == "table");
         for (kind, name) in made {

@@ -35,6 +35,38 @@ async fn engines_of(port: u16) -> Vec<serde_json::Value> {
         .unwrap_or_default()
 }
 
+/// Hosts gpu-a and gpu-b on one PostgreSQL (gpu-b reaching it at `b_url`), alice an operator,
+/// `profile` served on gpu-b, both consoles up and gpu-a's fleet showing gpu-b's engine.
+struct TwoHosts {
+    a: Env,
+    b: Env,
+    ports: [u16; 2],
+    _consoles: Vec<Console>,
+}
+
+async fn two_hosts(url: &str, b_url: &str, profile: &str) -> TwoHosts {
+    let (a, b) = (host(url, "gpu-a"), host(b_url, "gpu-b"));
+    a.add_user("alice", "operator");
+    b.vllm_profile(profile, free_port(), "");
+    b.serve_ok(profile);
+    let ports = [free_port(), free_port()];
+    let consoles = vec![Console::start(&a, ports[0]), Console::start(&b, ports[1])];
+    eventually(Duration::from_secs(30), async || {
+        engines_of(ports[0])
+            .await
+            .into_iter()
+            .find(|e| e["node"] == "gpu-b" && e["state"] == "healthy")
+    })
+    .await
+    .expect("gpu-a's fleet shows gpu-b's engine");
+    TwoHosts {
+        a,
+        b,
+        ports,
+        _consoles: consoles,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn three_hosts_on_one_postgres_operate_each_others_engines() {
     let Some(url) = pg_database().await else { return };
@@ -168,22 +200,9 @@ async fn three_hosts_on_one_postgres_operate_each_others_engines() {
 #[tokio::test(flavor = "multi_thread")]
 async fn smoke_bench_gate_and_evidence_run_where_the_engine_runs() {
     let Some(url) = pg_database().await else { return };
-    let (a, b) = (host(&url, "gpu-a"), host(&url, "gpu-b"));
-    a.add_user("alice", "operator");
+    let TwoHosts { a, b, ports, .. } = &two_hosts(&url, &url, "b-llama").await;
     a.add_user("bob", "approver");
     a.add_user("vera", "viewer");
-    b.vllm_profile("b-llama", free_port(), "");
-    b.serve_ok("b-llama");
-    let ports = [free_port(), free_port()];
-    let _consoles: Vec<Console> = [&a, &b].iter().zip(ports).map(|(e, p)| Console::start(e, p)).collect();
-    eventually(Duration::from_secs(30), async || {
-        engines_of(ports[0])
-            .await
-            .into_iter()
-            .find(|e| e["node"] == "gpu-b" && e["state"] == "healthy")
-    })
-    .await
-    .expect("gpu-a's fleet shows gpu-b's engine");
     let base = format!("http://127.0.0.1:{}", ports[0]);
     let alice = Session::login(&base, "alice").await;
     let bob = Session::login(&base, "bob").await;
@@ -630,8 +649,9 @@ async fn pump(
 
 /// Issue 16's drill: the network between one host and the database is cut. Its engines keep
 /// running; its signed-in operator keeps control of them, and every page says the console
-/// runs in its degraded mode; the other hosts see it unreachable; the journal entries made
-/// while cut off are written when the link is back, in order, the chain intact.
+/// runs in its degraded mode; its CLI reads the engine's log and stops it; the other hosts
+/// see it unreachable; the journal entries made while cut off (the page's and the CLI's) are
+/// written when the link is back, in order, the chain intact.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_host_cut_off_from_the_database_keeps_local_control_and_journals_on_return() {
     let Some(url) = pg_database().await else { return };
@@ -639,25 +659,12 @@ async fn a_host_cut_off_from_the_database_keeps_local_control_and_journals_on_re
     let target: std::net::SocketAddr = authority.parse().unwrap();
     let link = Link::to(target).await;
     let b_url = url.replace(authority, &format!("127.0.0.1:{}", link.port));
-    let (a, b) = (host(&url, "gpu-a"), host(&b_url, "gpu-b"));
-    a.add_user("alice", "operator");
-    b.vllm_profile("b-llama", free_port(), "");
-    b.serve_ok("b-llama");
-    let ports = [free_port(), free_port()];
-    let _consoles: Vec<Console> = [&a, &b].iter().zip(ports).map(|(e, p)| Console::start(e, p)).collect();
+    let TwoHosts { a, b, ports, .. } = &two_hosts(&url, &b_url, "b-llama").await;
     let pid = |rows: Vec<serde_json::Value>| {
         rows.into_iter()
             .find(|e| e["profile"] == "b-llama" && e["state"] == "healthy")
             .and_then(|e| e["pid"].as_i64())
     };
-    eventually(Duration::from_secs(30), async || {
-        engines_of(ports[0])
-            .await
-            .into_iter()
-            .find(|e| e["node"] == "gpu-b" && e["state"] == "healthy")
-    })
-    .await
-    .expect("gpu-a's fleet shows gpu-b's engine");
     let on_b = Session::login(&format!("http://127.0.0.1:{}", ports[1]), "alice").await;
     let whoami = async |s: &Session| -> serde_json::Value {
         let (code, body) = s.call("whoami", "").await;
@@ -685,7 +692,7 @@ async fn a_host_cut_off_from_the_database_keeps_local_control_and_journals_on_re
         "restart answered {} ms after it was asked, cut off",
         asked.elapsed().as_millis()
     );
-    let restarted = eventually(Duration::from_secs(60), async || {
+    eventually(Duration::from_secs(60), async || {
         pid(engines_of(ports[1]).await).filter(|p| *p != pid_before)
     })
     .await
@@ -702,12 +709,23 @@ async fn a_host_cut_off_from_the_database_keeps_local_control_and_journals_on_re
     })
     .await
     .expect("gpu-a shows gpu-b unreachable");
-    let before_return: Vec<serde_json::Value> = journal_of(&a, "b-llama");
+    let before_return: Vec<serde_json::Value> = journal_of(a, "b-llama");
+    // gpu-b's CLI, cut off too: the engine's log and its stop work on this host alone.
+    let out = b.run(&["logs", "--profile", "b-llama", "--lines", "5"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", str(&out));
+    assert!(str(&out).1.contains("degraded mode"), "{:?}", str(&out));
+    let out = b.run(&["stop", "--profile", "b-llama", "--reason", "drain while cut off"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", str(&out));
+    eventually(Duration::from_secs(30), async || {
+        pid(engines_of(ports[1]).await).is_none().then_some(())
+    })
+    .await
+    .expect("stopped from the CLI while cut off");
 
     link.restore();
     // The entries made while cut off arrive, in order, in the one chain.
     let arrived = eventually(Duration::from_secs(60), async || {
-        let all = journal_of(&a, "b-llama");
+        let all = journal_of(a, "b-llama");
         (all.len() > before_return.len()).then_some(all)
     })
     .await
@@ -717,7 +735,7 @@ async fn a_host_cut_off_from_the_database_keeps_local_control_and_journals_on_re
         .iter()
         .map(|e| e["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["restart"], "{arrived:?}");
+    assert_eq!(kinds, ["stop", "restart"], "in order, newest first: {arrived:?}");
     let restart = arrived
         .iter()
         .find(|e| e["kind"] == "restart" && e["detail"]["spooled"] == true)
@@ -733,8 +751,9 @@ async fn a_host_cut_off_from_the_database_keeps_local_control_and_journals_on_re
     })
     .await
     .expect("the degraded mode ends");
-    assert_eq!(pid(engines_of(ports[1]).await), Some(restarted));
-    b.run(&["stop", "--profile", "b-llama"]);
+    let stop = &arrived[0];
+    assert_eq!(stop["reason"], "drain while cut off", "{stop}");
+    assert_eq!(stop["detail"]["spooled"], true, "{stop}");
 }
 
 /// The journal's entries about `profile`, newest first, as a host's CLI lists them.

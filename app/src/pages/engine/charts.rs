@@ -1,5 +1,6 @@
-//! The engine page's live charts: a range picker (15 min, 1 h, 24 h), the history for that
-//! range fetched once, then new points from the page's one event stream. A chart whose
+//! The engine page's live charts: a range picker (15 min, 1 h, 24 h, and 7 and 30 days when
+//! the console reads Prometheus), the history for that range fetched once, then new points
+//! from the page's one event stream. A chart whose
 //! signals have no source says why instead of drawing empty axes.
 
 use crate::charts::{has_source, option, ChartKind};
@@ -18,6 +19,8 @@ pub fn ChartsPanel(
     points: RwSignal<Vec<Point>>,
     range: RwSignal<Range>,
     gpu: RwSignal<GpuState>,
+    /// Prometheus keeps the history: ranges beyond the console's own day are offered.
+    long_history: bool,
 ) -> impl IntoView {
     let i18n = use_i18n();
     let loading = RwSignal::new(false);
@@ -52,7 +55,11 @@ pub fn ChartsPanel(
         <div class="charts-head">
             <h2>{move || i18n.t("charts-title")}</h2>
             <div class="ranges" role="group" aria-label=move || i18n.t("range-label")>
-                {Range::ALL.into_iter().map(range_button).collect_view()}
+                {Range::ALL
+                    .into_iter()
+                    .filter(|r| long_history || !r.needs_prometheus())
+                    .map(range_button)
+                    .collect_view()}
             </div>
             <Show when=move || loading.get()>
                 <span class="muted">{move || i18n.t("loading")}</span>

@@ -178,7 +178,7 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
                 <OpenIncidentButton profile=for_incident/>
             </SectionPanel>
             <SectionPanel section=Section::Charts current=section>
-                <ChartsPanel profile=for_charts status points range gpu/>
+                <ChartsPanel profile=for_charts status points range gpu long_history=detail.long_history/>
                 <timeline::StateTimelineBar profile=for_timeline range state/>
             </SectionPanel>
             <SectionPanel section=Section::Log current=section>
