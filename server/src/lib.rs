@@ -25,7 +25,7 @@ pub mod releases;
 pub mod tls;
 
 // Features (the context first: what every feature is handed).
-pub mod auth;
+pub mod accounts;
 pub mod changes;
 pub mod context;
 pub mod control;

@@ -555,7 +555,7 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
         Command::Profile { command } => profile::run(&ctx, command, json).await,
         Command::Journal { command } => journal::run(&ctx, command, json).await,
         Command::User { command } => {
-            let accounts = crate::auth::Accounts::new(ctx.pool.clone());
+            let accounts = crate::accounts::Accounts::new(ctx.pool.clone());
             user::run(&accounts, &ctx.journal, command, json).await
         }
     }

@@ -30,15 +30,20 @@ pub enum ProfileCommand {
 
 pub async fn run(ctx: &Context, command: ProfileCommand, json: bool) -> i32 {
     let lang = lang();
+    // The profiles page's use-cases: the CLI lists, exports and imports through them.
+    let profiles = crate::profiles::Profiles::new(ctx.clone());
     match command {
-        ProfileCommand::List => match ctx.store.list().await {
+        ProfileCommand::List => match profiles.list().await {
             Ok(rows) => {
                 if json {
-                    let v: Vec<_> = rows.iter().map(|r| serde_json::json!({"name": r.profile.name, "engine": r.profile.engine, "model": r.profile.model, "updated_at": r.updated_at})).collect();
+                    let v: Vec<_> = rows
+                        .iter()
+                        .map(|r| serde_json::json!({"name": r.name, "engine": r.engine, "model": r.model, "updated_at": r.updated_at}))
+                        .collect();
                     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
                 } else {
                     for r in rows {
-                        println!("{:<24} {:<16} {}", r.profile.name, r.profile.engine, r.profile.model);
+                        println!("{:<24} {:<16} {}", r.name, r.engine, r.model);
                     }
                 }
                 OK
@@ -77,10 +82,7 @@ pub async fn run(ctx: &Context, command: ProfileCommand, json: bool) -> i32 {
                 }
             };
             let source = file.display().to_string();
-            match crate::profiles::Profiles::new(ctx.clone())
-                .import(&cli_actor(), &name, &text, &source)
-                .await
-            {
+            match profiles.import(&cli_actor(), &name, &text, &source).await {
                 Ok(imported) => {
                     for w in &imported.warnings {
                         eprintln!("{}", describe_issue(lang, &file, w));
@@ -100,25 +102,22 @@ pub async fn run(ctx: &Context, command: ProfileCommand, json: bool) -> i32 {
                 }
             }
         }
-        ProfileCommand::Export { name, out } => match ctx.store.get(&name).await {
-            Ok(Some(s)) => {
-                let text = s.profile.to_env();
-                match out {
-                    Some(path) => match std::fs::write(&path, text) {
-                        Ok(()) => OK,
-                        Err(e) => {
-                            eprintln!("{}: {e}", path.display());
-                            PROBLEM
-                        }
-                    },
-                    None => {
-                        print!("{text}");
-                        OK
+        ProfileCommand::Export { name, out } => match profiles.text(&name).await {
+            Ok(text) => match out {
+                Some(path) => match std::fs::write(&path, text) {
+                    Ok(()) => OK,
+                    Err(e) => {
+                        eprintln!("{}: {e}", path.display());
+                        PROBLEM
                     }
+                },
+                None => {
+                    print!("{text}");
+                    OK
                 }
-            }
-            Ok(None) => {
-                eprintln!("no profile named {name}");
+            },
+            Err(e @ crate::profiles::ProfileError::NoSuchProfile(_)) => {
+                eprintln!("{e}");
                 USAGE
             }
             Err(e) => {

@@ -2,7 +2,7 @@
 //! who is locked out. Whoever can run this can read the database anyway; passwords come from
 //! standard input, never from argv (which other users can see in `ps`).
 
-use crate::auth::{Accounts, AuthError};
+use crate::accounts::{Accounts, AuthError};
 use app::domain::auth::Role;
 use clap::Subcommand;
 

@@ -5,7 +5,7 @@
 //! checked against the review rules with the role the account has now.
 
 use super::jobs::Outcome;
-use crate::auth::Accounts;
+use crate::accounts::Accounts;
 use crate::changes::Changes;
 use crate::engines::Engines;
 use crate::incidents::Incidents;

@@ -150,6 +150,11 @@ impl Profiles {
             .ok_or_else(|| ProfileError::NoSuchProfile(name.to_string()))
     }
 
+    /// A profile in its file form (`KEY=VALUE` lines), as `roofline profile export` writes it.
+    pub async fn text(&self, name: &str) -> Result<String, ProfileError> {
+        Ok(self.stored(name).await?.profile.to_env())
+    }
+
     /// Every profile, by name, with the installation's kind and whether it is simulated.
     pub async fn list(&self) -> Result<Vec<ProfileSummary>, ProfileError> {
         let rows = self.ctx.store.list().await.map_err(anyhow::Error::from)?;

@@ -8,8 +8,8 @@
 //! `/api/engines` (what other consoles in the fleet read), and the Alertmanager webhook and
 //! Prometheus service discovery, which check their own bearer tokens.
 
-use crate::auth::ratelimit::{Key, LoginLimiter};
-use crate::auth::{Accounts, AuthError};
+use crate::accounts::ratelimit::{Key, LoginLimiter};
+use crate::accounts::{Accounts, AuthError};
 use app::api::csrf;
 use app::api::service::BoxFut;
 use app::api::{AccountInfo, AccountService, ApiError, Caller, ClientAddr, SessionToken, SignedIn};
@@ -247,7 +247,7 @@ impl AuthState {
         let s = self.accounts.open_session(id).await.map_err(auth_error)?;
         Ok(SignedIn {
             caller: Caller { name, role },
-            cookies: self.cookies(&s.token, &s.csrf, crate::auth::ABSOLUTE_S),
+            cookies: self.cookies(&s.token, &s.csrf, crate::accounts::ABSOLUTE_S),
         })
     }
 

@@ -94,7 +94,7 @@ impl Shared {
             runs: self.runs.clone(),
             changes: self.changes.clone(),
             incidents: self.incidents.clone(),
-            accounts: crate::auth::Accounts::new(ctx.pool.clone()),
+            accounts: crate::accounts::Accounts::new(ctx.pool.clone()),
         }
     }
 }
@@ -133,7 +133,7 @@ pub fn router_with(
         hosts,
     } = shared;
     let auth = auth::AuthState {
-        accounts: crate::auth::Accounts::new(ctx.pool.clone()),
+        accounts: crate::accounts::Accounts::new(ctx.pool.clone()),
         limiter: Default::default(),
         // Over the console's own HTTPS listener cookies are always Secure.
         secure: ctx.data.config.tls.listener().is_some()
@@ -284,7 +284,7 @@ pub async fn serve(ctx: Context, addr: SocketAddr) -> anyhow::Result<()> {
         );
     }
     crate::changes::Changes::new(ctx.clone()).recover().await;
-    match crate::auth::Accounts::new(ctx.pool.clone())
+    match crate::accounts::Accounts::new(ctx.pool.clone())
         .setup_secret(&ctx.data.console_id())
         .await
     {

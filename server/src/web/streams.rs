@@ -25,7 +25,7 @@ pub const RECHECK: Duration = Duration::from_secs(5);
 /// The open streams, counted per session (by the token's hash) and in all.
 #[derive(Clone)]
 pub struct StreamGate {
-    accounts: crate::auth::Accounts,
+    accounts: crate::accounts::Accounts,
     open: Arc<Mutex<HashMap<String, usize>>>,
     recheck: Duration,
 }
@@ -51,7 +51,7 @@ impl Drop for Slot {
 
 impl StreamGate {
     /// `ROOFLINE_STREAM_RECHECK_MS` shortens the interval (tests); it can never lengthen it.
-    pub fn new(accounts: crate::auth::Accounts) -> Self {
+    pub fn new(accounts: crate::accounts::Accounts) -> Self {
         let recheck = std::env::var("ROOFLINE_STREAM_RECHECK_MS")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -100,7 +100,7 @@ pub async fn gate(State(gate): State<StreamGate>, req: Request, next: Next) -> R
     let Some(token) = req.extensions().get::<app::api::SessionToken>().cloned() else {
         return next.run(req).await;
     };
-    let key = crate::auth::digest(&token.0);
+    let key = crate::accounts::digest(&token.0);
     let slot = match gate.acquire(&key) {
         Ok(s) => s,
         Err(why) => {

@@ -6,7 +6,7 @@
 use app::domain::auth::{Access, Role, SERVER_FNS};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use server::auth::Accounts;
+use server::accounts::Accounts;
 use server::config::DataDir;
 use server::context::Context;
 use server::control::EngineControl;
@@ -21,9 +21,12 @@ struct App {
     router: axum::Router,
     ctx: Context,
     dir: tempfile::TempDir,
+    /// Held for the test: its sign-ins hash in this process (see `IN_PROCESS_SIGN_INS`).
+    _sign_ins: tokio::sync::MutexGuard<'static, ()>,
 }
 
 async fn app() -> App {
+    let sign_ins = crate::common::IN_PROCESS_SIGN_INS.lock().await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("roofline.toml"),
@@ -45,7 +48,12 @@ async fn app() -> App {
     let metrics = Arc::new(server::monitor::console_metrics::ConsoleMetrics::default());
     let feeds = server::monitor::start(ctx.clone(), metrics.clone()).await;
     let router = server::web::router(ctx.clone(), feeds, metrics, "127.0.0.1:3000".parse().unwrap());
-    App { router, ctx, dir }
+    App {
+        router,
+        ctx,
+        dir,
+        _sign_ins: sign_ins,
+    }
 }
 
 struct Reply {

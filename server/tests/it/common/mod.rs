@@ -297,6 +297,10 @@ impl Console {
     }
 }
 
+/// Tests that sign in through a router in this process (argon2 in this process) hold it:
+/// `signin_flood` counts the process's hashes, which another such test would add to.
+pub static IN_PROCESS_SIGN_INS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Where a console's own log goes: nowhere, or `$ROOFLINE_TEST_CONSOLE_LOGS/console-PORT.log`
 /// when a test is being looked into.
 fn console_log(port: u16) -> std::process::Stdio {
