@@ -104,7 +104,7 @@ fi
 cleanup
 trap - EXIT
 
-step "browser: two host consoles on one PostgreSQL, host B's engine restarted from host A's pages"
+step "browser: three host consoles on one PostgreSQL, host B's engine restarted and host C's smoke-tested from host A's pages"
 scripts/test-multihost-browser.sh 2>&1 | tee "$log/multihost.txt"
 
 step "release: the tarball built, unpacked and run from an empty directory, signed into by a browser"

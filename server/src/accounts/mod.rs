@@ -377,7 +377,7 @@ impl Accounts {
         match self.session_in_db(&key).await {
             Ok(Some((info, created))) => {
                 if let Ok(mut seen) = self.seen.lock() {
-                    if seen.len() >= MAX_SEEN {
+                    if seen.len() >= MAX_SEEN && !seen.contains_key(&key) {
                         if let Some(oldest) = seen.iter().min_by_key(|(_, s)| s.checked).map(|(k, _)| k.clone()) {
                             seen.remove(&oldest);
                         }
