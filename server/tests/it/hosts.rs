@@ -481,21 +481,7 @@ impl Drop for OwnPostgres {
 async fn postgres_restarted_during_traffic_loses_nothing_and_runs_nothing_twice() {
     let Some(pg) = OwnPostgres::start().await else { return };
     let url = pg.database().await;
-    let (a, b) = (host(&url, "gpu-a"), host(&url, "gpu-b"));
-    a.add_user("alice", "operator");
-    let engine_port = free_port();
-    b.vllm_profile("b-drill", engine_port, "");
-    b.serve_ok("b-drill");
-    let ports = [free_port(), free_port()];
-    let _consoles = [Console::start(&a, ports[0]), Console::start(&b, ports[1])];
-    eventually(Duration::from_secs(30), async || {
-        engines_of(ports[0])
-            .await
-            .into_iter()
-            .find(|e| e["node"] == "gpu-b" && e["state"] == "healthy")
-    })
-    .await
-    .expect("gpu-a sees gpu-b's engine");
+    let TwoHosts { a, b, ports, .. } = &two_hosts(&url, &url, "b-drill").await;
     let alice = Session::login(&format!("http://127.0.0.1:{}", ports[0]), "alice").await;
 
     // Traffic: a job for gpu-b's log every 200 ms, through the outage.
