@@ -652,10 +652,15 @@ async fn a_host_cut_off_from_the_database_keeps_local_control_and_journals_on_re
             .and_then(|e| e["pid"].as_i64())
     };
     let on_b = Session::login(&format!("http://127.0.0.1:{}", ports[1]), "alice").await;
+    // The header's state. The first requests after the cut may wait out the pool's timeouts
+    // before the heartbeat has found the outage (under load, past the client's 20 s): such an
+    // answer reads as nothing yet.
     let whoami = async |s: &Session| -> serde_json::Value {
-        let (code, body) = s.call("whoami", "").await;
-        assert_eq!(code, 200, "{body}");
-        serde_json::from_str(&body).unwrap()
+        let r = s.post_fn("whoami", "").send().await;
+        match r {
+            Ok(r) if r.status() == 200 => r.json().await.unwrap_or_default(),
+            _ => serde_json::json!({"unanswered": true}),
+        }
     };
     assert!(whoami(&on_b).await["database_away_since_ms"].is_null());
     let pid_before = pid(engines_of(ports[1]).await).expect("b-llama healthy on gpu-b");
@@ -712,7 +717,8 @@ async fn a_host_cut_off_from_the_database_keeps_local_control_and_journals_on_re
     // The entries made while cut off arrive, in order, in the one chain.
     let arrived = eventually(Duration::from_secs(60), async || {
         let all = journal_of(a, "b-llama");
-        (all.len() > before_return.len()).then_some(all)
+        // Both of them: the spool is written one entry at a time.
+        (all.len() >= before_return.len() + 2).then_some(all)
     })
     .await
     .expect("gpu-b's journal entries are written on its return");
@@ -733,7 +739,8 @@ async fn a_host_cut_off_from_the_database_keeps_local_control_and_journals_on_re
         assert_eq!(out.status.code(), Some(0), "{:?}", str(&out));
     }
     eventually(Duration::from_secs(30), async || {
-        whoami(&on_b).await["database_away_since_ms"].is_null().then_some(())
+        let w = whoami(&on_b).await;
+        (w["database_away_since_ms"].is_null() && w["unanswered"].is_null()).then_some(())
     })
     .await
     .expect("the degraded mode ends");
