@@ -186,9 +186,7 @@ impl Accounts {
         }
         match self.count().await {
             Ok(n) => Ok(n == 0),
-            Err(AuthError::Sqlx(e)) if crate::db::unreachable(&e) && crate::db::health().down_since().is_some() => {
-                Ok(false)
-            }
+            Err(AuthError::Sqlx(e)) if crate::db::unreachable(&e) && crate::db::away() => Ok(false),
             Err(e) => Err(e),
         }
     }

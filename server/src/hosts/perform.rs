@@ -38,8 +38,13 @@ impl Performer {
             // A row this version cannot read (an unknown action or arguments): never guessed at.
             return Outcome::failed(job.outcome.clone().unwrap_or_default());
         }
+        // The rule the request was let through by, read again for the account as it is now.
+        let needed = match app::domain::auth::access_for("request_host_action") {
+            Some(app::domain::auth::Access::Role(r)) => r,
+            _ => Role::Admin,
+        };
         let role = match self.accounts.current_role(&job.requested_by).await {
-            Ok(Some(role)) if role >= Role::Operator => role,
+            Ok(Some(role)) if role.allows(needed) => role,
             Ok(_) => {
                 return Outcome::failed(format!(
                     "{} may not act on engines any more (disabled, removed or no longer an operator)",
