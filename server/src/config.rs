@@ -522,40 +522,52 @@ fn check_container(name: &str, install: &EngineInstall) -> anyhow::Result<()> {
 /// Whether an image reference is pinned by digest: `NAME@sha256:<64 hex>`, the name in the
 /// registries' grammar (lowercase path components, an optional registry host and port). A
 /// tag alone (`:latest`) is refused: it can point at other bytes tomorrow.
-pub fn check_image(image: &str) -> Result<(), String> {
+pub fn check_image(image: &str) -> Result<(), ValueError> {
     let Some((name, digest)) = image.split_once('@') else {
-        return Err("docker image by digest, not by the latest tag: give NAME@sha256:DIGEST".into());
+        return Err(ValueError::ImageTag);
     };
+    let shown = || digest.chars().take(80).collect::<String>();
     let hex = digest
         .strip_prefix("sha256:")
-        .ok_or_else(|| format!("digest `{digest}` is not sha256:…"))?;
+        .ok_or_else(|| ValueError::DigestKind(shown()))?;
     if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-        return Err(format!("digest `{digest}` is not sha256: and 64 lowercase hex digits"));
+        return Err(ValueError::DigestHex(shown()));
     }
     // The name may keep a tag beside the digest (`repo:1.0@sha256:…`): the digest decides.
     let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-/:".contains(c);
     if name.is_empty() || name.starts_with(['-', '/', '.', ':']) || name.len() > 255 || !name.chars().all(ok) {
-        return Err(format!(
-            "`{name}` is not an image name (lowercase letters, digits, `._-/:`; not starting with `-`)"
-        ));
+        return Err(ValueError::ImageName(name.chars().take(80).collect()));
     }
     Ok(())
 }
 
+/// A host configuration value that does not parse: what was wrong, for the message that
+/// names the key and the value.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    #[error("docker image by digest, not by the latest tag: give NAME@sha256:DIGEST")]
+    ImageTag,
+    #[error("digest `{0}` is not sha256:…")]
+    DigestKind(String),
+    #[error("digest `{0}` is not sha256: and 64 lowercase hex digits")]
+    DigestHex(String),
+    #[error("`{0}` is not an image name (lowercase letters, digits, `._-/:`; not starting with `-`)")]
+    ImageName(String),
+    #[error("`{0}` is not a device index (give \"all\", \"none\" or \"0,1\")")]
+    Device(String),
+}
+
 /// Which GPUs a container gets: `None` for none, `Some([])` for all, else the device indexes.
-pub fn parse_gpus(text: &str) -> Result<Option<Vec<u32>>, String> {
+pub fn parse_gpus(text: &str) -> Result<Option<Vec<u32>>, ValueError> {
     match text.trim() {
         "none" => Ok(None),
         "all" => Ok(Some(Vec::new())),
         list => list
             .split(',')
             .map(|d| {
-                d.trim().parse::<u32>().map_err(|_| {
-                    format!(
-                        "`{}` is not a device index (give \"all\", \"none\" or \"0,1\")",
-                        d.trim()
-                    )
-                })
+                d.trim()
+                    .parse::<u32>()
+                    .map_err(|_| ValueError::Device(d.trim().chars().take(80).collect()))
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
@@ -800,24 +812,36 @@ impl DataDir {
     }
 }
 
+/// Why a path a profile (or a request) names is refused: each names the path.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PathError {
+    #[error("{0} is not an absolute path")]
+    Relative(String),
+    #[error("{0} contains `..`")]
+    ParentDir(String),
+    /// Outside the root as resolved: a symlink inside the root may point out of it.
+    #[error("{path} is outside the models root {root}")]
+    Outside { path: String, root: String },
+}
+
 /// Checks that `path` lies under `root` without `..` tricks or symlinks leading out.
-pub fn confined(root: &Path, path: &Path) -> Result<PathBuf, String> {
+pub fn confined(root: &Path, path: &Path) -> Result<PathBuf, PathError> {
+    let shown = || path.display().to_string();
     if !path.is_absolute() {
-        return Err(format!("{} is not an absolute path", path.display()));
+        return Err(PathError::Relative(shown()));
     }
     if path.components().any(|c| matches!(c, Component::ParentDir)) {
-        return Err(format!("{} contains `..`", path.display()));
+        return Err(PathError::ParentDir(shown()));
     }
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let resolved = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     if resolved.starts_with(&root) {
         Ok(resolved)
     } else {
-        Err(format!(
-            "{} is outside the models root {}",
-            path.display(),
-            root.display()
-        ))
+        Err(PathError::Outside {
+            path: shown(),
+            root: root.display().to_string(),
+        })
     }
 }
 

@@ -57,9 +57,9 @@ impl Context {
         action: &str,
         profile: &str,
         reason: &str,
-        result: Result<String, ControlError>,
+        result: &Result<String, ControlError>,
     ) {
-        let detail = match &result {
+        let detail = match result {
             Ok(outcome) => {
                 tracing::info!(profile = %profile, action, %outcome, "engine action done");
                 serde_json::json!({"ok": true, "outcome": outcome})

@@ -160,18 +160,32 @@ pub mod events {
         }
     }
 
-    fn run() -> Result<(), String> {
+    /// Why the watcher does not run (logged once: events are an extra, not a fault).
+    #[derive(Debug, thiserror::Error)]
+    enum Unwatched {
+        #[error("no NVIDIA driver: {0}")]
+        NoDriver(nvml_wrapper::error::NvmlError),
+        #[error("{0}")]
+        Nvml(#[from] nvml_wrapper::error::NvmlError),
+        #[error("GPU {index}: {error}")]
+        Register {
+            index: u32,
+            error: nvml_wrapper::error::NvmlError,
+        },
+    }
+
+    fn run() -> Result<(), Unwatched> {
         use nvml_wrapper::bitmasks::event::EventTypes;
         use nvml_wrapper::enums::event::XidError;
         use nvml_wrapper::error::NvmlError;
-        let nvml = nvml_wrapper::Nvml::init().map_err(|e| format!("no NVIDIA driver: {e}"))?;
-        let count = nvml.device_count().map_err(|e| e.to_string())?;
-        let mut set = nvml.create_event_set().map_err(|e| e.to_string())?;
+        let nvml = nvml_wrapper::Nvml::init().map_err(Unwatched::NoDriver)?;
+        let count = nvml.device_count()?;
+        let mut set = nvml.create_event_set()?;
         for index in 0..count {
-            let device = nvml.device_by_index(index).map_err(|e| e.to_string())?;
+            let device = nvml.device_by_index(index)?;
             set = device
                 .register_events(EventTypes::CRITICAL_XID_ERROR | EventTypes::DOUBLE_BIT_ECC_ERROR, set)
-                .map_err(|e| format!("GPU {index}: {}", e.error))?;
+                .map_err(|e| Unwatched::Register { index, error: e.error })?;
         }
         loop {
             match set.wait(5_000) {

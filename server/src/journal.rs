@@ -30,7 +30,19 @@ pub enum JournalError {
     /// chain rewritten, an older database put in place): appends are refused until a restore
     /// re-anchors, so a cover-up cannot be written over.
     #[error("journal refused: {0}")]
-    Rewound(String),
+    Rewound(Unanchored),
+}
+
+/// How the table fails its anchor (kept outside the database): the banner's, `/readyz`'s and
+/// `roofline journal verify`'s words.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Unanchored {
+    #[error("the anchor outside the database is missing although the journal has entries (up to #{0})")]
+    AnchorMissing(i64),
+    #[error("rewritten: entry #{0} differs from the anchor written outside the database")]
+    Rewritten(i64),
+    #[error("truncated: the anchor outside the database says the journal reached #{0}, the table does not")]
+    Truncated(i64),
 }
 
 /// One journal entry (shared with the UI).
@@ -243,7 +255,7 @@ impl Journal {
     async fn check_head<'c>(
         &self,
         conn: impl sqlx::Executor<'c, Database = sqlx::Any>,
-    ) -> Result<Result<(), String>, sqlx::Error> {
+    ) -> Result<Result<(), Unanchored>, sqlx::Error> {
         if self.anchor.is_none() {
             return Ok(Ok(()));
         }
@@ -258,9 +270,7 @@ impl Journal {
                 .fetch_one(conn)
                 .await?;
             return Ok(match any {
-                Some(n) => Err(format!(
-                    "the anchor outside the database is missing although the journal has entries (up to #{n})"
-                )),
+                Some(n) => Err(Unanchored::AnchorMissing(n)),
                 // Anchored at the start before the first entry is written (under the append's
                 // write lock): another process that appends before this one has written its
                 // anchor then finds the start, not "missing".
@@ -279,14 +289,8 @@ impl Journal {
             .await?;
         Ok(match at {
             Some(h) if h == anchor.hash => Ok(()),
-            Some(_) => Err(format!(
-                "rewritten: entry #{} differs from the anchor written outside the database",
-                anchor.seq
-            )),
-            None => Err(format!(
-                "truncated: the anchor outside the database says the journal reached #{}, the table does not",
-                anchor.seq
-            )),
+            Some(_) => Err(Unanchored::Rewritten(anchor.seq)),
+            None => Err(Unanchored::Truncated(anchor.seq)),
         })
     }
 
@@ -298,7 +302,7 @@ impl Journal {
         }
         match self.check_head(&self.pool).await {
             Ok(Ok(())) => None,
-            Ok(Err(why)) => Some(why),
+            Ok(Err(why)) => Some(why.to_string()),
             Err(e) => {
                 tracing::warn!(error = %e, "journal head could not be checked");
                 None
@@ -570,7 +574,7 @@ impl Journal {
         if let Err(why) = self.check_head(&self.pool).await? {
             return Ok(Verification {
                 entries: rows.len(),
-                broken: Some((self.read_anchor().map_or(last_seq, |a| a.seq), why)),
+                broken: Some((self.read_anchor().map_or(last_seq, |a| a.seq), why.to_string())),
             });
         }
         Ok(Verification {

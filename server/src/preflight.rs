@@ -101,7 +101,7 @@ pub async fn check(ctx: &Context, name: &str) -> Preflight {
                 .await
                 .map_err(|e| e.to_string())
                 .and_then(|r| r.map_err(|e| e.to_string())),
-            Err(e) => Err(e),
+            Err(e) => Err(e.to_string()),
         };
         match shape {
             Ok((shape, _, _)) if u64::from(context_len) > shape.max_position => out.refusals.push(Refusal {

@@ -7,6 +7,19 @@ use app::domain::engine::EngineKind;
 
 /// One release the simulator can play. Installations choose it in host configuration
 /// (`simulator_version`); the simulator is then launched as `roofline sim vllm@VERSION`.
+/// A simulator spec naming no engine or release it plays (the second argument of `sim`).
+#[derive(Debug, thiserror::Error)]
+pub enum UnknownRelease {
+    #[error("the simulator plays vllm or sglang, not `{0}`")]
+    Engine(String),
+    #[error("the simulator has no {engine} {version}; it plays {known}")]
+    Version {
+        engine: &'static str,
+        version: String,
+        known: String,
+    },
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Release {
     pub kind: EngineKind,
@@ -57,7 +70,7 @@ impl Release {
     }
 
     /// `vllm`, `sglang` or `vllm@VERSION`, as the simulator's second argument.
-    pub fn parse(spec: &str) -> Result<Release, String> {
+    pub fn parse(spec: &str) -> Result<Release, UnknownRelease> {
         let (kind, version) = match spec.split_once('@') {
             Some((k, v)) => (k, Some(v)),
             None => (spec, None),
@@ -65,17 +78,19 @@ impl Release {
         let kind = match kind {
             "vllm" => EngineKind::Vllm,
             "sglang" => EngineKind::Sglang,
-            other => return Err(format!("the simulator plays vllm or sglang, not `{other}`")),
+            other => return Err(UnknownRelease::Engine(other.chars().take(64).collect())),
         };
         match version {
             None => Ok(Release::current(kind)),
-            Some(v) => Release::find(kind, v).ok_or_else(|| {
-                let known: Vec<&str> = RELEASES.iter().filter(|r| r.kind == kind).map(|r| r.version).collect();
-                format!(
-                    "the simulator has no {} {v}; it plays {}",
-                    kind.as_str(),
-                    known.join(", ")
-                )
+            Some(v) => Release::find(kind, v).ok_or_else(|| UnknownRelease::Version {
+                engine: kind.as_str(),
+                version: v.chars().take(64).collect(),
+                known: RELEASES
+                    .iter()
+                    .filter(|r| r.kind == kind)
+                    .map(|r| r.version)
+                    .collect::<Vec<_>>()
+                    .join(", "),
             }),
         }
     }
@@ -100,7 +115,7 @@ mod tests {
             assert_eq!(Release::parse(&r.spec()).unwrap(), *r);
         }
         assert_eq!(Release::parse("vllm").unwrap().version, "0.33.0");
-        let e = Release::parse("vllm@9.9").unwrap_err();
+        let e = Release::parse("vllm@9.9").unwrap_err().to_string();
         assert!(e.contains("0.33.0") && e.contains(NEXT_VLLM), "{e}");
         assert!(Release::parse("tgi").is_err());
     }

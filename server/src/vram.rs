@@ -21,7 +21,7 @@ pub enum PredictError {
     NoGpu(String),
     /// The model path leaves the models root.
     #[error("{0}")]
-    Path(String),
+    Path(#[from] crate::config::PathError),
     /// The model's files or the calculator refuse them (naming the file or field).
     #[error(transparent)]
     Model(#[from] VramError),
@@ -46,9 +46,9 @@ pub enum WeightsSource {
 
 /// An untrusted config.json or index, read up to the model check's bound.
 pub fn read_capped(path: &Path) -> Result<String, VramError> {
-    crate::models::verify::read_capped(path).map_err(|detail| VramError::Input {
+    crate::models::verify::read_capped(path).map_err(|e| VramError::Input {
         field: path.display().to_string(),
-        detail,
+        detail: e.to_string(),
     })
 }
 
@@ -92,7 +92,8 @@ pub fn read_model_dir(dir: &Path, weights_gib: Option<f64>) -> Result<(ModelShap
     }
     let mut total = 0u64;
     for f in &files {
-        let (_, header) = crate::models::verify::safetensors_header(f).map_err(VramError::Safetensors)?;
+        let (_, header) =
+            crate::models::verify::safetensors_header(f).map_err(|e| VramError::Safetensors(e.to_string()))?;
         total = total.saturating_add(safetensors_bytes(&header)?);
     }
     Ok((shape, total, WeightsSource::Headers { files: files.len() }))

@@ -169,9 +169,20 @@ pub fn quote(value: &str) -> String {
     }
 }
 
+/// Why a command-line fragment does not split into words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+pub enum WordsError {
+    #[error("unterminated ' quote")]
+    SingleQuote,
+    #[error("unterminated \" quote")]
+    DoubleQuote,
+    #[error("trailing backslash")]
+    TrailingBackslash,
+}
+
 /// Splits a command-line fragment (a profile's `EXTRA_ARGS`) into words without a shell:
 /// whitespace separates, quotes group, nothing is expanded.
-pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+pub fn split_words(text: &str) -> Result<Vec<String>, WordsError> {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut in_word = false;
@@ -190,7 +201,7 @@ pub fn split_words(text: &str) -> Result<Vec<String>, String> {
                     match chars.next() {
                         Some('\'') => break,
                         Some(ch) => current.push(ch),
-                        None => return Err("unterminated ' quote".into()),
+                        None => return Err(WordsError::SingleQuote),
                     }
                 }
             }
@@ -201,10 +212,10 @@ pub fn split_words(text: &str) -> Result<Vec<String>, String> {
                         Some('"') => break,
                         Some('\\') => match chars.next() {
                             Some(ch) => current.push(ch),
-                            None => return Err("unterminated \" quote".into()),
+                            None => return Err(WordsError::DoubleQuote),
                         },
                         Some(ch) => current.push(ch),
-                        None => return Err("unterminated \" quote".into()),
+                        None => return Err(WordsError::DoubleQuote),
                     }
                 }
             }
@@ -212,7 +223,7 @@ pub fn split_words(text: &str) -> Result<Vec<String>, String> {
                 in_word = true;
                 match chars.next() {
                     Some(ch) => current.push(ch),
-                    None => return Err("trailing backslash".into()),
+                    None => return Err(WordsError::TrailingBackslash),
                 }
             }
             other => {

@@ -217,7 +217,7 @@ pub fn parse_manifest(text: &str) -> Result<Vec<(String, String)>, ManifestError
             .or_else(|| rest.strip_prefix(" *"))
             .ok_or_else(|| bad("expected two spaces (or ` *`) after the hash"))?;
         let path = path.strip_prefix("./").unwrap_or(path);
-        check_relative(path).map_err(|d| bad(&d))?;
+        check_relative(path).map_err(|d| bad(&d.to_string()))?;
         if !seen.insert(path.to_string()) {
             return Err(bad(&format!("{path} is listed twice")));
         }
@@ -226,19 +226,33 @@ pub fn parse_manifest(text: &str) -> Result<Vec<(String, String)>, ManifestError
     Ok(out)
 }
 
+/// Why a file name in a manifest or an index is refused (each names it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("empty file name")]
+    Empty,
+    #[error("{0} is an absolute path")]
+    Absolute(String),
+    #[error("{0:?} has control characters")]
+    Control(String),
+    #[error("{0} is not a plain relative path")]
+    NotPlain(String),
+}
+
 /// A manifest's or an index's file name: relative, no `..`, no empty or odd parts.
-pub fn check_relative(path: &str) -> Result<(), String> {
+pub fn check_relative(path: &str) -> Result<(), NameError> {
+    let shown = || path.chars().take(200).collect::<String>();
     if path.is_empty() {
-        return Err("empty file name".into());
+        return Err(NameError::Empty);
     }
     if path.starts_with('/') {
-        return Err(format!("{path} is an absolute path"));
+        return Err(NameError::Absolute(shown()));
     }
     if path.chars().any(|c| c.is_control()) {
-        return Err(format!("{path:?} has control characters"));
+        return Err(NameError::Control(shown()));
     }
     if path.split('/').any(|p| p.is_empty() || p == "." || p == "..") {
-        return Err(format!("{path} is not a plain relative path"));
+        return Err(NameError::NotPlain(shown()));
     }
     Ok(())
 }

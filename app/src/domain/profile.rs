@@ -424,7 +424,7 @@ impl Profile {
                 }
                 "EXTRA_ARGS" => match envfile::split_words(v) {
                     Ok(words) => profile.extra_args = words,
-                    Err(detail) => issues.push(Issue::error(&a.key, line, IssueKind::Syntax { detail })),
+                    Err(e) => issues.push(Issue::error(&a.key, line, IssueKind::Syntax { detail: e.to_string() })),
                 },
                 key if key.starts_with(ENV_PREFIX) && key.len() > ENV_PREFIX.len() => {
                     profile.env.insert(key[ENV_PREFIX.len()..].to_string(), v.to_string());

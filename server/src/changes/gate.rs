@@ -368,8 +368,9 @@ impl Gate<'_> {
                     .control
                     .check_model_with(&dir, crate::models::HashMode::Full, simulated)
                     .await
+                    .map_err(|e| e.to_string())
             }
-            Err(e) => Err(e),
+            Err(e) => Err(e.to_string()),
         };
         let mode = self.changes.ctx.data.config.verify;
         match checked {
@@ -532,8 +533,7 @@ impl Gate<'_> {
             h.health_ms,
             h.completion
                 .as_ref()
-                .map(|_| "ok".to_string())
-                .unwrap_or_else(|e| e.clone()),
+                .map_or_else(|e| e.to_string(), |_| "ok".to_string()),
             h.completion_ms
         );
         if h.ok() {

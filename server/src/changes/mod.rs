@@ -499,7 +499,7 @@ impl Changes {
             tokio::spawn(async move {
                 let result = ctx.control.restart(&name).await.map(|o| format!("{o:?}"));
                 let reason = format!("rollback of change #{id}");
-                ctx.record_action(&who, "restart", &name, &reason, result).await;
+                ctx.record_action(&who, "restart", &name, &reason, &result).await;
             });
         }
         Ok(())

@@ -74,7 +74,7 @@ pub async fn health(ctx: &Context, url: Option<String>, profile: Option<String>,
     if json {
         println!(
             "{}",
-            serde_json::json!({"url": base, "health": health_code, "health_ms": health_ms, "completion": completion.as_ref().map(|_| "ok").unwrap_or_else(|e| e.as_str()), "completion_ms": completion_ms, "ok": ok})
+            serde_json::json!({"url": base, "health": health_code, "health_ms": health_ms, "completion": completion.as_ref().map_or_else(ToString::to_string, |_| "ok".to_string()), "completion_ms": completion_ms, "ok": ok})
         );
     } else {
         let shown = if health_code == 0 {

@@ -31,15 +31,16 @@ pub enum UserCommand {
     },
 }
 
-fn read_password() -> Result<String, String> {
+fn read_password() -> anyhow::Result<String> {
+    use anyhow::Context as _;
     let mut line = String::new();
     std::io::stdin()
         .read_line(&mut line)
-        .map_err(|e| format!("reading the password from standard input: {e}"))?;
+        .context("reading the password from standard input")?;
     let pw = line.trim_end_matches(['\n', '\r']).to_string();
     if pw.is_empty() {
-        return Err(
-            "password: give it on standard input (e.g. `read -rs PW; echo \"$PW\" | roofline user add NAME`)".into(),
+        anyhow::bail!(
+            "password: give it on standard input (e.g. `read -rs PW; echo \"$PW\" | roofline user add NAME`)"
         );
     }
     Ok(pw)
@@ -56,7 +57,7 @@ pub async fn run(accounts: &Accounts, journal: &crate::journal::Journal, command
         UserCommand::Add { name, role } => {
             let pw = match read_password() {
                 Ok(p) => p,
-                Err(e) => return fail(e),
+                Err(e) => return fail(format!("{e:#}")),
             };
             match accounts.create(&name, &pw, role).await {
                 Ok(()) => {
@@ -111,7 +112,7 @@ pub async fn run(accounts: &Accounts, journal: &crate::journal::Journal, command
             let pw = if password_stdin {
                 match read_password() {
                     Ok(p) => Some(p),
-                    Err(e) => return fail(e),
+                    Err(e) => return fail(format!("{e:#}")),
                 }
             } else {
                 None

@@ -19,6 +19,28 @@ pub(super) enum Target {
     Cli,
 }
 
+/// Why a command gave no output to use. Its text follows the step that ran it ("`podman
+/// inspect`: …", "vllm --help: …"), so each says only what went wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// It could not be started (missing, not executable) or its pipes failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("printed more than {} MiB", .0 >> 20)]
+    TooMuchOutput(u64),
+    #[error("timed out after {0} s")]
+    TimedOut(u64),
+    /// It exited unsuccessfully; `last` is the last line of its standard error.
+    #[error("{status} ({last})")]
+    Failed {
+        status: std::process::ExitStatus,
+        last: String,
+    },
+}
+
+/// How long one command may run before it is killed.
+const TIME_LIMIT_S: u64 = 180;
+
 /// The last `keep` bytes of a stream read to its end (a child's stderr: only its end explains).
 async fn read_tail(mut r: impl tokio::io::AsyncRead + Unpin, keep: usize) -> Vec<u8> {
     use tokio::io::AsyncReadExt;
@@ -38,7 +60,7 @@ async fn read_tail(mut r: impl tokio::io::AsyncRead + Unpin, keep: usize) -> Vec
 
 /// Runs an installation's command (argv, no shell) with a time limit and a cap on what it
 /// prints; the child is killed when either is exceeded.
-pub(super) async fn run(argv: &[String], target: Target) -> Result<String, String> {
+pub(super) async fn run(argv: &[String], target: Target) -> Result<String, CommandError> {
     use tokio::io::AsyncReadExt;
     let mut cmd = tokio::process::Command::new(&argv[0]);
     cmd.args(&argv[1..]);
@@ -56,36 +78,36 @@ pub(super) async fn run(argv: &[String], target: Target) -> Result<String, Strin
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
     let work = async {
-        let mut child = cmd.spawn().map_err(|e| e.to_string())?;
-        let stdout = child.stdout.take().ok_or("no standard output")?;
-        let stderr = child.stderr.take().ok_or("no standard error")?;
+        let mut child = cmd.spawn()?;
+        let piped = |name| std::io::Error::other(format!("no standard {name}"));
+        let stdout = child.stdout.take().ok_or_else(|| piped("output"))?;
+        let stderr = child.stderr.take().ok_or_else(|| piped("error"))?;
         // stderr on its own task: it ends when the child does (killed on drop if stdout
         // overflows), so a child blocked on a full stdout pipe is never waited for.
         let err_tail = tokio::spawn(read_tail(stderr, 64 << 10));
         let mut out = Vec::new();
-        stdout
-            .take(MAX_OUTPUT + 1)
-            .read_to_end(&mut out)
-            .await
-            .map_err(|e| e.to_string())?;
+        stdout.take(MAX_OUTPUT + 1).read_to_end(&mut out).await?;
         if out.len() as u64 > MAX_OUTPUT {
-            return Err(format!("printed more than {} MiB", MAX_OUTPUT >> 20));
+            return Err(CommandError::TooMuchOutput(MAX_OUTPUT));
         }
-        let status = child.wait().await.map_err(|e| e.to_string())?;
+        let status = child.wait().await?;
         // A grandchild may hold stderr open after the child exits: its tail is not worth waiting for.
         let err = tokio::time::timeout(Duration::from_secs(2), err_tail)
             .await
             .ok()
             .and_then(Result::ok)
             .unwrap_or_default();
-        Ok::<_, String>((status, out, err))
+        Ok::<_, CommandError>((status, out, err))
     };
-    let (status, out, err) = tokio::time::timeout(Duration::from_secs(180), work)
+    let (status, out, err) = tokio::time::timeout(Duration::from_secs(TIME_LIMIT_S), work)
         .await
-        .map_err(|_| "timed out after 180 s".to_string())??;
+        .map_err(|_| CommandError::TimedOut(TIME_LIMIT_S))??;
     if !status.success() {
         let err = String::from_utf8_lossy(&err);
-        return Err(format!("{status} ({})", err.lines().last().unwrap_or("")));
+        return Err(CommandError::Failed {
+            status,
+            last: err.lines().last().unwrap_or("").chars().take(500).collect(),
+        });
     }
     Ok(String::from_utf8_lossy(&out).into_owned())
 }

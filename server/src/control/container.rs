@@ -127,16 +127,14 @@ impl<'a> Container<'a> {
         engine_argv: &[String],
         models_root: &Path,
         port: u16,
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<String>, ContainerError> {
         let root = models_root.to_string_lossy();
         // `--mount` is comma-separated key=value: a root with a comma would add options.
         if root.contains(',') || root.contains('=') {
-            return Err(format!(
-                "the models root {root} contains `,` or `=`, which a container mount cannot name"
-            ));
+            return Err(ContainerError::MountRoot(root.into_owned()));
         }
         let Some((program, args)) = engine_argv.split_first() else {
-            return Err("the engine's command line is empty".into());
+            return Err(ContainerError::EmptyCommand);
         };
         let mut argv = self.cli();
         argv.extend(
@@ -263,15 +261,41 @@ impl Inspected {
     }
 }
 
+/// Why a container step failed, as the operator reads it after "profile P: container: ".
+#[derive(Debug, thiserror::Error)]
+pub enum ContainerError {
+    /// `--mount` is comma-separated key=value: a root with either would add mount options.
+    #[error("the models root {0} contains `,` or `=`, which a container mount cannot name")]
+    MountRoot(String),
+    #[error("the engine's command line is empty")]
+    EmptyCommand,
+    /// `container inspect` printed something other than one container's JSON.
+    #[error("inspect output {0}")]
+    Inspect(String),
+    #[error("the container CLI printed no container id ({0:?})")]
+    NoId(String),
+    /// The CLI ran and failed (or printed too much, or could not be started).
+    #[error("`{program} {step}`: {source}")]
+    Cli {
+        program: String,
+        step: String,
+        source: super::command::CommandError,
+    },
+    /// The CLI did not finish within its time limit (a hung runtime).
+    #[error("`{0}` did not answer")]
+    NoAnswer(String),
+}
+
 /// Reads `container inspect ID` output: a JSON array with one object. Anything else (an
 /// empty array, a wrong shape) is an error naming what was missing.
-pub fn parse_inspect(text: &str) -> Result<Inspected, String> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("inspect output is not JSON: {e}"))?;
+pub fn parse_inspect(text: &str) -> Result<Inspected, ContainerError> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| ContainerError::Inspect(format!("is not JSON: {e}")))?;
     let c = v
         .as_array()
         .and_then(|a| a.first())
-        .ok_or("inspect output names no container")?;
-    let state = c.get("State").ok_or("inspect output has no State")?;
+        .ok_or(ContainerError::Inspect("names no container".into()))?;
+    let state = c.get("State").ok_or(ContainerError::Inspect("has no State".into()))?;
     let s = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
     let pid = state.get("Pid").and_then(|p| p.as_i64()).unwrap_or(0);
     let digest = s(c, "ImageDigest").filter(|d| d.starts_with("sha256:"));
@@ -283,7 +307,7 @@ pub fn parse_inspect(text: &str) -> Result<Inspected, String> {
             .map(str::to_string)
     };
     Ok(Inspected {
-        id: s(c, "Id").ok_or("inspect output has no Id")?,
+        id: s(c, "Id").ok_or(ContainerError::Inspect("has no Id".into()))?,
         running: state.get("Running").and_then(|r| r.as_bool()).unwrap_or(false),
         status: s(state, "Status").unwrap_or_default(),
         pid: i32::try_from(pid).unwrap_or(0),
@@ -346,15 +370,12 @@ pub fn pinned_digest(image: &str) -> Option<&str> {
 
 /// A container id as `run -d` prints it: the last line, hex only (a warning the CLI prints
 /// first is not the id).
-pub fn parse_id(stdout: &str) -> Result<String, String> {
+pub fn parse_id(stdout: &str) -> Result<String, ContainerError> {
     let id = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
     if id.len() >= 12 && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(id.to_string())
     } else {
-        Err(format!(
-            "the container CLI printed no container id ({:?})",
-            id.chars().take(80).collect::<String>()
-        ))
+        Err(ContainerError::NoId(id.chars().take(80).collect()))
     }
 }
 
@@ -362,7 +383,7 @@ pub fn parse_id(stdout: &str) -> Result<String, String> {
 const CLI_TIMEOUT_S: u64 = 60;
 
 /// Runs the container CLI (argv, capped output, time limit), its error naming the step.
-async fn cli(argv: &[String]) -> Result<String, String> {
+async fn cli(argv: &[String]) -> Result<String, ContainerError> {
     let step = argv
         .iter()
         .find(|a| !a.starts_with('-') && a.as_str() != argv[0])
@@ -374,13 +395,17 @@ async fn cli(argv: &[String]) -> Result<String, String> {
     .await
     {
         Ok(Ok(out)) => Ok(out),
-        Ok(Err(e)) => Err(format!("`{} {}`: {e}", argv[0], step.unwrap_or_default())),
-        Err(_) => Err(format!("`{}` did not answer", argv.join(" "))),
+        Ok(Err(source)) => Err(ContainerError::Cli {
+            program: argv[0].clone(),
+            step: step.unwrap_or_default(),
+            source,
+        }),
+        Err(_) => Err(ContainerError::NoAnswer(argv.join(" "))),
     }
 }
 
 /// `container inspect` of one container.
-pub async fn inspect(cli_args: &[String], id: &str) -> Result<Inspected, String> {
+pub async fn inspect(cli_args: &[String], id: &str) -> Result<Inspected, ContainerError> {
     parse_inspect(&cli(&cli_argv(cli_args, &["container", "inspect", id])).await?)
 }
 
@@ -497,9 +522,9 @@ impl super::EngineControl {
         launch: &[String],
         log: std::fs::File,
     ) -> Result<super::EngineRecord, super::ControlError> {
-        let failed = |reason: String| super::ControlError::Container {
+        let failed = |source: ContainerError| super::ControlError::Container {
             profile: profile.to_string(),
-            reason,
+            source,
         };
         let cli_args = c.cli();
         // An exited container of an earlier start keeps the name: removed (its log is in
@@ -740,7 +765,7 @@ mod tests {
         }
         assert_eq!(argv[image_at - 2..image_at], ["--entrypoint", "vllm"]);
         let bad = c.run_argv(&p, "c0ffee", "img", &engine, Path::new("/models,readonly=false"), 8001);
-        assert!(bad.unwrap_err().contains("models root"));
+        assert!(bad.unwrap_err().to_string().contains("models root"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! cached per installation and engine version, since `vllm serve --help=all` takes seconds
 //! (it imports torch) and only changes with the version.
 
-use super::command::{run, Target};
+use super::command::{run, CommandError, Target};
 use super::EngineControl;
 use crate::config::EngineInstall;
 use app::domain::engine::EngineKind;
@@ -88,7 +88,7 @@ pub(super) async fn run_in(
     argv: &[String],
     target: Target,
     console: &str,
-) -> Result<String, String> {
+) -> Result<String, CommandError> {
     let Some(c) = super::container::Container::of(install) else {
         return run(argv, target).await;
     };
@@ -157,7 +157,7 @@ impl EngineControl {
             .await
             .map_err(|detail| FlagsError::Help {
                 command: argv.join(" "),
-                detail,
+                detail: detail.to_string(),
             })?;
         let version = out.lines().last().unwrap_or("unknown").trim().to_string();
         if let Some(k) = key {
@@ -207,7 +207,7 @@ impl EngineControl {
             .await
             .map_err(|detail| FlagsError::Help {
                 command: argv.join(" "),
-                detail,
+                detail: detail.to_string(),
             })?;
         let flags = parse_help(&help);
         if flags.flags.is_empty() {

@@ -76,8 +76,11 @@ pub enum ControlError {
         engine: String,
         config: &'static str,
     },
-    #[error("profile {profile}: MODEL {reason}")]
-    ModelPath { profile: String, reason: String },
+    #[error("profile {profile}: MODEL {source}")]
+    ModelPath {
+        profile: String,
+        source: crate::config::PathError,
+    },
     /// The launch policy refuses the profile (it would choose what runs or load code).
     #[error("profile {profile} is refused: {issues}")]
     Refused { profile: String, issues: String },
@@ -112,8 +115,11 @@ pub enum ControlError {
         last_lines: Vec<String>,
     },
     /// The container CLI refused or failed a step (its own message follows).
-    #[error("profile {profile}: container: {reason}")]
-    Container { profile: String, reason: String },
+    #[error("profile {profile}: container: {source}")]
+    Container {
+        profile: String,
+        source: container::ContainerError,
+    },
     /// A running container has the profile's name but is not the console's to adopt.
     #[error("profile {profile}: a container named {container} runs, but it is not this console's engine ({why}); it is left running and not adopted: inspect it, remove it (`podman rm -f`), then serve again")]
     ForeignContainer {
@@ -290,7 +296,7 @@ impl EngineControl {
         &self,
         dir: &Path,
         simulated: bool,
-    ) -> Result<app::domain::modelcheck::VerifyReport, String> {
+    ) -> Result<app::domain::modelcheck::VerifyReport, crate::models::VerifyError> {
         let mode = match self.data.config.verify {
             crate::config::VerifyMode::Warn => crate::models::HashMode::CachedOnly,
             crate::config::VerifyMode::Require => crate::models::HashMode::Full,
@@ -304,15 +310,12 @@ impl EngineControl {
         dir: &Path,
         mode: crate::models::HashMode,
         simulated: bool,
-    ) -> Result<app::domain::modelcheck::VerifyReport, String> {
+    ) -> Result<app::domain::modelcheck::VerifyReport, crate::models::VerifyError> {
         let cache = crate::models::hashcache::HashCache::new(self.store.pool());
         let root = self.data.models_root();
         let mut report = crate::models::verify(Some(&cache), dir, &root, mode, std::sync::Arc::new(|_| {}))
             .await
-            .map_err(|e| {
-                tracing::warn!(dir = %dir.display(), error = %e, "model check could not run");
-                e.to_string()
-            })?;
+            .inspect_err(|e| tracing::warn!(dir = %dir.display(), error = %e, "model check could not run"))?;
         if simulated {
             report.weights_simulated();
         }
@@ -487,9 +490,9 @@ impl EngineControl {
                 &self.data.models_root(),
                 port,
             )
-            .map_err(|reason| ControlError::Container {
+            .map_err(|source| ControlError::Container {
                 profile: profile.name.clone(),
-                reason,
+                source,
             })?;
         Ok((argv, launch))
     }
@@ -764,16 +767,16 @@ impl EngineControl {
             _ => {}
         }
         let model = Path::new(&profile.model);
-        let model_dir = confined(&self.data.models_root(), model).map_err(|reason| ControlError::ModelPath {
+        let model_dir = confined(&self.data.models_root(), model).map_err(|source| ControlError::ModelPath {
             profile: name.into(),
-            reason,
+            source,
         })?;
         let model_check = self
             .check_model(&model_dir, install.as_ref().is_some_and(|i| i.simulator))
             .await;
         let refusal = match (&model_check, self.data.config.verify) {
             (Ok(r), mode) => crate::models::refusal(mode, r),
-            (Err(e), crate::config::VerifyMode::Require) => Some(e.clone()),
+            (Err(e), crate::config::VerifyMode::Require) => Some(e.to_string()),
             (Err(_), crate::config::VerifyMode::Warn) => None,
         };
         if let Some(reason) = refusal {

@@ -45,7 +45,7 @@ impl EngineControl {
             .await
             .map_err(|detail| FlagsError::Help {
                 command: argv.join(" "),
-                detail,
+                detail: detail.to_string(),
             })?;
         let mut facts = parse_env_report(&text);
         if facts.driver.is_none() {

@@ -96,15 +96,51 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// Why an engine's (or another HTTP peer's) answer could not be had. Its text is what an
+/// operator reads in the gate's detail, the CLI's `health` and a remote host's row.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AnswerError {
+    /// Nothing answered: refused, reset, DNS; the text is the whole cause chain.
+    #[error("{0}")]
+    Unreachable(String),
+    #[error("no answer within {0} s")]
+    Timeout(u64),
+    #[error("HTTP {0}")]
+    Status(u16),
+    /// The body (announced or actual) is larger than the cap read from such an endpoint.
+    #[error("answer larger than {} MiB", .0 >> 20)]
+    TooLarge(usize),
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    /// A check that was not attempted, and why (no model to address, `/health` failed).
+    #[error("skipped: {0}")]
+    Skipped(&'static str),
+}
+
+impl AnswerError {
+    /// A transport error of reqwest, told apart by whether the timeout ran out.
+    pub fn sending(e: &reqwest::Error, timeout: Duration) -> Self {
+        if e.is_timeout() {
+            Self::Timeout(timeout.as_secs())
+        } else {
+            Self::Unreachable(error_chain(e))
+        }
+    }
+}
+
 /// Reads a response body, refusing one larger than `cap` bytes (announced or actual).
-pub async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
+pub async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, AnswerError> {
     if resp.content_length().is_some_and(|n| n > cap as u64) {
-        return Err(format!("answer larger than {} MiB", cap >> 20));
+        return Err(AnswerError::TooLarge(cap));
     }
     let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
-        if body.len() + chunk.len() > cap {
-            return Err(format!("answer larger than {} MiB", cap >> 20));
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| AnswerError::Unreachable(error_chain(&e)))?
+    {
+        if body.len().saturating_add(chunk.len()) > cap {
+            return Err(AnswerError::TooLarge(cap));
         }
         body.extend_from_slice(&chunk);
     }
@@ -112,9 +148,9 @@ pub async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<Vec<
 }
 
 /// Reads a JSON answer of at most [`JSON_CAP`] bytes.
-pub async fn read_json(resp: reqwest::Response) -> Result<serde_json::Value, String> {
+pub async fn read_json(resp: reqwest::Response) -> Result<serde_json::Value, AnswerError> {
     let body = read_capped(resp, JSON_CAP).await?;
-    serde_json::from_slice(&body).map_err(|e| format!("not JSON: {e}"))
+    serde_json::from_slice(&body).map_err(|e| AnswerError::NotJson(e.to_string()))
 }
 
 /// A scrape that could not be read, named for the operator.
@@ -131,7 +167,7 @@ pub enum ScrapeError {
 pub struct HealthCheck {
     pub health_code: u16,
     pub health_ms: f64,
-    pub completion: Result<(), String>,
+    pub completion: Result<(), AnswerError>,
     pub completion_ms: f64,
 }
 
@@ -167,19 +203,19 @@ impl Engine {
     }
 
     /// `/health`'s status code, or why nothing answered within `timeout`.
-    pub async fn health(&self, timeout: Duration) -> Result<u16, String> {
+    pub async fn health(&self, timeout: Duration) -> Result<u16, AnswerError> {
         self.http
             .get(format!("{}/health", self.base))
             .timeout(timeout)
             .send()
             .await
             .map(|r| r.status().as_u16())
-            .map_err(|e| format!("{}/health: {e}", self.base))
+            .map_err(|e| AnswerError::sending(&e, timeout))
     }
 
     /// A real one-token completion (what `/health` cannot tell: vLLM's check only reads a
     /// flag). Returns its time in milliseconds, or why it failed.
-    pub async fn probe(&self, model: &str, timeout: Duration) -> Result<f64, String> {
+    pub async fn probe(&self, model: &str, timeout: Duration) -> Result<f64, AnswerError> {
         let t0 = Instant::now();
         let body = serde_json::json!({"model": model, "prompt": "ping", "max_tokens": 1, "temperature": 0});
         match self
@@ -195,9 +231,8 @@ impl Engine {
                 read_capped(r, JSON_CAP).await?;
                 Ok(t0.elapsed().as_secs_f64() * 1000.0)
             }
-            Ok(r) => Err(format!("HTTP {}", r.status().as_u16())),
-            Err(e) if e.is_timeout() => Err(format!("no answer within {} s", timeout.as_secs())),
-            Err(e) => Err(e.to_string()),
+            Ok(r) => Err(AnswerError::Status(r.status().as_u16())),
+            Err(e) => Err(AnswerError::sending(&e, timeout)),
         }
     }
 
@@ -264,7 +299,9 @@ impl Engine {
                 status: resp.status().as_u16(),
             });
         }
-        let body = read_capped(resp, METRICS_CAP).await.map_err(http_error)?;
+        let body = read_capped(resp, METRICS_CAP)
+            .await
+            .map_err(|e| http_error(e.to_string()))?;
         let body = String::from_utf8_lossy(&body);
         let parsed = parse(&body);
         Ok((parsed.samples, parsed.errors.len()))
@@ -283,8 +320,8 @@ impl Engine {
         let t1 = Instant::now();
         let completion = match &model {
             Some(m) if health_code == 200 => self.probe(m, Duration::from_secs(30)).await.map(|_| ()),
-            Some(_) => Err("skipped: /health failed".into()),
-            None => Err("no model name (give --profile or fix /v1/models)".into()),
+            Some(_) => Err(AnswerError::Skipped("/health failed")),
+            None => Err(AnswerError::Skipped("no model name (give --profile or fix /v1/models)")),
         };
         HealthCheck {
             health_code,

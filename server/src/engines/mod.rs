@@ -20,9 +20,6 @@ pub enum EngineError {
     Control(#[from] ControlError),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
-    /// The action ran and failed (`perform`): what the engine control reported.
-    #[error("{0}")]
-    Failed(String),
 }
 
 /// The engines of this console: engine control and the monitor's feeds.
@@ -39,7 +36,7 @@ pub struct Engines {
 const FROM_PAGE: &str = "from the engine page";
 
 /// Serve, stop or restart to the end, journaled with `why`; the outcome as the journal words it.
-async fn run(ctx: &Context, who: &str, profile: &str, action: EngineAction, why: &str) -> Result<String, String> {
+async fn run(ctx: &Context, who: &str, profile: &str, action: EngineAction, why: &str) -> Result<String, ControlError> {
     let result = match action {
         EngineAction::Serve => {
             let r = ctx.control.serve(profile, |_| {}).await;
@@ -51,9 +48,8 @@ async fn run(ctx: &Context, who: &str, profile: &str, action: EngineAction, why:
         EngineAction::Stop => ctx.control.stop(profile).await.map(|o| format!("{o:?}")),
         EngineAction::Restart => ctx.control.restart(profile).await.map(|o| format!("{o:?}")),
     };
-    let outcome = result.as_ref().map(String::clone).map_err(ToString::to_string);
-    ctx.record_action(who, action.as_str(), profile, why, result).await;
-    outcome
+    ctx.record_action(who, action.as_str(), profile, why, &result).await;
+    result
 }
 
 impl Engines {
@@ -127,9 +123,7 @@ impl Engines {
     ) -> Result<String, EngineError> {
         self.check(who, profile, action, why).await?;
         tracing::info!(profile = %profile, action = action.as_str(), why, "engine action requested by another host");
-        run(&self.ctx, who, profile, action, why)
-            .await
-            .map_err(EngineError::Failed)
+        Ok(run(&self.ctx, who, profile, action, why).await?)
     }
 
     /// The last `lines` lines of the engine's log, as its page shows them.
@@ -181,7 +175,7 @@ impl Engines {
             issues: format!("the preflight knows this start would fail: {issues}"),
         };
         self.ctx
-            .record_action(who, action.as_str(), profile, why, Err(refused()))
+            .record_action(who, action.as_str(), profile, why, &Err(refused()))
             .await;
         Err(refused())
     }

@@ -64,7 +64,7 @@ pub async fn collect(
         };
         match scrape_window(&engine, span).await {
             Ok(p) => points.extend(p),
-            Err(e) => metrics_note = Some(e),
+            Err(e) => metrics_note = Some(e.to_string()),
         }
     } else {
         metrics_note = Some(format!("{base}/metrics: no answer"));
@@ -154,13 +154,16 @@ pub async fn collect(
 const CAPTURE_WITHIN_MS: i64 = 6 * 3600 * 1000;
 
 /// Three scrapes `span / 2` apart: two points of rates and percentiles.
-async fn scrape_window(engine: &crate::engine::Engine, span: Duration) -> Result<Vec<Point>, String> {
+async fn scrape_window(
+    engine: &crate::engine::Engine,
+    span: Duration,
+) -> Result<Vec<Point>, crate::engine::ScrapeError> {
     let mut scrapes = Vec::new();
     for i in 0..3 {
         if i > 0 {
             tokio::time::sleep(span / 2).await;
         }
-        let (s, _) = engine.scrape().await.map_err(|e| e.to_string())?;
+        let (s, _) = engine.scrape().await?;
         scrapes.push((Instant::now(), now_ms(), s));
     }
     Ok(scrapes

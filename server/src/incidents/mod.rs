@@ -32,6 +32,20 @@ pub enum IncidentServiceError {
     BadChange { key: String, value: String, detail: String },
 }
 
+/// Why an incident's action, once under way, failed: the outcome on the timeline.
+#[derive(Debug, thiserror::Error)]
+enum ActionFailed {
+    #[error(transparent)]
+    Control(#[from] ControlError),
+    #[error(transparent)]
+    Refused(#[from] IncidentServiceError),
+    #[error(transparent)]
+    Change(#[from] crate::changes::ChangeError),
+    /// The smoke test ran and failed these cases.
+    #[error("smoke-toolcall FAIL: {0}")]
+    Smoke(String),
+}
+
 /// The incident service, shared by the console's server functions, the alert webhook and the
 /// CLI.
 #[derive(Clone)]
@@ -181,7 +195,7 @@ impl Incidents {
             let result = this.perform(&profile, &action, &who, &reason).await;
             let (ok, detail) = match result {
                 Ok(d) => (true, d),
-                Err(e) => (false, e),
+                Err(e) => (false, e.to_string()),
             };
             let context = serde_json::json!({"incident": id, "action": action, "ok": ok, "outcome": detail});
             let kind = match &action {
@@ -252,7 +266,7 @@ impl Incidents {
         Ok(changed)
     }
 
-    async fn perform(&self, profile: &str, action: &Action, who: &str, reason: &str) -> Result<String, String> {
+    async fn perform(&self, profile: &str, action: &Action, who: &str, reason: &str) -> Result<String, ActionFailed> {
         let wait_healthy = async {
             let deadline = tokio::time::Instant::now() + RECHECK_WAIT;
             while tokio::time::Instant::now() < deadline {
@@ -268,29 +282,16 @@ impl Incidents {
         };
         match action {
             Action::Restart => {
-                self.ctx.control.restart(profile).await.map_err(|e| e.to_string())?;
+                self.ctx.control.restart(profile).await?;
                 Ok(wait_healthy.await)
             }
             Action::Serve => {
-                self.ctx
-                    .control
-                    .serve(profile, |_| {})
-                    .await
-                    .map_err(|e| e.to_string())?;
+                self.ctx.control.serve(profile, |_| {}).await?;
                 Ok(wait_healthy.await)
             }
-            Action::Stop => self
-                .ctx
-                .control
-                .stop(profile)
-                .await
-                .map(|o| format!("{o:?}"))
-                .map_err(|e| e.to_string()),
+            Action::Stop => Ok(format!("{:?}", self.ctx.control.stop(profile).await?)),
             Action::EditProfile { key, value } => {
-                let changed = self
-                    .changed_profile(profile, key, value)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let changed = self.changed_profile(profile, key, value).await?;
                 // Under review like every profile change (the same checks as the editor: not the
                 // same as the active profile, not stale): an approver approves it and its gate
                 // makes it active (or the previous profile stays).
@@ -308,20 +309,19 @@ impl Incidents {
                         reason.to_string(),
                         true,
                     )
-                    .await
-                    .map_err(|e| e.to_string())?;
+                    .await?;
                 Ok(format!(
                     "{key}={value} proposed as change #{id}: it applies once an approver approves it and its gate passes (/changes/{id})"
                 ))
             }
             Action::Smoke => {
-                let resolved = self.ctx.control.resolve(profile).await.map_err(|e| e.to_string())?;
+                let resolved = self.ctx.control.resolve(profile).await?;
                 let target = crate::runs::Target::profile(resolved);
                 let run = crate::runs::Runs::new(self.ctx.clone()).smoke(&target, |_| {}).await;
                 if run.report.passed() {
                     Ok("smoke-toolcall PASS".into())
                 } else {
-                    Err(format!("smoke-toolcall FAIL: {}", run.report.failed_cases().join(", ")))
+                    Err(ActionFailed::Smoke(run.report.failed_cases().join(", ")))
                 }
             }
         }

@@ -38,20 +38,20 @@ pub fn hash_files(
     files: &[(PathBuf, u64)],
     threads: usize,
     on_progress: &(dyn Fn(u64, u64) + Sync),
-) -> Vec<Result<String, String>> {
+) -> Vec<std::io::Result<String>> {
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(files[i].1));
     let next = AtomicUsize::new(0);
     let bytes = AtomicU64::new(0);
     let finished = AtomicU64::new(0);
-    let results: Mutex<Vec<Option<Result<String, String>>>> = Mutex::new(vec![None; files.len()]);
+    let results: Mutex<Vec<Option<std::io::Result<String>>>> = Mutex::new((0..files.len()).map(|_| None).collect());
     let threads = threads.clamp(1, files.len().max(1));
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&i) = order.get(k) else { break };
-                let r = sha256_file(&files[i].0, &bytes).map_err(|e| e.to_string());
+                let r = sha256_file(&files[i].0, &bytes);
                 if let Ok(mut g) = results.lock() {
                     g[i] = Some(r);
                 }
@@ -68,7 +68,7 @@ pub fn hash_files(
         .into_inner()
         .unwrap_or_default()
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("not hashed".into())))
+        .map(|r| r.unwrap_or_else(|| Err(std::io::Error::other("not hashed"))))
         .collect()
 }
 
@@ -98,12 +98,12 @@ mod tests {
             &|bytes, _| seen.store(bytes, Ordering::Relaxed),
         );
         assert_eq!(
-            r[0].as_deref(),
-            Ok("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+            r[0].as_deref().ok(),
+            Some("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         );
         let mut h = Sha256::new();
         h.update(std::fs::read(&b).unwrap());
-        assert_eq!(r[1].as_deref(), Ok(hex(&h.finalize()).as_str()));
+        assert_eq!(r[1].as_deref().ok(), Some(hex(&h.finalize()).as_str()));
         assert!(r[2].is_err());
         assert_eq!(seen.load(Ordering::Relaxed), 3 * CHUNK as u64 + 7);
     }

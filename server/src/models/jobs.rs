@@ -33,7 +33,7 @@ impl Verifications {
         root: PathBuf,
         simulated: bool,
         cache: HashCache,
-        done: impl FnOnce(Result<app::domain::modelcheck::VerifyReport, String>) + Send + 'static,
+        done: impl FnOnce(Result<app::domain::modelcheck::VerifyReport, super::VerifyError>) + Send + 'static,
     ) -> bool {
         {
             let Ok(mut g) = self.state.lock() else { return false };
@@ -65,14 +65,13 @@ impl Verifications {
                         r.weights_simulated();
                     }
                     r
-                })
-                .map_err(|e| e.to_string());
+                });
             if let Ok(mut g) = state.lock() {
                 if let Some(s) = g.get_mut(&key) {
                     s.running = false;
                     match &result {
                         Ok(r) => s.report = Some(r.clone()),
-                        Err(e) => s.error = Some(e.clone()),
+                        Err(e) => s.error = Some(e.to_string()),
                     }
                 }
             }

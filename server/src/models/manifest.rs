@@ -47,7 +47,7 @@ pub fn write(dir: &Path, on_progress: &(dyn Fn(Progress) + Sync)) -> Result<Writ
     });
     let mut entries = Vec::with_capacity(files.len());
     for (e, h) in files.iter().zip(hashes) {
-        let h = h.map_err(|err| VerifyError::Io(e.path.display().to_string(), err))?;
+        let h = h.map_err(|err| VerifyError::Io(e.path.display().to_string(), err.to_string()))?;
         entries.push((e.rel.clone(), h));
     }
     let out = dir.join(MANIFEST);

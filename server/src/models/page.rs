@@ -14,7 +14,7 @@ pub enum ModelError {
     NotADirectoryName(String),
     /// The name leaves the models root (a link out of it).
     #[error("{0}")]
-    OutsideRoot(String),
+    OutsideRoot(#[from] crate::config::PathError),
     #[error("a verification of this model is already running")]
     AlreadyRunning,
     #[error(transparent)]
@@ -84,7 +84,7 @@ impl Models {
                             "hashed_files": r.hashed_files, "cached_files": r.cached_files,
                             "errors": r.errors().map(|f| format!("{}: {}", f.file, f.detail)).collect::<Vec<_>>(),
                         }),
-                        Err(e) => serde_json::json!({"ok": false, "error": e}),
+                        Err(e) => serde_json::json!({"ok": false, "error": e.to_string()}),
                     };
                     journal
                         .record(

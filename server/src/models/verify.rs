@@ -132,9 +132,9 @@ pub fn walk(dir: &Path, root: &Path) -> Result<(Vec<Entry>, Vec<Finding>), Verif
 /// The JSON header of one safetensors file (8-byte little-endian length, then JSON) with
 /// that length; the length is bounded by the file's own size and by `MAX_JSON` (the file is
 /// untrusted). Errors name the file.
-pub fn safetensors_header(path: &Path) -> Result<(u64, String), String> {
+pub fn safetensors_header(path: &Path) -> Result<(u64, String), VerifyError> {
     use std::io::Read;
-    let bad = |d: String| format!("{}: {d}", path.display());
+    let bad = |d: String| VerifyError::Io(path.display().to_string(), d);
     let mut f = open_regular(path).map_err(|e| bad(e.to_string()))?;
     let size = f.metadata().map_err(|e| bad(e.to_string()))?.len();
     let mut len = [0u8; 8];
@@ -149,8 +149,8 @@ pub fn safetensors_header(path: &Path) -> Result<(u64, String), String> {
 }
 
 /// Reads an untrusted text file (config, index, tokenizer config, manifest) up to `MAX_JSON`.
-pub fn read_capped(path: &Path) -> Result<String, String> {
-    super::files::read_regular(path, MAX_JSON).map_err(|e| e.to_string())
+pub fn read_capped(path: &Path) -> std::io::Result<String> {
+    super::files::read_regular(path, MAX_JSON)
 }
 
 /// The structure checks: everything but the hashes.
@@ -194,7 +194,9 @@ pub fn inspect(files: &[Entry]) -> Vec<Finding> {
         }
     }
     for s in &shards {
-        match safetensors_header(&s.path).and_then(|(len, h)| safetensors_extent(&h).map(|x| (len, x)).map_err(|e| e.0))
+        match safetensors_header(&s.path)
+            .map_err(|e| e.to_string())
+            .and_then(|(len, h)| safetensors_extent(&h).map(|x| (len, x)).map_err(|e| e.0))
         {
             Err(e) => out.push(Finding::error("header", &s.rel, e)),
             Ok((len, x)) => {
@@ -385,7 +387,7 @@ pub async fn verify(
             };
             match got {
                 None => unhashed += 1,
-                Some(Err(e)) => findings.push(Finding::error("unreadable", &rel, e)),
+                Some(Err(e)) => findings.push(Finding::error("unreadable", &rel, e.to_string())),
                 Some(Ok(h)) if h != want => findings.push(Finding::error(
                     "hash-mismatch",
                     &rel,

@@ -9,6 +9,7 @@
 //! size-capped, a bounded number of points, non-finite values dropped, a clear error that
 //! names the query's signal.
 
+use crate::engine::AnswerError;
 use app::domain::series::Point;
 use app::domain::signals::{Live, SOURCES};
 use std::collections::BTreeMap;
@@ -111,39 +112,61 @@ fn set(live: &mut Live, field: Field, v: f64) {
     }
 }
 
+/// Why Prometheus gave no points: the answer could not be had, it refused the query, or its
+/// shape is not a `query_range` matrix (an untrusted peer: each case names what was wrong).
+#[derive(Debug, thiserror::Error)]
+pub enum PromError {
+    #[error(transparent)]
+    Answer(#[from] AnswerError),
+    /// Prometheus' own `errorType: error` (the reason cut to 300 characters).
+    #[error("{kind}: {reason}")]
+    Refused { kind: String, reason: String },
+    #[error("{0}")]
+    Shape(String),
+    /// One of a chart's queries failed: which field, at which Prometheus.
+    #[error("Prometheus {base}: {field}: {source}")]
+    Query {
+        base: String,
+        field: String,
+        source: Box<PromError>,
+    },
+}
+
 /// A `query_range` answer's points: `(unix seconds, value)` of its one series (an aggregate),
 /// or an error that says what was wrong.
-fn matrix(body: &[u8]) -> Result<Vec<(f64, f64)>, String> {
-    let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
+fn matrix(body: &[u8]) -> Result<Vec<(f64, f64)>, PromError> {
+    let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| AnswerError::NotJson(e.to_string()))?;
     if v["status"] != "success" {
-        return Err(format!(
-            "{}: {}",
-            v["errorType"].as_str().unwrap_or("error"),
-            v["error"]
+        return Err(PromError::Refused {
+            kind: v["errorType"].as_str().unwrap_or("error").chars().take(64).collect(),
+            reason: v["error"]
                 .as_str()
                 .unwrap_or("no reason given")
                 .chars()
                 .take(300)
-                .collect::<String>()
-        ));
+                .collect::<String>(),
+        });
     }
     let Some(result) = v["data"]["result"].as_array() else {
-        return Err("no data.result".into());
+        return Err(PromError::Shape("no data.result".into()));
     };
     let mut out = Vec::new();
     for series in result.iter().take(1) {
         let Some(values) = series["values"].as_array() else {
-            return Err("a series without values".into());
+            return Err(PromError::Shape("a series without values".into()));
         };
         if values.len() > MAX_POINTS {
-            return Err(format!("{} points in one series (at most {MAX_POINTS})", values.len()));
+            return Err(PromError::Shape(format!(
+                "{} points in one series (at most {MAX_POINTS})",
+                values.len()
+            )));
         }
         for pair in values {
             let (Some(t), Some(x)) = (pair[0].as_f64(), pair[1].as_str().and_then(|s| s.parse::<f64>().ok())) else {
-                return Err(format!(
+                return Err(PromError::Shape(format!(
                     "a value that is not [time, \"number\"]: {}",
                     pair.to_string().chars().take(80).collect::<String>()
-                ));
+                )));
             };
             if t.is_finite() && x.is_finite() {
                 out.push((t, x));
@@ -190,7 +213,7 @@ impl Prometheus {
     }
 
     /// Chart points of `profile` from `from_ms` to `to_ms`, one every `step_s`, oldest first.
-    pub async fn points(&self, profile: &str, from_ms: i64, to_ms: i64, step_s: i64) -> Result<Vec<Point>, String> {
+    pub async fn points(&self, profile: &str, from_ms: i64, to_ms: i64, step_s: i64) -> Result<Vec<Point>, PromError> {
         let step_s = step_s.max(1);
         // A rate needs two samples: at least a minute, and two steps.
         let window_s = (2 * step_s).max(60);
@@ -202,7 +225,11 @@ impl Prometheus {
             });
         let mut by_t: BTreeMap<i64, Live> = BTreeMap::new();
         for (field, answer) in futures::future::join_all(asks).await {
-            let values = answer.map_err(|e| format!("Prometheus {}: {field:?}: {e}", self.base))?;
+            let values = answer.map_err(|e| PromError::Query {
+                base: self.base.clone(),
+                field: format!("{field:?}"),
+                source: Box::new(e),
+            })?;
             for (t, v) in values {
                 let live = by_t.entry((t * 1000.0) as i64).or_insert_with(|| Live {
                     window_s: window_s as f64,
@@ -217,7 +244,7 @@ impl Prometheus {
             .collect())
     }
 
-    async fn range(&self, query: &str, from_ms: i64, to_ms: i64, step_s: i64) -> Result<Vec<(f64, f64)>, String> {
+    async fn range(&self, query: &str, from_ms: i64, to_ms: i64, step_s: i64) -> Result<Vec<(f64, f64)>, PromError> {
         let resp = self
             .http
             .post(format!("{}/api/v1/query_range", self.base))
@@ -231,11 +258,11 @@ impl Prometheus {
             .timeout(TIMEOUT)
             .send()
             .await
-            .map_err(|e| crate::engine::error_chain(&e))?;
+            .map_err(|e| AnswerError::sending(&e, TIMEOUT))?;
         let status = resp.status();
         let body = crate::engine::read_capped(resp, CAP).await?;
         if !status.is_success() && status.as_u16() != 400 && status.as_u16() != 422 {
-            return Err(format!("HTTP {}", status.as_u16()));
+            return Err(AnswerError::Status(status.as_u16()).into());
         }
         matrix(&body)
     }
@@ -281,14 +308,17 @@ mod tests {
         let empty = br#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#;
         assert!(matrix(empty).unwrap().is_empty());
         let err = br#"{"status":"error","errorType":"bad_data","error":"parse error at char 3"}"#;
-        assert_eq!(matrix(err).unwrap_err(), "bad_data: parse error at char 3");
-        assert!(matrix(b"<html>").unwrap_err().starts_with("not JSON"));
+        assert_eq!(matrix(err).unwrap_err().to_string(), "bad_data: parse error at char 3");
+        assert!(matrix(b"<html>").unwrap_err().to_string().starts_with("not JSON"));
         let odd = br#"{"status":"success","data":{"result":[{"values":[[1,2]]}]}}"#;
-        assert!(matrix(odd).unwrap_err().contains("not [time, \"number\"]"));
+        assert!(matrix(odd).unwrap_err().to_string().contains("not [time, \"number\"]"));
         let many = format!(
             r#"{{"status":"success","data":{{"result":[{{"values":[{}]}}]}}}}"#,
             vec!["[1,\"1\"]"; MAX_POINTS + 1].join(",")
         );
-        assert!(matrix(many.as_bytes()).unwrap_err().contains("points in one series"));
+        assert!(matrix(many.as_bytes())
+            .unwrap_err()
+            .to_string()
+            .contains("points in one series"));
     }
 }

@@ -4,6 +4,7 @@
 //! not as an empty list.
 
 use crate::config::FleetMember;
+use crate::engine::AnswerError;
 use crate::monitor::console_metrics::ConsoleMetrics;
 use crate::monitor::Collector;
 use app::domain::engine::{EngineKind, EngineState, EngineStatus};
@@ -49,12 +50,12 @@ async fn poll_console(http: &reqwest::Client, name: &str, url: &str) -> Vec<Engi
             .timeout(TIMEOUT)
             .send()
             .await
-            .map_err(|e| crate::engine::error_chain(&e))?;
+            .map_err(|e| AnswerError::sending(&e, TIMEOUT))?;
         if !resp.status().is_success() {
-            return Err(format!("HTTP {}", resp.status().as_u16()));
+            return Err(AnswerError::Status(resp.status().as_u16()));
         }
         let body = crate::engine::read_capped(resp, REMOTE_CAP).await?;
-        serde_json::from_slice::<Vec<EngineStatus>>(&body).map_err(|e| format!("unreadable answer: {e}"))
+        serde_json::from_slice::<Vec<EngineStatus>>(&body).map_err(|e| AnswerError::NotJson(e.to_string()))
     };
     match answer.await {
         Ok(engines) => engines
@@ -94,7 +95,7 @@ async fn poll_engine(http: &reqwest::Client, m: &FleetMember, url: &str, model: 
             r.state = EngineState::Unhealthy;
             r.note = Some(format!("{base}/health: HTTP {code}"));
         }
-        Err(e) => r.note = Some(e),
+        Err(e) => r.note = Some(format!("{base}/health: {e}")),
     }
     r.model_name = match model {
         Some(m) => m.to_string(),

@@ -139,7 +139,8 @@ impl LiveRuns {
                         })
                     })
                     .await;
-                ("run-smoke", run.id.map(|id| (id, run.report.passed())))
+                let passed = run.report.passed();
+                ("run-smoke", run.id.map(|id| (id, passed)).map_err(|e| e.to_string()))
             }
             Some(params) => {
                 let (g, pr) = (self.registry.clone(), profile.to_string());
@@ -149,7 +150,7 @@ impl LiveRuns {
                 let outcome = match run {
                     Ok(r) => {
                         let clean = r.clean();
-                        r.id.map(|id| (id, clean))
+                        r.id.map(|id| (id, clean)).map_err(|e| e.to_string())
                     }
                     Err(e) => Err(e.to_string()),
                 };

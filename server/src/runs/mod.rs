@@ -79,14 +79,14 @@ pub fn closed_loop(
 /// A finished smoke-toolcall run and where it was stored.
 pub struct SmokeRun {
     pub report: SmokeReport,
-    pub id: Result<i64, String>,
+    pub id: Result<i64, store::RunStoreError>,
 }
 
 /// A finished bench run, the engine version it ran against, and where it was stored.
 pub struct BenchRun {
     pub summary: BenchSummary,
     pub engine_version: Option<String>,
-    pub id: Result<i64, String>,
+    pub id: Result<i64, store::RunStoreError>,
 }
 
 impl BenchRun {
@@ -136,11 +136,7 @@ impl Runs {
             None => None,
         };
         let report = smoke::run(&target.base, &target.model, preflight, on_case).await;
-        let id = self
-            .store
-            .add_smoke(target.profile_name(), &report)
-            .await
-            .map_err(|e| e.to_string());
+        let id = self.store.add_smoke(target.profile_name(), &report).await;
         SmokeRun { report, id }
     }
 
@@ -186,8 +182,7 @@ impl Runs {
         let id = self
             .store
             .add_bench(target.profile_name(), engine_version.as_deref(), params, &summary)
-            .await
-            .map_err(|e| e.to_string());
+            .await;
         Ok(BenchRun {
             summary,
             engine_version,

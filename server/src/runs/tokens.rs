@@ -21,22 +21,32 @@ pub struct PromptTokenizer {
     pub source: String,
 }
 
+/// Why a model's tokenizer cannot size prompts: the file and what was wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {detail}")]
+pub struct TokenizerError {
+    pub path: String,
+    pub detail: String,
+}
+
 impl PromptTokenizer {
     /// Reads `DIR/tokenizer.json`; an error says what is missing or wrong (the bench then
     /// falls back to character-sized prompts and says so).
-    pub fn from_model_dir(dir: &Path) -> Result<Self, String> {
+    pub fn from_model_dir(dir: &Path) -> Result<Self, TokenizerError> {
         let path = dir.join("tokenizer.json");
-        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bad = |detail: String| TokenizerError {
+            path: path.display().to_string(),
+            detail,
+        };
+        let meta = std::fs::metadata(&path).map_err(|e| bad(e.to_string()))?;
         if meta.len() > MAX_TOKENIZER_BYTES {
-            return Err(format!(
-                "{}: {} bytes, more than the {} read",
-                path.display(),
-                meta.len(),
-                MAX_TOKENIZER_BYTES
-            ));
+            return Err(bad(format!(
+                "{} bytes, more than the {MAX_TOKENIZER_BYTES} read",
+                meta.len()
+            )));
         }
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let tok = tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = std::fs::read(&path).map_err(|e| bad(e.to_string()))?;
+        let tok = tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| bad(e.to_string()))?;
         let specials: std::collections::HashSet<u32> = tok
             .get_added_tokens_decoder()
             .iter()
@@ -51,7 +61,7 @@ impl PromptTokenizer {
             .collect();
         ids.sort_unstable();
         if ids.is_empty() {
-            return Err(format!("{}: no ordinary tokens in its vocabulary", path.display()));
+            return Err(bad("no ordinary tokens in its vocabulary".into()));
         }
         Ok(Self {
             tok,
@@ -157,10 +167,10 @@ mod tests {
     #[test]
     fn a_missing_or_hostile_tokenizer_is_an_error_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        let e = PromptTokenizer::from_model_dir(dir.path()).err().unwrap();
+        let e = PromptTokenizer::from_model_dir(dir.path()).err().unwrap().to_string();
         assert!(e.contains("tokenizer.json"), "{e}");
         std::fs::write(dir.path().join("tokenizer.json"), b"{\"model\": 3}").unwrap();
-        let e = PromptTokenizer::from_model_dir(dir.path()).err().unwrap();
+        let e = PromptTokenizer::from_model_dir(dir.path()).err().unwrap().to_string();
         assert!(e.contains("tokenizer.json"), "{e}");
     }
 }

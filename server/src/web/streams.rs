@@ -49,6 +49,17 @@ impl Drop for Slot {
     }
 }
 
+/// Why one more event stream is refused (the 429's body).
+#[derive(Debug, thiserror::Error)]
+enum Refused {
+    #[error("the console holds {TOTAL} event streams, its most")]
+    Console,
+    #[error("this session holds {PER_SESSION} event streams, its most: close a tab")]
+    Session,
+    #[error("stream table poisoned")]
+    Poisoned,
+}
+
 impl StreamGate {
     /// `ROOFLINE_STREAM_RECHECK_MS` shortens the interval (tests); it can never lengthen it.
     pub fn new(accounts: crate::accounts::Accounts) -> Self {
@@ -65,17 +76,15 @@ impl StreamGate {
     }
 
     /// A place for one more stream of this session, or why not.
-    fn acquire(&self, key: &str) -> Result<Slot, String> {
-        let mut open = self.open.lock().map_err(|_| "stream table poisoned".to_string())?;
+    fn acquire(&self, key: &str) -> Result<Slot, Refused> {
+        let mut open = self.open.lock().map_err(|_| Refused::Poisoned)?;
         let total: usize = open.values().sum();
         if total >= TOTAL {
-            return Err(format!("the console holds {TOTAL} event streams, its most"));
+            return Err(Refused::Console);
         }
         let mine = open.entry(key.to_string()).or_default();
         if *mine >= PER_SESSION {
-            return Err(format!(
-                "this session holds {PER_SESSION} event streams, its most: close a tab"
-            ));
+            return Err(Refused::Session);
         }
         *mine += 1;
         Ok(Slot {

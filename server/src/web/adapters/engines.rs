@@ -14,7 +14,6 @@ fn error(e: EngineError) -> ApiError {
     match e {
         EngineError::Control(c) => control_error(c),
         EngineError::Internal(e) => internal(e),
-        EngineError::Failed(e) => ApiError::Invalid(e),
     }
 }
 
