@@ -32,9 +32,9 @@ impl Context {
     /// The context over the data directory and profile store `control` was opened on.
     pub fn new(control: EngineControl) -> Self {
         Self {
-            data: control.data.clone(),
-            store: control.store.clone(),
-            pool: control.store.pool(),
+            data: control.data().clone(),
+            store: control.store().clone(),
+            pool: control.store().pool(),
             journal: control.journal(),
             clock: Clock::System,
             control,

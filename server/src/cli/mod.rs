@@ -328,11 +328,15 @@ pub fn main(console: ConsoleServer) -> i32 {
 /// Opens the data directory and its database. `local` commands (stop, logs, health, the GPUs)
 /// go on without a shared database that does not answer, in the degraded mode: this host's
 /// engines only, the journal entry kept in the spool for the console to write.
-async fn open(data: &std::path::Path, local: bool) -> Result<EngineControl, i32> {
-    let data = DataDir::open(data).map_err(|e| {
+/// Engine control over the data directory. `local`: a command that works on this host's
+/// engines only (stop, logs, health, gpu) goes on without a shared database that does not
+/// answer. `demo`: the console's `--demo` (its simulated engines get a light load).
+async fn open(data: &std::path::Path, local: bool, demo: bool) -> Result<EngineControl, i32> {
+    let mut data = DataDir::open(data).map_err(|e| {
         eprintln!("{e:#}");
         USAGE
     })?;
+    data.config.demo_load |= demo;
     // Outbound HTTPS (fleet members, engines) trusts the roots host configuration names.
     crate::tls::init_client(data.config.tls.ca_file.as_deref()).map_err(|e| {
         eprintln!("{}: [tls] ca_file: {e}", crate::config::CONFIG_FILE);
@@ -405,13 +409,11 @@ async fn run(cli: Cli, console: ConsoleServer) -> i32 {
         cli.command,
         Command::Stop { .. } | Command::Logs { .. } | Command::Health { .. } | Command::Gpu
     );
-    let mut control = match open(&cli.data, local).await {
+    let demo = matches!(cli.command, Command::Console { demo: true, .. });
+    let control = match open(&cli.data, local, demo).await {
         Ok(c) => c,
         Err(code) => return code,
     };
-    if matches!(cli.command, Command::Console { demo: true, .. }) {
-        control.data.config.demo_load = true;
-    }
     // Every command below works through the one context the console would hand its features.
     let ctx = Context::new(control);
     let json = cli.json;

@@ -1,6 +1,6 @@
 //! `roofline profile list | show | import | export`: launch profiles as `KEY=VALUE` files.
 
-use super::{cli_actor, code_of, lang, OK, PROBLEM, USAGE};
+use super::{cli_actor, lang, OK, PROBLEM, USAGE};
 use crate::context::Context;
 use crate::profiles::ImportError;
 use app::domain::profile::Severity;
@@ -53,19 +53,47 @@ pub async fn run(ctx: &Context, command: ProfileCommand, json: bool) -> i32 {
                 PROBLEM
             }
         },
-        ProfileCommand::Show { name } => match ctx.control.resolve(&name).await {
-            Ok(crate::control::Resolved { profile: p, argv, .. }) => {
+        // The profile page's use-case: the text, the command the console executes (for a
+        // container installation, the container CLI's `run`) and every issue, each naming
+        // its field. A profile with an error (one that cannot start here) exits 2.
+        ProfileCommand::Show { name } => match profiles.view(&name).await {
+            Ok(view) => {
+                let refused = view.issues.iter().any(|i| i.severity == Severity::Error);
                 if json {
-                    println!("{}", serde_json::json!({"profile": p, "argv": argv}));
+                    println!(
+                        "{}",
+                        serde_json::json!({
+                            "profile": view.profile, "argv": view.argv, "simulated": view.simulated,
+                            "issues": view.issues.iter().map(|i| serde_json::json!({
+                                "field": i.field, "line": i.line, "severity": i.severity, "message": i.to_string(),
+                            })).collect::<Vec<_>>(),
+                        })
+                    );
                 } else {
-                    print!("{}", p.to_env());
-                    println!("# command: {}", app::domain::flagmap::display_argv(&argv));
+                    print!("{}", view.env_text);
+                    println!("# command: {}", app::domain::flagmap::display_argv(&view.argv));
+                    for issue in &view.issues {
+                        let level = if issue.severity == Severity::Error {
+                            "error"
+                        } else {
+                            "warning"
+                        };
+                        eprintln!("{name}: {level}: {issue}");
+                    }
                 }
-                OK
+                if refused {
+                    USAGE
+                } else {
+                    OK
+                }
+            }
+            Err(e @ crate::profiles::ProfileError::NoSuchProfile(_)) => {
+                eprintln!("{e}");
+                USAGE
             }
             Err(e) => {
                 eprintln!("{e}");
-                code_of(&e)
+                PROBLEM
             }
         },
         ProfileCommand::Import { file, name } => {

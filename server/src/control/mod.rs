@@ -271,8 +271,8 @@ pub struct GateHold {
 /// Engine control over one data directory.
 #[derive(Clone)]
 pub struct EngineControl {
-    pub data: DataDir,
-    pub store: crate::profile_store::ProfileStore,
+    data: DataDir,
+    store: crate::profile_store::ProfileStore,
 }
 
 fn now_unix() -> u64 {
@@ -285,6 +285,17 @@ fn now_unix() -> u64 {
 impl EngineControl {
     pub fn new(data: DataDir, store: crate::profile_store::ProfileStore) -> Self {
         Self { data, store }
+    }
+
+    /// The data directory and host configuration it was opened on (what
+    /// [`crate::context::Context`] hands the features; nothing else reaches through here).
+    pub fn data(&self) -> &DataDir {
+        &self.data
+    }
+
+    /// The profile store it resolves profiles from.
+    pub fn store(&self) -> &crate::profile_store::ProfileStore {
+        &self.store
     }
 
     /// The model directory against the runbook's air-gap rules before a start: the

@@ -75,16 +75,22 @@ impl App {
         }
     }
 
+    /// The login server function's answer to `name` and `password`.
+    async fn try_login(&self, name: &str, password: &str) -> Reply {
+        self.send(form(
+            "/api/fn/login",
+            &format!(
+                "name={}&password={}",
+                crate::common::urlencode(name),
+                crate::common::urlencode(password)
+            ),
+        ))
+        .await
+    }
+
     /// Signs in through the login server function; returns (cookie header, CSRF token).
     async fn login(&self, name: &str) -> (String, String) {
-        let r = self
-            .send(
-                Request::post("/api/fn/login")
-                    .header("content-type", "application/x-www-form-urlencoded")
-                    .body(Body::from(format!("name={name}&password=correct+horse+battery+staple")))
-                    .unwrap(),
-            )
-            .await;
+        let r = self.try_login(name, PASSWORD).await;
         assert_eq!(r.status, 200, "login {name}: {}", r.body);
         let cookie = |n: &str| {
             r.headers
@@ -105,6 +111,19 @@ impl App {
         self.send(
             Request::post(format!("/api/fn/{endpoint}"))
                 .header("content-type", "application/x-www-form-urlencoded")
+                .header("cookie", &session.0)
+                .header("x-csrf-token", &session.1)
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// A server function whose arguments are JSON (`update_account`), called as `session`.
+    async fn call_json(&self, session: &(String, String), endpoint: &str, body: &serde_json::Value) -> Reply {
+        self.send(
+            Request::post(format!("/api/fn/{endpoint}"))
+                .header("content-type", "application/json")
                 .header("cookie", &session.0)
                 .header("x-csrf-token", &session.1)
                 .body(Body::from(body.to_string()))
@@ -468,4 +487,182 @@ async fn an_approval_binds_to_the_content_the_approver_saw() {
         approved.iter().any(|e| e.detail.to_string().contains(h2)),
         "{approved:?}"
     );
+}
+
+/// Roles at work (a viewer reads, an operator acts), the last admin stays, a password too
+/// short is refused, and disabling an account ends its sessions at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn viewers_read_operators_act_admins_manage_accounts() {
+    let app = app().await;
+    let model = app.dir.path().join("models/m");
+    std::fs::create_dir_all(&model).unwrap();
+    let env = format!(
+        "ENGINE=sim-vllm\nMODEL={}\nSERVED_MODEL_NAME=m\nPORT={}\n",
+        model.display(),
+        crate::common::free_port()
+    );
+    let (profile, _) = app::domain::profile::Profile::from_env("acc", &env).unwrap();
+    app.ctx.store.upsert(&profile).await.unwrap();
+    let (vera, root) = (app.login("vera").await, app.login("root").await);
+
+    let r = app.call_as(&vera, "list_profiles", "").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = app
+        .call_as(&vera, "run_engine_action", "profile=acc&action=serve")
+        .await;
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(
+        app.ctx.control.status(&profile).await.state,
+        app::domain::engine::EngineState::Stopped,
+        "a viewer's serve moved nothing"
+    );
+
+    let demote = serde_json::json!({"name": "root", "role": "operator", "disabled": null, "password": null});
+    let r = app.call_json(&root, "update_account", &demote).await;
+    assert!(r.status.as_u16() >= 400 && r.body.contains("last admin"), "{}", r.body);
+    let r = app
+        .call_as(
+            &root,
+            "create_account",
+            &format!(
+                "name=newbie&role=operator&password={}",
+                crate::common::urlencode(PASSWORD)
+            ),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = app
+        .call_as(&root, "create_account", "name=short&role=operator&password=abc")
+        .await;
+    assert!(r.status.as_u16() >= 400 && r.body.contains("password"), "{}", r.body);
+    let newbie = app.login("newbie").await;
+    assert_eq!(app.call_as(&newbie, "list_profiles", "").await.status, 200);
+    let disable = serde_json::json!({"name": "newbie", "role": null, "disabled": true, "password": null});
+    let r = app.call_json(&root, "update_account", &disable).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        app.call_as(&newbie, "list_profiles", "").await.status,
+        401,
+        "a disabled account's session ends"
+    );
+    assert_ne!(app.try_login("newbie", PASSWORD).await.status, 200);
+}
+
+/// The session cookie is HttpOnly and SameSite=Strict (the CSRF cookie readable by the page);
+/// an unknown name answers like a wrong password; five failures lock the account's sign-in.
+#[tokio::test(flavor = "multi_thread")]
+async fn sign_in_sets_strict_cookies_and_is_rate_limited() {
+    let app = app().await;
+    let r = app.try_login("olga", PASSWORD).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let cookies = set_cookies(&r);
+    let session = cookies.iter().find(|c| c.starts_with("roofline_session=")).unwrap();
+    assert!(
+        session.contains("HttpOnly") && session.contains("SameSite=Strict"),
+        "{session}"
+    );
+    let csrf = cookies.iter().find(|c| c.starts_with("roofline_csrf=")).unwrap();
+    assert!(!csrf.contains("HttpOnly") && csrf.contains("SameSite=Strict"), "{csrf}");
+
+    let nobody = app.try_login("nobody", "whatever whatever").await;
+    let wrong = app.try_login("olga", "whatever whatever").await;
+    assert_ne!(wrong.status, 200);
+    assert_eq!((nobody.status, nobody.body), (wrong.status, wrong.body));
+    for _ in 0..4 {
+        assert_ne!(app.try_login("olga", "not the password").await.status, 200);
+    }
+    let locked = app.try_login("olga", PASSWORD).await;
+    assert_ne!(locked.status, 200, "locked after five failures");
+    assert!(locked.body.contains("too many failed sign-ins"), "{}", locked.body);
+}
+
+/// Pages need a session (the sign-in page, and back afterwards), render in the negotiated
+/// language (cookie, then Accept-Language), show the rendered command line; a cross-origin
+/// write reaches nothing; the console's own `/metrics` and the JSON fleet.
+#[tokio::test(flavor = "multi_thread")]
+async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
+    let app = app().await;
+    let model = app.dir.path().join("models/m");
+    std::fs::create_dir_all(&model).unwrap();
+    let env = format!(
+        "ENGINE=sim-vllm\nMODEL={}\nSERVED_MODEL_NAME=m\nPORT={}\n",
+        model.display(),
+        crate::common::free_port()
+    );
+    let (profile, _) = app::domain::profile::Profile::from_env("web1", &env).unwrap();
+    app.ctx.store.upsert(&profile).await.unwrap();
+    let get = |path: &str, cookie: &str, lang: Option<&str>| {
+        let mut req = Request::get(path).header("cookie", cookie);
+        if let Some(l) = lang {
+            req = req.header("accept-language", l);
+        }
+        req.body(Body::empty()).unwrap()
+    };
+    let r = app.send(get("/profiles/web1", "", None)).await;
+    assert_eq!(r.status, 303);
+    assert_eq!(r.headers["location"], "/login?next=/profiles/web1");
+    let r = app.send(get("/login", "", None)).await;
+    assert!(r.body.contains("data-testid=\"login-submit\""), "{}", r.body);
+
+    let olga = app.login("olga").await;
+    // The fleet lists the profile once the collector has seen it.
+    let mut en = String::new();
+    for _ in 0..100 {
+        en = app.send(get("/", &olga.0, None)).await.body;
+        if en.contains("web1") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        en.contains("<html lang=\"en\"") && en.contains(">Fleet<") && en.contains("web1"),
+        "{en}"
+    );
+    let ru = app.send(get("/", &format!("lang=ru; {}", olga.0), None)).await.body;
+    assert!(ru.contains("<html lang=\"ru\"") && ru.contains("Парк движков"), "{ru}");
+    let ru = app.send(get("/profiles", &olga.0, Some("ru-RU,ru;q=0.9"))).await.body;
+    assert!(ru.contains("Профили запуска"), "{ru}");
+    let page = app.send(get("/profiles/web1", &olga.0, None)).await.body;
+    assert!(
+        page.contains("--served-model-name m"),
+        "the rendered command line is shown"
+    );
+    assert_eq!(app.send(get("/nope", &olga.0, None)).await.status, 404);
+
+    // A cross-origin write is refused before it reaches engine control.
+    let evil = app
+        .send(
+            Request::post("/api/fn/run_engine_action")
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("cookie", &olga.0)
+                .header("x-csrf-token", &olga.1)
+                .header("origin", "http://evil.example")
+                .body(Body::from("profile=web1&action=serve"))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(evil.status, 403, "{}", evil.body);
+    assert_eq!(
+        app.ctx.control.status(&profile).await.state,
+        app::domain::engine::EngineState::Stopped
+    );
+
+    // The console's own /metrics, in Prometheus text format.
+    let own = app.send(get("/metrics", "", None)).await.body;
+    let parsed = app::domain::prometheus::parse(&own);
+    assert!(parsed.errors.is_empty(), "{own}");
+    let value = |name: &str, state: Option<&str>| {
+        parsed
+            .samples
+            .iter()
+            .find(|s| s.name == name && state.is_none_or(|st| s.label("state") == Some(st)))
+            .map(|s| s.value)
+    };
+    assert_eq!(value("roofline_engines", Some("stopped")), Some(1.0), "{own}");
+    assert!(value("roofline_scrapes_total", None).is_some());
+    assert!(value("roofline_sse_clients", None).is_some());
+
+    let fleet: serde_json::Value = serde_json::from_str(&app.send(get("/api/engines", "", None)).await.body).unwrap();
+    assert_eq!(fleet[0]["profile"], "web1");
+    assert_eq!(fleet[0]["simulated"], true);
 }

@@ -1,86 +1,9 @@
-//! The console over real HTTP: server rendering in both languages, the guards (sign-in for
-//! pages, no cross-origin writes), and the JSON fleet.
+//! The console as a process over real HTTP: the first admin from the secret it prints, and the
+//! fleet's live signals from real simulator engines. Rendering in both languages, the guards
+//! and the JSON fleet run in-process (`router.rs`).
 
 use crate::common::*;
 use std::time::Duration;
-
-#[tokio::test(flavor = "multi_thread")]
-async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
-    let env = Env::new();
-    env.vllm_profile("web1", free_port(), "");
-    env.add_user("olga", "operator");
-    let port = free_port();
-    let _console = Console::start(&env, port);
-    let base = format!("http://127.0.0.1:{port}");
-    let anon = client();
-    let up = eventually(Duration::from_secs(20), async || {
-        anon.get(format!("{base}/api/engines")).send().await.ok()
-    })
-    .await;
-    assert!(up.is_some(), "console did not come up");
-    // Pages need a session: without one, the sign-in page (and back afterwards).
-    server::tls::install_default_provider();
-    let r = reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-        .get(format!("{base}/profiles/web1"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 303);
-    assert_eq!(r.headers()["location"], "/login?next=/profiles/web1");
-    let login_page = text(anon.get(format!("{base}/login"))).await;
-    assert!(login_page.contains("data-testid=\"login-submit\""));
-
-    let session = Session::login(&base, "olga").await;
-    let c = client();
-    let get = |path: &str| c.get(format!("{base}{path}")).header("cookie", &session.cookie);
-    let en = text(get("")).await;
-    assert!(en.contains("<html lang=\"en\"") && en.contains(">Fleet<"), "{en}");
-    assert!(en.contains("web1"));
-    let ru = text(c.get(&base).header("cookie", format!("lang=ru; {}", session.cookie))).await;
-    assert!(ru.contains("<html lang=\"ru\"") && ru.contains("Парк движков"));
-    let ru_header = text(get("/profiles").header("accept-language", "ru-RU,ru;q=0.9")).await;
-    assert!(ru_header.contains("Профили запуска"));
-    let profile = text(get("/profiles/web1")).await;
-    assert!(
-        profile.contains("--served-model-name m"),
-        "the rendered command line is shown"
-    );
-    let missing = get("/nope").send().await.unwrap();
-    assert_eq!(missing.status(), 404);
-
-    // A cross-origin write is refused before it reaches engine control.
-    let evil = session
-        .post_fn("run_engine_action", "profile=web1&action=serve")
-        .header("origin", "http://evil.example")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(evil.status(), 403);
-    assert_eq!(env.status("web1")["state"], "stopped");
-
-    // The console's own /metrics, in Prometheus text format.
-    let own = text(c.get(format!("{base}/metrics"))).await;
-    let parsed = app::domain::prometheus::parse(&own);
-    assert!(parsed.errors.is_empty(), "{own}");
-    let value = |name: &str, state: Option<&str>| {
-        parsed
-            .samples
-            .iter()
-            .find(|s| s.name == name && state.is_none_or(|st| s.label("state") == Some(st)))
-            .map(|s| s.value)
-    };
-    assert_eq!(value("roofline_engines", Some("stopped")), Some(1.0));
-    assert!(value("roofline_scrapes_total", None).is_some());
-    assert!(value("roofline_sse_clients", None).is_some());
-
-    let fleet = json(c.get(format!("{base}/api/engines"))).await;
-    assert_eq!(fleet[0]["profile"], "web1");
-    assert_eq!(fleet[0]["simulated"], true);
-}
 
 /// On a fresh data dir the console prints a one-time setup secret; it creates the first admin
 /// once (signed in at once), and never again.
