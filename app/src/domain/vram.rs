@@ -724,41 +724,41 @@ pub fn tokens_in(gib: f64, per_token: u64, block: u64) -> u64 {
     bytes.checked_div(per_token).unwrap_or(0) / block * block
 }
 
-/// Runs the calculation.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one pass over the engine's memory path, version by version; the next to split"
-)]
-pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
-    i.check()?;
-    let mut a = Vec::new();
-    let e = &i.engine;
-    let given_version = e.version.as_deref().and_then(version_of);
-    let version = given_version.unwrap_or(ASSUMED_VLLM);
-    let v1_of = |v: (u32, u32)| e.v1.unwrap_or(v >= (0, 8));
-    let large = large_gpu(i);
-    let central = path_for(i, version, v1_of(version), large);
+/// The KV budget on the central path and what it is made of (GiB per GPU).
+struct Budget {
+    kv: f64,
+    activation: f64,
+    non_torch: f64,
+    graphs: f64,
+    /// The budget the utilisation gives, before a `--kv-cache-memory-bytes` replaces it.
+    from_util: f64,
+    /// `--kv-cache-memory-bytes`, per GPU, when given.
+    given_kv: Option<f64>,
+}
 
-    let weights_per_gpu = i.weights_bytes as f64 / i.tp as f64 / GIB;
-    a.push(format!(
-        "weights per GPU = {:.2} GiB / TP {} = {weights_per_gpu:.2} GiB",
-        i.weights_bytes as f64 / GIB,
-        i.tp
-    ));
-    let (mut budget, mut activation_gib, mut graphs_gib, lines) = budget_on(m, i, &central, weights_per_gpu);
-    let mut non_torch_gib = central.non_torch_gib;
-    let calibrated = i.calibration.as_ref().filter(|c| c.tp == i.tp);
+/// The budget: estimated on the central path, or from the engine's own figures when a
+/// calibration of this TP applies, or exactly as `--kv-cache-memory-bytes` gives it.
+fn budget_of(
+    m: &ModelShape,
+    i: &Inputs,
+    central: &Path,
+    weights_per_gpu: f64,
+    calibrated: Option<&Calibration>,
+    a: &mut Vec<String>,
+) -> Budget {
+    let (mut kv, mut activation, mut graphs, lines) = budget_on(m, i, central, weights_per_gpu);
+    let mut non_torch = central.non_torch_gib;
     match calibrated {
         Some(c) => {
             let applies = c.activation_applies(central.profile_tokens, central.seqs);
             if applies {
-                activation_gib = c.activation_gib;
+                activation = c.activation_gib;
             }
-            non_torch_gib = c.other_gib;
-            graphs_gib = 0.0;
-            budget = i.util * i.gpu_gib - weights_per_gpu - activation_gib - c.other_gib;
+            non_torch = c.other_gib;
+            graphs = 0.0;
+            kv = i.util * i.gpu_gib - weights_per_gpu - activation - c.other_gib;
             a.push(format!(
-                "calibrated from the start of {} at {}: activation {activation_gib:.2} GiB{}, non-torch and graphs {:.2} GiB (measured on {}, engine {})",
+                "calibrated from the start of {} at {}: activation {activation:.2} GiB{}, non-torch and graphs {:.2} GiB (measured on {}, engine {})",
                 c.profile,
                 crate::i18n::time_utc(c.at_ms),
                 if applies {
@@ -771,25 +771,55 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
                 c.engine_version
             ));
             a.push(format!(
-                "KV budget = {:.2} × {:.2} GiB − {weights_per_gpu:.2} weights − {activation_gib:.2} activation − {:.2} measured overhead = {budget:.2} GiB",
+                "KV budget = {:.2} × {:.2} GiB − {weights_per_gpu:.2} weights − {activation:.2} activation − {:.2} measured overhead = {kv:.2} GiB",
                 i.util, i.gpu_gib, c.other_gib
             ));
         }
         None => a.extend(lines),
     }
-
     // A KV size given as bytes replaces the utilisation's arithmetic: the engine allocates
     // exactly that (per GPU); what is left to decide is whether the rest still fits.
-    let given_kv = e.kv_cache_memory_bytes.map(|b| b as f64 / GIB);
-    let util_budget = budget;
-    if let Some(kv) = given_kv {
+    let given_kv = i.engine.kv_cache_memory_bytes.map(|b| b as f64 / GIB);
+    let from_util = kv;
+    if let Some(given) = given_kv {
         a.push(format!(
-            "KV cache given as --kv-cache-memory-bytes: {kv:.2} GiB per GPU (the utilisation does not size it)"
+            "KV cache given as --kv-cache-memory-bytes: {given:.2} GiB per GPU (the utilisation does not size it)"
         ));
-        budget = kv;
+        kv = given;
     }
+    Budget {
+        kv,
+        activation,
+        non_torch,
+        graphs,
+        from_util,
+        given_kv,
+    }
+}
 
-    // The range: the same calculation on every path the unknown inputs allow.
+/// The budget's range: the same calculation on every path the unknown inputs allow (vLLM's
+/// version, V1, the GPU class, graphs), ± the non-torch spread; the run-to-run noise when
+/// calibrated; none when the size is given.
+fn budget_range(
+    m: &ModelShape,
+    i: &Inputs,
+    central: &Path,
+    given_version: Option<(u32, u32)>,
+    weights_per_gpu: f64,
+    budget: &Budget,
+    calibrated: bool,
+) -> (f64, f64) {
+    if budget.given_kv.is_some() {
+        // Exact: the engine takes the size as given.
+        return (budget.kv, budget.kv);
+    }
+    if calibrated {
+        // Measured: the range is the run-to-run noise of the engine's own figures.
+        return (budget.kv - 0.05, budget.kv + 0.05);
+    }
+    let e = &i.engine;
+    let v1_of = |v: (u32, u32)| e.v1.unwrap_or(v >= (0, 8));
+    let large = large_gpu(i);
     let mut alternatives = vec![central.clone()];
     if central.family == EngineFamily::Vllm {
         let versions: Vec<(u32, u32)> = match given_version {
@@ -814,46 +844,28 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
         }
     }
     let spread = if i.non_torch_gib.is_some() { 0.0 } else { 0.15 };
-    let mut lo = budget;
-    let mut hi = budget;
-    if calibrated.is_some() {
-        // Measured: the range is the run-to-run noise of the engine's own figures.
-        alternatives.clear();
-        lo = budget - 0.05;
-        hi = budget + 0.05;
-    }
-    if given_kv.is_some() {
-        // Exact: the engine takes the size as given.
-        alternatives.clear();
-        lo = budget;
-        hi = budget;
-    }
+    let (mut lo, mut hi) = (budget.kv, budget.kv);
     for p in &alternatives {
         let (b, ..) = budget_on(m, i, p, weights_per_gpu);
         lo = lo.min(b - spread);
         hi = hi.max(b + spread);
     }
-    a.push(format!("range over the unknown inputs: {lo:.2} … {hi:.2} GiB"));
+    (lo, hi)
+}
 
-    let lay = layout(m, i, &mut a);
+/// How the engine turns KV bytes into tokens: the bytes per token it reports, the bytes one
+/// request of a given context costs, and whether sliding layers are counted whole.
+struct TokenCost {
+    reported_per_token: u64,
+    per_request: Box<dyn Fn(u64) -> u64>,
+    hybrid: bool,
+    whole_window: bool,
+}
+
+fn token_cost(central: &Path, lay: &Layout, block: u64, a: &mut Vec<String>) -> TokenCost {
     let full = lay.per_layer.saturating_mul(lay.full_layers);
     let sliding = lay.per_layer.saturating_mul(lay.swa_layers);
     let window = lay.window;
-    a.push(format!(
-        "per token = {} B × {} full-attention layers{} = {full} B",
-        lay.per_layer,
-        lay.full_layers,
-        if e.draft_layers > 0 {
-            format!(" (with {} draft layers sharing the pool)", e.draft_layers)
-        } else {
-            String::new()
-        }
-    ));
-    let block = match central.family {
-        EngineFamily::Sglang => 1,
-        EngineFamily::Vllm => e.block_size.unwrap_or(BLOCK),
-    };
-    // How the engine turns bytes into the tokens it reports, and what one request costs.
     let sglang = central.family == EngineFamily::Sglang;
     let hybrid = !sglang && central.v1 && central.version >= (0, 10) && lay.swa_layers > 0 && lay.full_layers > 0;
     let whole_window = sglang || !central.v1 || central.version < (0, 10);
@@ -898,51 +910,28 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
             Box::new(move |ctx: u64| sliding.saturating_mul(ctx.min(window.max(1)))),
         )
     };
-    let to_tokens = |gib: f64| tokens_in(gib, reported_per_token, block);
-    let kv_tokens = to_tokens(budget);
-    let budget_bytes = (budget.max(0.0) * GIB) as u64;
-    a.push(format!(
-        "KV tokens = {budget_bytes} B / {reported_per_token} B per token{} = {kv_tokens}",
-        if block > 1 {
-            format!(", in blocks of {block}")
-        } else {
-            String::new()
-        }
-    ));
-    let need = per_request(i.ctx);
-    let max_concurrency = if need > 0 {
-        budget_bytes as f64 / need as f64
-    } else {
-        0.0
-    };
-    a.push(format!(
-        "max concurrency at {} tokens = {budget_bytes} B / {need} B per request = {max_concurrency:.2}x",
-        i.ctx
-    ));
-    // The longest single request the pool holds.
-    let max_ctx = if full > 0 {
-        let fixed = if hybrid || whole_window {
-            0
-        } else {
-            sliding.saturating_mul(window)
-        };
-        budget_bytes
-            .saturating_sub(fixed)
-            .checked_div(if whole_window { reported_per_token } else { full })
-            .map_or(m.max_position, |t| t.min(m.max_position))
-    } else {
-        m.max_position
-    };
-    let fits_at = |gib: f64| gib > 0.0 && need > 0 && (gib.max(0.0) * GIB) as u64 >= need;
+    TokenCost {
+        reported_per_token,
+        per_request,
+        hybrid,
+        whole_window,
+    }
+}
+
+/// The verdict, the worst first: weights, then overhead, then context, then concurrency.
+fn verdict_of(m: &ModelShape, i: &Inputs, weights_per_gpu: f64, budget: &Budget, max_concurrency: f64) -> Verdict {
     // What overflows decides the wording: the weights themselves, or the engine's overhead
     // (activation peak, non-torch memory, graphs) on top of weights that fit.
-    let overflow = match given_kv {
-        Some(kv) => util_budget.min(i.gpu_gib - weights_per_gpu - activation_gib - non_torch_gib - graphs_gib - kv),
-        None => budget,
+    let overflow = match budget.given_kv {
+        Some(kv) => budget
+            .from_util
+            .min(i.gpu_gib - weights_per_gpu - budget.activation - budget.non_torch - budget.graphs - kv),
+        None => budget.kv,
     };
-    let verdict = if weights_per_gpu >= i.util * i.gpu_gib || (given_kv.is_some() && weights_per_gpu >= i.gpu_gib) {
+    let given = budget.given_kv.is_some();
+    if weights_per_gpu >= i.util * i.gpu_gib || (given && weights_per_gpu >= i.gpu_gib) {
         Verdict::WeightsDoNotFit
-    } else if budget <= 0.0 || (given_kv.is_some() && overflow < 0.0) {
+    } else if budget.kv <= 0.0 || (given && overflow < 0.0) {
         Verdict::OverheadDoesNotFit
     } else if i.ctx > m.max_position {
         Verdict::ContextAboveModelMax
@@ -952,9 +941,18 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
         Verdict::ConcurrencyQueues
     } else {
         Verdict::Fits
-    };
-    let marginal = fits_at(budget) != fits_at(lo) || fits_at(budget) != fits_at(hi);
-    let path = match central.family {
+    }
+}
+
+/// The path the report names: the calibration, or the engine and version with the profile
+/// run's size and where the graphs go.
+fn path_text(
+    i: &Inputs,
+    central: &Path,
+    given_version: Option<(u32, u32)>,
+    calibrated: Option<&Calibration>,
+) -> String {
+    match central.family {
         _ if calibrated.is_some() => format!(
             "calibrated: the engine's own figures from the start at {}",
             calibrated.map(|c| crate::i18n::time_utc(c.at_ms)).unwrap_or_default()
@@ -968,7 +966,7 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
             if given_version.is_none() { " (assumed)" } else { "" },
             central.profile_tokens,
             central.seqs,
-            if e.enforce_eager {
+            if i.engine.enforce_eager {
                 "off (--enforce-eager)"
             } else if central.graphs_inside {
                 "inside the budget"
@@ -976,24 +974,116 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
                 "outside the budget"
             }
         ),
+    }
+}
+
+/// Runs the calculation: the budget, its range, the layout, what a token and a request cost,
+/// then the tokens, the concurrency, the longest request and the verdict. Every step writes
+/// its arithmetic to the report, in that order.
+pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
+    i.check()?;
+    let mut a = Vec::new();
+    let e = &i.engine;
+    let given_version = e.version.as_deref().and_then(version_of);
+    let version = given_version.unwrap_or(ASSUMED_VLLM);
+    let central = path_for(i, version, e.v1.unwrap_or(version >= (0, 8)), large_gpu(i));
+
+    let weights_per_gpu = i.weights_bytes as f64 / i.tp as f64 / GIB;
+    a.push(format!(
+        "weights per GPU = {:.2} GiB / TP {} = {weights_per_gpu:.2} GiB",
+        i.weights_bytes as f64 / GIB,
+        i.tp
+    ));
+    let calibrated = i.calibration.as_ref().filter(|c| c.tp == i.tp);
+    let budget = budget_of(m, i, &central, weights_per_gpu, calibrated, &mut a);
+    let (lo, hi) = budget_range(
+        m,
+        i,
+        &central,
+        given_version,
+        weights_per_gpu,
+        &budget,
+        calibrated.is_some(),
+    );
+    a.push(format!("range over the unknown inputs: {lo:.2} … {hi:.2} GiB"));
+
+    let lay = layout(m, i, &mut a);
+    let full = lay.per_layer.saturating_mul(lay.full_layers);
+    let sliding = lay.per_layer.saturating_mul(lay.swa_layers);
+    a.push(format!(
+        "per token = {} B × {} full-attention layers{} = {full} B",
+        lay.per_layer,
+        lay.full_layers,
+        if e.draft_layers > 0 {
+            format!(" (with {} draft layers sharing the pool)", e.draft_layers)
+        } else {
+            String::new()
+        }
+    ));
+    let block = match central.family {
+        EngineFamily::Sglang => 1,
+        EngineFamily::Vllm => e.block_size.unwrap_or(BLOCK),
     };
+    let cost = token_cost(&central, &lay, block, &mut a);
+    let to_tokens = |gib: f64| tokens_in(gib, cost.reported_per_token, block);
+    let kv_tokens = to_tokens(budget.kv);
+    let budget_bytes = (budget.kv.max(0.0) * GIB) as u64;
+    a.push(format!(
+        "KV tokens = {budget_bytes} B / {} B per token{} = {kv_tokens}",
+        cost.reported_per_token,
+        if block > 1 {
+            format!(", in blocks of {block}")
+        } else {
+            String::new()
+        }
+    ));
+    let need = (cost.per_request)(i.ctx);
+    let max_concurrency = if need > 0 {
+        budget_bytes as f64 / need as f64
+    } else {
+        0.0
+    };
+    a.push(format!(
+        "max concurrency at {} tokens = {budget_bytes} B / {need} B per request = {max_concurrency:.2}x",
+        i.ctx
+    ));
+    // The longest single request the pool holds.
+    let max_ctx = if full > 0 {
+        let fixed = if cost.hybrid || cost.whole_window {
+            0
+        } else {
+            sliding.saturating_mul(lay.window)
+        };
+        budget_bytes
+            .saturating_sub(fixed)
+            .checked_div(if cost.whole_window {
+                cost.reported_per_token
+            } else {
+                full
+            })
+            .map_or(m.max_position, |t| t.min(m.max_position))
+    } else {
+        m.max_position
+    };
+    let fits_at = |gib: f64| gib > 0.0 && need > 0 && (gib.max(0.0) * GIB) as u64 >= need;
+    let marginal = fits_at(budget.kv) != fits_at(lo) || fits_at(budget.kv) != fits_at(hi);
     Ok(Report {
         weights_per_gpu_gib: weights_per_gpu,
-        activation_gib,
-        non_torch_gib,
-        graphs_gib,
-        kv_budget_gib: budget,
+        activation_gib: budget.activation,
+        non_torch_gib: budget.non_torch,
+        graphs_gib: budget.graphs,
+        kv_budget_gib: budget.kv,
         kv_budget_range_gib: (lo, hi),
         kv_bytes_per_token: full,
         kv_bytes_per_token_sliding: sliding,
-        kv_bytes_per_token_reported: reported_per_token,
+        kv_bytes_per_token_reported: cost.reported_per_token,
         kv_tokens,
         kv_tokens_range: (to_tokens(lo), to_tokens(hi)),
         max_concurrency,
         max_ctx,
-        verdict,
+        verdict: verdict_of(m, i, weights_per_gpu, &budget, max_concurrency),
         marginal,
-        path,
+        path: path_text(i, &central, given_version, calibrated),
         profile_tokens: central.profile_tokens,
         profile_seqs: central.seqs,
         arithmetic: a,

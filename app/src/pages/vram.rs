@@ -6,29 +6,24 @@ use crate::api::{
     get_vram_check, list_host_gpus, list_models, list_profiles, predict_profile_vram, ModelInfo, VramPrediction,
 };
 use crate::components::{use_i18n, ConcurrencyCurve, VramBars};
-use crate::domain::vram::{calculate, parse_config, EngineSetup, Inputs, KvDtype, ModelShape};
+use crate::domain::vram::{calculate, parse_config, EngineSetup, Inputs, KvDtype, ModelShape, Report};
 use crate::domain::vram_picture::{concurrency_curve, segments, PRESETS};
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
+/// The calculator: the form (a model or a pasted config.json, the GPU, TP, utilisation,
+/// context, KV dtype, concurrency), the answer as you type, and a stored profile's prediction.
 #[component]
-#[expect(
-    clippy::too_many_lines,
-    reason = "the page's form and its three answers in one view; the next to split"
-)]
 pub fn VramPage() -> impl IntoView {
     let i18n = use_i18n();
-    let models = Resource::new(|| (), |_| list_models());
     let chosen: RwSignal<Option<ModelInfo>> = RwSignal::new(None);
     let pasted = RwSignal::new(String::new());
     let weights_gib = RwSignal::new(String::new());
     let gpu_gib = RwSignal::new("80".to_string());
     // The GPU's NVML name when picked from the list (vLLM takes other defaults on A100).
     let gpu_name: RwSignal<Option<String>> = RwSignal::new(None);
-    let gpu_pick = RwSignal::new("custom".to_string());
-    let host_gpus = Resource::new(|| (), |_| list_host_gpus());
     let tp = RwSignal::new("1".to_string());
     let util = RwSignal::new("0.90".to_string());
     let ctx = RwSignal::new("32768".to_string());
@@ -94,73 +89,9 @@ pub fn VramPage() -> impl IntoView {
             <div class="page-head"><h1>{move || i18n.t("vram-title")}</h1></div>
             <p class="muted">{move || i18n.t("vram-intro")}</p>
             <div class="vram-inputs">
-                <label class="vram-field">
-                    <span>{move || i18n.t("vram-model")}</span>
-                    <Transition fallback=|| ()>
-                        {move || models.get().map(|r| match r {
-                            Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                            Ok(list) => {
-                                let options = list.clone();
-                                view! {
-                                    <select data-testid="vram-model" on:change=move |ev| {
-                                        let name = event_target_value(&ev);
-                                        chosen.set(options.iter().find(|m| m.name == name).cloned());
-                                    }>
-                                        <option value="">"—"</option>
-                                        {list.iter().map(|m| view! { <option value=m.name.clone()>{m.name.clone()}</option> }).collect_view()}
-                                    </select>
-                                }.into_any()
-                            }
-                        })}
-                    </Transition>
-                </label>
+                <ModelPick chosen=chosen/>
                 {field("vram-weights-gib", weights_gib)}
-                <label class="vram-field">
-                    <span>{move || i18n.t("vram-gpu-pick")}</span>
-                    <select data-testid="vram-gpu-pick" prop:value=move || gpu_pick.get() on:change=move |ev| {
-                        let v = event_target_value(&ev);
-                        gpu_pick.set(v.clone());
-                        if let Some(i) = v.strip_prefix("preset:").and_then(|i| i.parse::<usize>().ok()).and_then(|i| PRESETS.get(i)) {
-                            gpu_gib.set(format!("{:.2}", i.usable_gib));
-                            gpu_name.set(Some(i.name.to_string()));
-                        } else if let Some(g) = v.strip_prefix("host:").and_then(|i| i.parse::<u32>().ok())
-                            .and_then(|i| host_gpus.get_untracked().and_then(|r| r.ok()).and_then(|l| l.into_iter().find(|g| g.index == i))) {
-                            gpu_gib.set(format!("{:.2}", g.usable_gib));
-                            gpu_name.set(Some(g.name));
-                        } else {
-                            gpu_name.set(None);
-                        }
-                    }>
-                        <option value="custom">{move || i18n.t("vram-gpu-custom")}</option>
-                        <Transition fallback=|| ()>
-                            {move || host_gpus.get().map(|r| match r {
-                                Ok(list) if !list.is_empty() => view! {
-                                    <optgroup label=move || i18n.t("vram-gpu-host")>
-                                        {list.into_iter().map(|g| {
-                                            let text = move || i18n.ta("vram-gpu-host-option", &[("index", u64::from(g.index).into()), ("name", g.name.clone().into()), ("gib", i18n.num(g.usable_gib, 2).into())]);
-                                            view! { <option value=format!("host:{}", g.index) title=move || i18n.ta("vram-gpu-host-total", &[("gib", i18n.num(g.total_gib, 2).into())])>{text}</option> }
-                                        }).collect_view()}
-                                    </optgroup>
-                                }.into_any(),
-                                Ok(_) => ().into_any(),
-                                Err(e) => view! { <optgroup label=move || i18n.ta("vram-gpu-host-none", &[("reason", e.to_string().into())])></optgroup> }.into_any(),
-                            })}
-                        </Transition>
-                        <optgroup label=move || i18n.t("vram-gpu-common")>
-                            {PRESETS.iter().enumerate().map(|(n, p)| view! {
-                                <option value=format!("preset:{n}") title=p.source>{move || format!("{} ({})", p.name, i18n.gib(p.usable_gib, 2))}</option>
-                            }).collect_view()}
-                        </optgroup>
-                    </select>
-                </label>
-                <label class="vram-field">
-                    <span>{move || i18n.t("vram-gpu-gib")}</span>
-                    <input type="text" inputmode="decimal" data-testid="vram-gpu-gib" prop:value=move || gpu_gib.get() on:input=move |ev| {
-                        gpu_gib.set(event_target_value(&ev));
-                        gpu_pick.set("custom".into());
-                        gpu_name.set(None);
-                    }/>
-                </label>
+                <GpuPick gpu_gib=gpu_gib gpu_name=gpu_name/>
                 {field("vram-tp", tp)}
                 {field("vram-util", util)}
                 {field("vram-ctx", ctx)}
@@ -180,33 +111,126 @@ pub fn VramPage() -> impl IntoView {
             {move || match result.get() {
                 None => view! { <p class="muted">{move || i18n.t("vram-choose")}</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="error" role="alert" data-testid="vram-error">{e}</p> }.into_any(),
-                Some(Ok((r, i, shape))) => {
-                    let verdict = r.verdict;
-                    let bars = segments(&r, i.gpu_gib);
-                    let curve = concurrency_curve(&shape, &i);
-                    let pick = Callback::new(move |c: u64| ctx.set(c.to_string()));
-                    view! {
-                        <div class="vram-result" data-testid="vram-result" data-verdict=verdict.id()>
-                            <p class="verdict"><strong>{move || i18n.t(&format!("vram-verdict-{}", verdict.id()))}</strong></p>
-                            <dl class="facts">
-                                <dt>{move || i18n.t("vram-weights-per-gpu")}</dt><dd data-testid="vram-weights-per-gpu">{move || i18n.gib(r.weights_per_gpu_gib, 2)}</dd>
-                                <dt>{move || i18n.t("vram-kv-per-token")}</dt><dd data-testid="vram-kv-per-token">{format!("{} B", r.kv_bytes_per_token.max(r.kv_bytes_per_token_sliding))}</dd>
-                                <dt>{move || i18n.t("vram-kv-tokens")}</dt><dd data-testid="vram-kv-tokens">{r.kv_tokens.to_string()}</dd>
-                                <dt>{move || i18n.t("vram-max-concurrency")}</dt><dd data-testid="vram-max-concurrency">{move || format!("{}×", i18n.num(r.max_concurrency, 2))}</dd>
-                                <dt>{move || i18n.t("vram-max-ctx")}</dt><dd data-testid="vram-max-ctx">{r.max_ctx.to_string()}</dd>
-                                <dt>{move || i18n.t("vram-budget")}</dt><dd>{move || i18n.gib(r.kv_budget_gib, 2)}</dd>
-                            </dl>
-                            <div class="vram-picture">
-                                <VramBars segments=bars gpu_gib=i.gpu_gib gpus=i.tp/>
-                                <ConcurrencyCurve points=curve chosen=i.ctx on_pick=pick/>
-                            </div>
-                            <pre class="argv" data-testid="vram-arithmetic">{r.arithmetic.join("\n")}</pre>
-                        </div>
-                    }.into_any()
-                }
+                Some(Ok((r, i, shape))) => view! { <CalculatorAnswer report=r inputs=i shape=shape ctx=ctx/> }.into_any(),
             }}
             <ProfilePrediction/>
         </section>
+    }
+}
+
+/// The models root's models to pick from; the one picked goes into `chosen`.
+#[component]
+fn ModelPick(chosen: RwSignal<Option<ModelInfo>>) -> impl IntoView {
+    let i18n = use_i18n();
+    let models = Resource::new(|| (), |_| list_models());
+    view! {
+        <label class="vram-field">
+            <span>{move || i18n.t("vram-model")}</span>
+            <Transition fallback=|| ()>
+                {move || models.get().map(|r| match r {
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    Ok(list) => {
+                        let options = list.clone();
+                        view! {
+                            <select data-testid="vram-model" on:change=move |ev| {
+                                let name = event_target_value(&ev);
+                                chosen.set(options.iter().find(|m| m.name == name).cloned());
+                            }>
+                                <option value="">"—"</option>
+                                {list.iter().map(|m| view! { <option value=m.name.clone()>{m.name.clone()}</option> }).collect_view()}
+                            </select>
+                        }.into_any()
+                    }
+                })}
+            </Transition>
+        </label>
+    }
+}
+
+/// The GPU: this host's (with their usable memory), a common card, or a size typed in. A
+/// card picked by name sets `gpu_name` too (vLLM takes other defaults on an A100).
+#[component]
+fn GpuPick(gpu_gib: RwSignal<String>, gpu_name: RwSignal<Option<String>>) -> impl IntoView {
+    let i18n = use_i18n();
+    let gpu_pick = RwSignal::new("custom".to_string());
+    let host_gpus = Resource::new(|| (), |_| list_host_gpus());
+    view! {
+        <label class="vram-field">
+            <span>{move || i18n.t("vram-gpu-pick")}</span>
+            <select data-testid="vram-gpu-pick" prop:value=move || gpu_pick.get() on:change=move |ev| {
+                let v = event_target_value(&ev);
+                gpu_pick.set(v.clone());
+                if let Some(i) = v.strip_prefix("preset:").and_then(|i| i.parse::<usize>().ok()).and_then(|i| PRESETS.get(i)) {
+                    gpu_gib.set(format!("{:.2}", i.usable_gib));
+                    gpu_name.set(Some(i.name.to_string()));
+                } else if let Some(g) = v.strip_prefix("host:").and_then(|i| i.parse::<u32>().ok())
+                    .and_then(|i| host_gpus.get_untracked().and_then(|r| r.ok()).and_then(|l| l.into_iter().find(|g| g.index == i))) {
+                    gpu_gib.set(format!("{:.2}", g.usable_gib));
+                    gpu_name.set(Some(g.name));
+                } else {
+                    gpu_name.set(None);
+                }
+            }>
+                <option value="custom">{move || i18n.t("vram-gpu-custom")}</option>
+                <Transition fallback=|| ()>
+                    {move || host_gpus.get().map(|r| match r {
+                        Ok(list) if !list.is_empty() => view! {
+                            <optgroup label=move || i18n.t("vram-gpu-host")>
+                                {list.into_iter().map(|g| {
+                                    let text = move || i18n.ta("vram-gpu-host-option", &[("index", u64::from(g.index).into()), ("name", g.name.clone().into()), ("gib", i18n.num(g.usable_gib, 2).into())]);
+                                    view! { <option value=format!("host:{}", g.index) title=move || i18n.ta("vram-gpu-host-total", &[("gib", i18n.num(g.total_gib, 2).into())])>{text}</option> }
+                                }).collect_view()}
+                            </optgroup>
+                        }.into_any(),
+                        Ok(_) => ().into_any(),
+                        Err(e) => view! { <optgroup label=move || i18n.ta("vram-gpu-host-none", &[("reason", e.to_string().into())])></optgroup> }.into_any(),
+                    })}
+                </Transition>
+                <optgroup label=move || i18n.t("vram-gpu-common")>
+                    {PRESETS.iter().enumerate().map(|(n, p)| view! {
+                        <option value=format!("preset:{n}") title=p.source>{move || format!("{} ({})", p.name, i18n.gib(p.usable_gib, 2))}</option>
+                    }).collect_view()}
+                </optgroup>
+            </select>
+        </label>
+        <label class="vram-field">
+            <span>{move || i18n.t("vram-gpu-gib")}</span>
+            <input type="text" inputmode="decimal" data-testid="vram-gpu-gib" prop:value=move || gpu_gib.get() on:input=move |ev| {
+                gpu_gib.set(event_target_value(&ev));
+                gpu_pick.set("custom".into());
+                gpu_name.set(None);
+            }/>
+        </label>
+    }
+}
+
+/// The calculator's answer: the verdict, the facts, the memory picture with the concurrency
+/// curve (a point on it sets the context), and the arithmetic.
+#[component]
+fn CalculatorAnswer(report: Report, inputs: Inputs, shape: ModelShape, ctx: RwSignal<String>) -> impl IntoView {
+    let i18n = use_i18n();
+    let (r, i) = (report, inputs);
+    let verdict = r.verdict;
+    let bars = segments(&r, i.gpu_gib);
+    let curve = concurrency_curve(&shape, &i);
+    let pick = Callback::new(move |c: u64| ctx.set(c.to_string()));
+    view! {
+        <div class="vram-result" data-testid="vram-result" data-verdict=verdict.id()>
+            <p class="verdict"><strong>{move || i18n.t(&format!("vram-verdict-{}", verdict.id()))}</strong></p>
+            <dl class="facts">
+                <dt>{move || i18n.t("vram-weights-per-gpu")}</dt><dd data-testid="vram-weights-per-gpu">{move || i18n.gib(r.weights_per_gpu_gib, 2)}</dd>
+                <dt>{move || i18n.t("vram-kv-per-token")}</dt><dd data-testid="vram-kv-per-token">{format!("{} B", r.kv_bytes_per_token.max(r.kv_bytes_per_token_sliding))}</dd>
+                <dt>{move || i18n.t("vram-kv-tokens")}</dt><dd data-testid="vram-kv-tokens">{r.kv_tokens.to_string()}</dd>
+                <dt>{move || i18n.t("vram-max-concurrency")}</dt><dd data-testid="vram-max-concurrency">{move || format!("{}×", i18n.num(r.max_concurrency, 2))}</dd>
+                <dt>{move || i18n.t("vram-max-ctx")}</dt><dd data-testid="vram-max-ctx">{r.max_ctx.to_string()}</dd>
+                <dt>{move || i18n.t("vram-budget")}</dt><dd>{move || i18n.gib(r.kv_budget_gib, 2)}</dd>
+            </dl>
+            <div class="vram-picture">
+                <VramBars segments=bars gpu_gib=i.gpu_gib gpus=i.tp/>
+                <ConcurrencyCurve points=curve chosen=i.ctx on_pick=pick/>
+            </div>
+            <pre class="argv" data-testid="vram-arithmetic">{r.arithmetic.join("\n")}</pre>
+        </div>
     }
 }
 
