@@ -249,10 +249,10 @@ async fn run(args: SimArgs) -> i32 {
     code
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "the simulator's whole start, phase by phase; the next to split"
-)]
+/// The simulated engine, start to end, phase by phase as the engine logs them: the
+/// arguments and the early bind, the model's facts and start faults, the weights, the KV
+/// cache and graphs, the scheduler, the listener, the routes; then it serves until SIGTERM or
+/// an injected crash.
 async fn engine(args: SimArgs) -> i32 {
     let kind = args.kind;
     let log = Logger::new(kind);
@@ -270,9 +270,58 @@ async fn engine(args: SimArgs) -> i32 {
         },
         args.port
     );
+    let early_socket = match announce(&args, &log, &bind_addr) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let facts = match start_faults_or_model(&args, &log) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let budget = startup::budget(&args, &facts, gpu_gib);
+    if let Err(code) = load_weights(&args, &log, &facts, &budget, gpu_gib).await {
+        return code;
+    }
+    if let Err(code) = allocate_kv(&args, &log, &budget, gpu_gib).await {
+        return code;
+    }
+    let crash_after_ready = args.faults.contains(&Fault::Crash);
+    let sim = ready_sim(args, facts, &budget, log);
+    sleep_s(delay * 0.2).await;
+    let listener = match listen(&sim, early_socket, &bind_addr) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let app = openai::router(sim.clone());
+    // uvicorn sets TCP_NODELAY; without it small SSE writes wait for delayed ACKs (~40 ms).
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let server = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    );
+    announce_routes(&sim, &bind_addr);
+    tokio::spawn(engine_loop(sim.clone()));
+    if crash_after_ready {
+        let s = sim.clone();
+        tokio::spawn(async move {
+            sleep_s(3.0).await;
+            s.lock().crashed = Some("crash");
+        });
+    }
+    let code = tokio::select! {
+        res = server => { if res.is_err() { 1 } else { 0 } }
+        code = until_down(sim.clone()) => code,
+    };
+    code
+}
 
-    // vLLM binds its port before anything else, so a busy port fails within seconds.
-    let early_socket = if kind == EngineKind::Vllm {
+/// The arguments as the engine prints them first; vLLM binds its port before anything else,
+/// so a busy port fails within seconds (SGLang binds last).
+fn announce(args: &SimArgs, log: &Logger, bind_addr: &str) -> Result<Option<tokio::net::TcpSocket>, i32> {
+    if args.kind == EngineKind::Vllm {
         log.vllm(
             "APIServer",
             "utils.py:326",
@@ -281,29 +330,31 @@ async fn engine(args: SimArgs) -> i32 {
                 args.model, args.host, args.port
             ),
         );
-        match bind(&bind_addr) {
-            Ok(s) => Some(s),
+        match bind(bind_addr) {
+            Ok(s) => Ok(Some(s)),
             Err(e) => {
                 log.raw("Traceback (most recent call last):");
                 log.raw("  File \"vllm/entrypoints/launchers/launcher.py\", line 530, in run_server");
                 log.raw("    sock.bind((args.host, args.port))");
                 log.raw(&format!("OSError: [Errno 98] Address already in use ({e})"));
-                return 1;
+                Err(1)
             }
         }
     } else {
         log.line("", "", "", &format!("server_args=ServerArgs(model_path='{}', served_model_name='{}', tp_size={}, host='{}', port={}, enable_metrics={})", args.model, args.model_name(), args.tp, args.host, args.port, if args.metrics_enabled { "True" } else { "False" }));
-        None
-    };
+        Ok(None)
+    }
+}
 
-    let facts = match start_faults_or_model(&args, &log) {
-        Ok(f) => f,
-        Err(code) => return code,
-    };
-    let budget = startup::budget(&args, &facts, gpu_gib);
-    let max_model_len = budget.max_model_len;
-
-    // Loading weights.
+/// Loading the weights: an out-of-memory load (or the fault) ends the start here.
+async fn load_weights(
+    args: &SimArgs,
+    log: &Logger,
+    facts: &ModelFacts,
+    budget: &startup::Budget,
+    gpu_gib: f64,
+) -> Result<(), i32> {
+    let (kind, delay, max_model_len) = (args.kind, args.startup_delay_s, budget.max_model_len);
     match kind {
         EngineKind::Vllm => {
             log.vllm("EngineCore_DP0", "core.py:93", &format!("Initializing a V1 LLM engine (v{}) with config: model='{}', served_model_name={}, max_seq_len={}, tensor_parallel_size={}, kv_cache_dtype={}", args.release.version, args.model, args.model_name(), max_model_len, args.tp, args.kv_cache_dtype));
@@ -317,8 +368,8 @@ async fn engine(args: SimArgs) -> i32 {
     }
     sleep_s(delay * 0.4).await;
     if budget.weights_gib + 1.0 > gpu_gib * args.mem_fraction || args.faults.contains(&Fault::OomLoad) {
-        print_oom_load(&log, kind, gpu_gib, budget.weights_gib);
-        return 1;
+        print_oom_load(log, kind, gpu_gib, budget.weights_gib);
+        return Err(1);
     }
     match kind {
         EngineKind::Vllm => {
@@ -348,10 +399,16 @@ async fn engine(args: SimArgs) -> i32 {
     }
     sleep_s(delay * 0.2).await;
 
-    // KV cache.
+    Ok(())
+}
+
+/// Profiling, the KV cache and the graphs: a pool too small for one request of the longest
+/// context ends the start here; the graph stall fault hangs in its capture.
+async fn allocate_kv(args: &SimArgs, log: &Logger, budget: &startup::Budget, gpu_gib: f64) -> Result<(), i32> {
+    let (kind, delay, max_model_len) = (args.kind, args.startup_delay_s, budget.max_model_len);
     if budget.kv_tokens < max_model_len {
-        print_kv_too_small(&log, kind, &budget, args.mem_fraction);
-        return 1;
+        print_kv_too_small(log, kind, budget, args.mem_fraction);
+        return Err(1);
     }
     let concurrency = budget.kv_tokens as f64 / max_model_len as f64;
     match kind {
@@ -438,6 +495,14 @@ async fn engine(args: SimArgs) -> i32 {
         ));
     }
 
+    Ok(())
+}
+
+/// The engine's state once initialised: the scheduler sized by the budget, with the faults
+/// that act while serving.
+fn ready_sim(args: SimArgs, facts: ModelFacts, budget: &startup::Budget, log: Logger) -> Arc<Sim> {
+    let kind = args.kind;
+    let max_model_len = budget.max_model_len;
     let template = Template::for_engine(kind);
     let metrics = Metrics::for_engine(kind, &template);
     let mut sched = Sched::new(
@@ -454,10 +519,9 @@ async fn engine(args: SimArgs) -> i32 {
         .filter(|f| !f.at_start() && *f != Fault::Crash)
         .collect();
     sched.faults.extend(runtime_faults);
-    let crash_after_ready = args.faults.contains(&Fault::Crash);
     let started_unix = time::OffsetDateTime::now_utc().unix_timestamp_nanos() as f64 / 1e9;
-    let sim = Arc::new(Sim {
-        args: args.clone(),
+    Arc::new(Sim {
+        args,
         facts,
         max_model_len,
         sched: Mutex::new(sched),
@@ -466,39 +530,36 @@ async fn engine(args: SimArgs) -> i32 {
         log,
         dead: std::sync::atomic::AtomicBool::new(false),
         instant: Instant::from_env(),
-    });
+    })
+}
 
-    sleep_s(delay * 0.2).await;
-    let listener = match early_socket {
+/// The listening socket: vLLM's early one, or SGLang's bound now.
+fn listen(
+    sim: &Sim,
+    early_socket: Option<tokio::net::TcpSocket>,
+    bind_addr: &str,
+) -> Result<tokio::net::TcpListener, i32> {
+    match early_socket {
         Some(sock) => match sock.listen(1024) {
-            Ok(l) => l,
+            Ok(l) => Ok(l),
             Err(e) => {
                 sim.log.raw(&format!("OSError: {e}"));
-                return 1;
+                Err(1)
             }
         },
         None => {
             sim.log.line("", "", "", "INFO:     Started server process");
-            match bind(&bind_addr).and_then(|s| s.listen(1024)) {
-                Ok(l) => l,
-                Err(_) => {
-                    sim.log.line("", "", "", &format!("ERROR:    [Errno 98] error while attempting to bind on address ('{}', {}): address already in use", args.host, args.port));
-                    return 1;
-                }
-            }
+            bind(bind_addr).and_then(|s| s.listen(1024)).map_err(|_| {
+                sim.log.line("", "", "", &format!("ERROR:    [Errno 98] error while attempting to bind on address ('{}', {}): address already in use", sim.args.host, sim.args.port));
+                1
+            })
         }
-    };
-    let app = openai::router(sim.clone());
-    // uvicorn sets TCP_NODELAY; without it small SSE writes wait for delayed ACKs (~40 ms).
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let server = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-    );
-    match kind {
+    }
+}
+
+/// The lines that say the server is up (vLLM's route list, uvicorn's and SGLang's own).
+fn announce_routes(sim: &Sim, bind_addr: &str) {
+    match sim.args.kind {
         EngineKind::Vllm => {
             sim.log.vllm(
                 "APIServer",
@@ -538,67 +599,54 @@ async fn engine(args: SimArgs) -> i32 {
             sim.log.raw("The server is fired up and ready to roll!");
         }
     }
-    tokio::spawn(engine_loop(sim.clone()));
-    if crash_after_ready {
-        let s = sim.clone();
-        tokio::spawn(async move {
-            sleep_s(3.0).await;
-            s.lock().crashed = Some("crash");
-        });
-    }
-    let shutdown = {
-        let sim = sim.clone();
-        async move {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            loop {
-                tokio::select! {
-                    _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {
-                        if std::env::var("ROOFLINE_SIM_IGNORE_SIGTERM").is_ok_and(|v| v == "1") {
-                            // A wedged engine (stuck CUDA call) that only SIGKILL ends.
-                            sim.log.line("APIServer", "WARNING", "launcher.py:80", "SIGTERM received while a CUDA call is blocked; not shutting down.");
-                            continue;
-                        }
-                        if sim.args.kind == EngineKind::Vllm {
-                            // vLLM's way down (0.32, captured on a real engine): the signal, the
-                            // engine client stopped, and an EngineDeadError on the way, which
-                            // is no death (testdata/fixtures/vllm-cpu-clean-stop.log).
-                            sim.log.line("EngineCore_DP0", "INFO", "core.py:1454", "[shutdown] EngineCore: trigger received signal=SIGTERM");
-                            sim.log.line("APIServer", "INFO", "launcher.py:254", "[shutdown] API server: shutdown triggered");
-                            sim.log.line("APIServer", "INFO", "utils.py:628", "[shutdown] Process manager: send sigterm to process EngineCore");
-                            sim.log.line("APIServer", "ERROR", "async_llm.py:906", "AsyncLLM output_handler failed.");
-                            sim.log.line("APIServer", "ERROR", "async_llm.py:906", "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.");
-                            sim.log.line("APIServer", "INFO", "launcher.py:304", "[shutdown] API server: shutting down FastAPI HTTP server");
-                            sim.log.raw("INFO:     Shutting down");
-                            sim.log.raw("INFO:     Waiting for application shutdown.");
-                            sim.log.raw("INFO:     Application shutdown complete.");
-                        } else {
-                            sim.log.line("APIServer", "INFO", "launcher.py:80", "Shutting down FastAPI HTTP server.");
-                        }
-                        return 0;
+}
+
+/// Until the engine goes down: SIGTERM (logged the way each engine shuts down; a wedged one
+/// ignores it) or an injected crash (logged, the health check failing first). The exit code.
+async fn until_down(sim: Arc<Sim>) -> i32 {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    loop {
+        tokio::select! {
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {
+                if std::env::var("ROOFLINE_SIM_IGNORE_SIGTERM").is_ok_and(|v| v == "1") {
+                    // A wedged engine (stuck CUDA call) that only SIGKILL ends.
+                    sim.log.line("APIServer", "WARNING", "launcher.py:80", "SIGTERM received while a CUDA call is blocked; not shutting down.");
+                    continue;
+                }
+                if sim.args.kind == EngineKind::Vllm {
+                    // vLLM's way down (0.32, captured on a real engine): the signal, the
+                    // engine client stopped, and an EngineDeadError on the way, which
+                    // is no death (testdata/fixtures/vllm-cpu-clean-stop.log).
+                    sim.log.line("EngineCore_DP0", "INFO", "core.py:1454", "[shutdown] EngineCore: trigger received signal=SIGTERM");
+                    sim.log.line("APIServer", "INFO", "launcher.py:254", "[shutdown] API server: shutdown triggered");
+                    sim.log.line("APIServer", "INFO", "utils.py:628", "[shutdown] Process manager: send sigterm to process EngineCore");
+                    sim.log.line("APIServer", "ERROR", "async_llm.py:906", "AsyncLLM output_handler failed.");
+                    sim.log.line("APIServer", "ERROR", "async_llm.py:906", "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.");
+                    sim.log.line("APIServer", "INFO", "launcher.py:304", "[shutdown] API server: shutting down FastAPI HTTP server");
+                    sim.log.raw("INFO:     Shutting down");
+                    sim.log.raw("INFO:     Waiting for application shutdown.");
+                    sim.log.raw("INFO:     Application shutdown complete.");
+                } else {
+                    sim.log.line("APIServer", "INFO", "launcher.py:80", "Shutting down FastAPI HTTP server.");
+                }
+                return 0;
+            }
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                let crashed = sim.lock().crashed;
+                if let Some(reason) = crashed {
+                    print_crash(&sim, reason);
+                    sim.dead.store(true, std::sync::atomic::Ordering::SeqCst);
+                    if sim.args.kind == EngineKind::Vllm {
+                        // vLLM's watchdog answers 503 briefly, then shuts uvicorn down.
+                        tokio::time::sleep(Duration::from_millis(1500)).await;
+                        sim.log.raw("INFO:     Shutting down");
+                        sim.log.raw("INFO:     Application shutdown complete.");
                     }
-                    _ = tokio::time::sleep(Duration::from_millis(50)) => {
-                        let crashed = sim.lock().crashed;
-                        if let Some(reason) = crashed {
-                            print_crash(&sim, reason);
-                            sim.dead.store(true, std::sync::atomic::Ordering::SeqCst);
-                            if sim.args.kind == EngineKind::Vllm {
-                                // vLLM's watchdog answers 503 briefly, then shuts uvicorn down.
-                                tokio::time::sleep(Duration::from_millis(1500)).await;
-                                sim.log.raw("INFO:     Shutting down");
-                                sim.log.raw("INFO:     Application shutdown complete.");
-                            }
-                            return 1;
-                        }
-                    }
+                    return 1;
                 }
             }
         }
-    };
-    let code = tokio::select! {
-        res = server => { if res.is_err() { 1 } else { 0 } }
-        code = shutdown => code,
-    };
-    code
+    }
 }
 
 fn bind(addr: &str) -> std::io::Result<tokio::net::TcpSocket> {
