@@ -116,11 +116,8 @@ fn result(case: &str, failures: Vec<Failure>, raw: Vec<String>) -> CaseResult {
     }
 }
 
-/// Runs every case against `url` (an engine or a proxy) for `model`.
-#[expect(
-    clippy::too_many_lines,
-    reason = "the cases in the runbook's order, one after another; the next to split"
-)]
+/// Runs every case against `url` (an engine or a proxy) for `model`, in the runbook's
+/// order; `progress` sees each case as it finishes.
 pub async fn run(
     url: &str,
     model: &str,
@@ -140,58 +137,87 @@ pub async fn run(
         model: model.to_string(),
     };
     let mut cases = Vec::new();
-    let mut push = |r: CaseResult, cases: &mut Vec<CaseResult>| {
+    let mut push = |r: CaseResult| {
         progress(&r);
         cases.push(r);
     };
-    match preflight {
-        Some(p) => push(
-            CaseResult {
-                case: "preflight".into(),
-                pass: p.failures.is_empty(),
-                skipped: false,
-                failures: p.failures,
-                raw: vec![p.detail],
-            },
-            &mut cases,
-        ),
-        None => push(
-            CaseResult {
-                case: "preflight".into(),
-                pass: true,
-                skipped: true,
-                failures: vec![],
-                raw: vec!["no profile: launch flags not checked".into()],
-            },
-            &mut cases,
-        ),
-    }
+    push(preflight_case(preflight));
     let tools = vec![weather_tool(), search_tool()];
-    let auto = json!({"messages": [{"role": "user", "content": WEATHER_Q}], "tools": tools, "tool_choice": "auto"});
-    let expect_auto = Expect {
+    // 1. auto, non-stream: its arguments are the reference the streamed cases must equal.
+    let (first, reference) = auto_nonstream(&c, &tools).await;
+    push(first);
+    push(auto_stream(&c, &tools, reference.as_ref()).await);
+    push(required(&c, &tools).await);
+    push(named(&c, &tools).await);
+    push(none(&c, &tools).await);
+    push(second_turn(&c, &tools).await);
+    push(parallel(&c, &tools).await);
+    push(zero_arguments(&c).await);
+    push(repeated_streams(&c, &tools, reference.as_ref()).await);
+    SmokeReport {
+        url: c.url,
+        model: c.model,
+        cases,
+    }
+}
+
+/// The launch flags' case: what the preflight found, or skipped without a profile.
+fn preflight_case(preflight: Option<Preflight>) -> CaseResult {
+    match preflight {
+        Some(p) => CaseResult {
+            case: "preflight".into(),
+            pass: p.failures.is_empty(),
+            skipped: false,
+            failures: p.failures,
+            raw: vec![p.detail],
+        },
+        None => CaseResult {
+            case: "preflight".into(),
+            pass: true,
+            skipped: true,
+            failures: vec![],
+            raw: vec!["no profile: launch flags not checked".into()],
+        },
+    }
+}
+
+/// The weather question with the tools and `tool_choice: auto`.
+fn auto_request(tools: &[Value]) -> Value {
+    json!({"messages": [{"role": "user", "content": WEATHER_Q}], "tools": tools, "tool_choice": "auto"})
+}
+
+/// One call of the weather tool with Dallas' arguments.
+fn expect_auto() -> Expect {
+    Expect {
         calls: Some(1),
         tool: Some("get_current_weather".into()),
         args: vec![expected_dallas()],
         finish: vec!["tool_calls".into()],
         ..Default::default()
-    };
+    }
+}
 
-    // 1. auto, non-stream.
-    let (answer, raw) = c.send(auto.clone(), false).await;
+/// 1. auto, non-stream; and its arguments, the reference for the streamed cases.
+async fn auto_nonstream(c: &Client, tools: &[Value]) -> (CaseResult, Option<Vec<Value>>) {
+    let (answer, raw) = c.send(auto_request(tools), false).await;
     let reference = answer.as_ref().ok().map(parsed_args);
-    push(
-        result("auto-nonstream", outcome(&answer, &tools, &expect_auto), vec![raw]),
-        &mut cases,
-    );
+    (
+        result("auto-nonstream", outcome(&answer, tools, &expect_auto()), vec![raw]),
+        reference,
+    )
+}
 
-    // 2. auto, stream: the same, and equal to the non-stream arguments.
-    let (answer, raw) = c.send(auto.clone(), true).await;
-    let mut failures = outcome(&answer, &tools, &expect_auto);
-    failures.extend(compare(&answer, reference.as_ref()));
-    push(result("auto-stream", failures, vec![raw]), &mut cases);
+/// 2. auto, stream: the same, and equal to the non-stream arguments.
+async fn auto_stream(c: &Client, tools: &[Value], reference: Option<&Vec<Value>>) -> CaseResult {
+    let (answer, raw) = c.send(auto_request(tools), true).await;
+    let mut failures = outcome(&answer, tools, &expect_auto());
+    failures.extend(compare(&answer, reference));
+    result("auto-stream", failures, vec![raw])
+}
 
-    // 3. required and named choice.
-    let mut required = auto.clone();
+/// 3a. `tool_choice: required`: at least one call.
+async fn required(c: &Client, tools: &[Value]) -> CaseResult {
+    let mut required = auto_request(tools);
     required["tool_choice"] = json!("required");
     let (answer, raw) = c.send(required, false).await;
     let expect = Expect {
@@ -199,11 +225,12 @@ pub async fn run(
         finish: vec!["tool_calls".into()],
         ..Default::default()
     };
-    push(
-        result("required", outcome(&answer, &tools, &expect), vec![raw]),
-        &mut cases,
-    );
-    let mut named = auto.clone();
+    result("required", outcome(&answer, tools, &expect), vec![raw])
+}
+
+/// 3b. A named tool choice, streamed: that tool is called.
+async fn named(c: &Client, tools: &[Value]) -> CaseResult {
+    let mut named = auto_request(tools);
     named["tool_choice"] = json!({"type": "function", "function": {"name": "get_current_weather"}});
     let (answer, raw) = c.send(named, true).await;
     let expect = Expect {
@@ -212,12 +239,11 @@ pub async fn run(
         finish: vec!["stop".into(), "tool_calls".into()],
         ..Default::default()
     };
-    push(
-        result("named", outcome(&answer, &tools, &expect), vec![raw]),
-        &mut cases,
-    );
+    result("named", outcome(&answer, tools, &expect), vec![raw])
+}
 
-    // 4. none: no calls and no leaked markup.
+/// 4. `tool_choice: none`: no calls and no leaked markup.
+async fn none(c: &Client, tools: &[Value]) -> CaseResult {
     let none = json!({"messages": [{"role": "user", "content": "Tell me a short joke about GPUs."}], "tools": tools, "tool_choice": "none"});
     let expect = Expect {
         calls: Some(0),
@@ -225,9 +251,11 @@ pub async fn run(
         ..Default::default()
     };
     let (answer, raw) = c.send(none, false).await;
-    push(result("none", outcome(&answer, &tools, &expect), vec![raw]), &mut cases);
+    result("none", outcome(&answer, tools, &expect), vec![raw])
+}
 
-    // 5. second turn with the tool result, stream and whole alike.
+/// 5. The second turn with the tool's result, streamed and whole alike.
+async fn second_turn(c: &Client, tools: &[Value]) -> CaseResult {
     let second = json!({"tools": tools, "messages": [
         {"role": "user", "content": WEATHER_Q},
         {"role": "assistant", "content": null, "tool_calls": [{"id": "chatcmpl-tool-dallas01", "type": "function", "function": {"name": "get_current_weather", "arguments": expected_dallas().to_string()}}]},
@@ -240,8 +268,8 @@ pub async fn run(
     };
     let (whole, raw1) = c.send(second.clone(), false).await;
     let (streamed, raw2) = c.send(second, true).await;
-    let mut failures = outcome(&whole, &tools, &expect);
-    failures.extend(outcome(&streamed, &tools, &expect));
+    let mut failures = outcome(&whole, tools, &expect);
+    failures.extend(outcome(&streamed, tools, &expect));
     if let (Ok(a), Ok(b)) = (&whole, &streamed) {
         if a.content != b.content {
             failures.push(Failure {
@@ -250,9 +278,11 @@ pub async fn run(
             });
         }
     }
-    push(result("second-turn", failures, vec![raw1, raw2]), &mut cases);
+    result("second-turn", failures, vec![raw1, raw2])
+}
 
-    // 6. parallel calls.
+/// 6. Parallel calls: two cities, two calls.
+async fn parallel(c: &Client, tools: &[Value]) -> CaseResult {
     let parallel = json!({"messages": [{"role": "user", "content": "What is the weather in Dallas, TX and in Orlando, FL in Fahrenheit?"}], "tools": tools, "parallel_tool_calls": true});
     let expect = Expect {
         calls: Some(2),
@@ -261,12 +291,11 @@ pub async fn run(
         ..Default::default()
     };
     let (answer, raw) = c.send(parallel, true).await;
-    push(
-        result("parallel", outcome(&answer, &tools, &expect), vec![raw]),
-        &mut cases,
-    );
+    result("parallel", outcome(&answer, tools, &expect), vec![raw])
+}
 
-    // 7. a zero-argument tool: `{}` must survive streaming.
+/// 7. A zero-argument tool: `{}` must survive streaming.
+async fn zero_arguments(c: &Client) -> CaseResult {
     let zero_tools = vec![time_tool()];
     let zero = json!({"messages": [{"role": "user", "content": "What time is it? Use the get_time tool."}], "tools": zero_tools});
     let expect = Expect {
@@ -277,31 +306,25 @@ pub async fn run(
         ..Default::default()
     };
     let (answer, raw) = c.send(zero, true).await;
-    push(
-        result("zero-arguments", outcome(&answer, &zero_tools, &expect), vec![raw]),
-        &mut cases,
-    );
+    result("zero-arguments", outcome(&answer, &zero_tools, &expect), vec![raw])
+}
 
-    // 8. repeated streams.
+/// 8. The auto case streamed again and again: every repeat equal to the reference.
+async fn repeated_streams(c: &Client, tools: &[Value], reference: Option<&Vec<Value>>) -> CaseResult {
     let mut failures = Vec::new();
     let mut raws = Vec::new();
     for k in 0..REPEATS {
-        let (answer, raw) = c.send(auto.clone(), true).await;
-        for mut f in outcome(&answer, &tools, &expect_auto)
+        let (answer, raw) = c.send(auto_request(tools), true).await;
+        for mut f in outcome(&answer, tools, &expect_auto())
             .into_iter()
-            .chain(compare(&answer, reference.as_ref()))
+            .chain(compare(&answer, reference))
         {
             f.detail = format!("repeat {}: {}", k + 1, f.detail);
             failures.push(f);
         }
         raws.push(raw);
     }
-    push(result("repeated-streams", failures, raws), &mut cases);
-    SmokeReport {
-        url: c.url,
-        model: c.model,
-        cases,
-    }
+    result("repeated-streams", failures, raws)
 }
 
 fn outcome(answer: &Result<Answer, Failure>, tools: &[Value], expect: &Expect) -> Vec<Failure> {
