@@ -450,15 +450,33 @@ async fn completions(State(sim): S, bytes: axum::body::Bytes) -> Response {
     sse_response(stream)
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "vLLM's chat answer, streamed and not, with tool calls and reasoning; the next to split"
-)]
+/// vLLM's `/v1/chat/completions`: the tool-choice check, what the model writes (tool-call
+/// markup or text, through the scheduler as tokens), then the whole answer or the stream.
 async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
     let p = match parse_request(&sim, &bytes, true) {
         Ok(p) => p,
         Err(r) => return r.into_response(),
     };
+    if let Some(refused) = tool_choice_refused(&sim, &p) {
+        return refused;
+    }
+    let w = Written::for_request(&sim, &p);
+    let rx = submit(&sim, &p, w.out_tokens);
+    let head = ChatHead {
+        id: new_id("chatcmpl"),
+        model: sim.args.model_name().to_string(),
+        created: now_unix(),
+        tool_ids: w.calls.iter().map(|_| new_id("chatcmpl-tool")).collect(),
+    };
+    if p.stream {
+        sse_response(streamed_chat(head, w, rx, p.include_usage))
+    } else {
+        whole_chat(head, w, rx).await
+    }
+}
+
+/// vLLM refuses `tool_choice: auto` unless it was started with a tool-call parser.
+fn tool_choice_refused(sim: &Sim, p: &Parsed) -> Option<Response> {
     let has_tools = p
         .body
         .get("tools")
@@ -469,89 +487,142 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
         .get("tool_choice")
         .cloned()
         .unwrap_or(if has_tools { json!("auto") } else { Value::Null });
-    if has_tools
+    (has_tools
         && choice.as_str() == Some("auto")
         && sim.args.kind == EngineKind::Vllm
-        && !(sim.args.auto_tool_choice && sim.args.tool_call_parser.is_some())
-    {
-        return error(
+        && !(sim.args.auto_tool_choice && sim.args.tool_call_parser.is_some()))
+    .then(|| {
+        error(
             StatusCode::BAD_REQUEST,
             "BadRequestError",
             "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
             Some("tool_choice"),
-        );
-    }
-    let plan = super::responder::plan(&p.body);
-    let calls = plan.calls;
-    let broken = sim.has_fault(Fault::BrokenToolParser);
-    // What the model writes: the call markup a parser would turn into tool_calls, or text.
-    // Its pieces pass through the scheduler as tokens, so load shapes tool calls too.
-    let written: String = if calls.is_empty() {
-        plan.text
-    } else {
-        calls
-            .iter()
-            .map(|(n, a)| format!("<tool_call>\n{{\"name\": \"{n}\", \"arguments\": {a}}}\n</tool_call>"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let mut written_pieces = split_pieces(&written);
-    // `ignore_eos` (benchmarks) keeps a text answer going to max_tokens, as vLLM does.
-    let ignore_eos = calls.is_empty() && p.body.get("ignore_eos").and_then(|v| v.as_bool()).unwrap_or(false);
-    if ignore_eos && !written_pieces.is_empty() {
-        let base = written_pieces.clone();
-        written_pieces = base
-            .iter()
-            .cycle()
-            .take(p.max_tokens.max(1) as usize)
-            .cloned()
-            .collect();
-    }
-    let out_tokens = (written_pieces.len() as u32).clamp(1, p.max_tokens.max(1));
-    // A model stops at its end token; only a budget cut short ends with "length".
-    let natural_finish = if ignore_eos || (out_tokens as usize) < written_pieces.len() {
-        "length"
-    } else {
-        "stop"
-    };
-    let mut rx = submit(&sim, &p, out_tokens);
-    let id = new_id("chatcmpl");
-    let model = sim.args.model_name().to_string();
-    let created = now_unix();
-    let tool_ids: Vec<String> = calls.iter().map(|_| new_id("chatcmpl-tool")).collect();
-    let parsed_calls = !calls.is_empty() && !broken;
-    if !p.stream {
-        let Some((_, done)) = collect(&mut rx).await else {
-            return engine_error();
-        };
-        let (message, finish) = if parsed_calls {
-            let tc: Vec<Value> = calls
-                .iter()
-                .zip(&tool_ids)
-                .map(|((n, a), tid)| json!({"id": tid, "type": "function", "function": {"name": n, "arguments": a}}))
-                .collect();
-            (
-                json!({"role": "assistant", "reasoning_content": null, "content": null, "tool_calls": tc}),
-                "tool_calls",
-            )
+        )
+    })
+}
+
+/// What the model writes for a chat request: the call markup a parser would turn into
+/// `tool_calls`, or text; its pieces pass through the scheduler as tokens, so load shapes
+/// tool calls too.
+struct Written {
+    calls: Vec<(String, String)>,
+    pieces: Vec<String>,
+    out_tokens: u32,
+    /// A model stops at its end token; only a budget cut short ends with "length".
+    natural_finish: &'static str,
+    /// The calls come back parsed (not with the broken-parser fault: then as text).
+    parsed_calls: bool,
+}
+
+impl Written {
+    fn for_request(sim: &Sim, p: &Parsed) -> Self {
+        let plan = super::responder::plan(&p.body);
+        let calls = plan.calls;
+        let written: String = if calls.is_empty() {
+            plan.text
         } else {
-            let text = written_pieces
+            calls
                 .iter()
-                .take(done.completion_tokens as usize)
-                .cloned()
-                .collect::<String>();
-            (
-                json!({"role": "assistant", "reasoning_content": null, "content": text, "tool_calls": []}),
-                natural_finish,
-            )
+                .map(|(n, a)| format!("<tool_call>\n{{\"name\": \"{n}\", \"arguments\": {a}}}\n</tool_call>"))
+                .collect::<Vec<_>>()
+                .join("\n")
         };
-        return Json(json!({"id": id, "object": "chat.completion", "created": created, "model": model,
-            "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish, "stop_reason": null}],
-            "usage": done.usage(), "prompt_logprobs": null}))
-        .into_response();
+        let mut pieces = split_pieces(&written);
+        // `ignore_eos` (benchmarks) keeps a text answer going to max_tokens, as vLLM does.
+        let ignore_eos = calls.is_empty() && p.body.get("ignore_eos").and_then(|v| v.as_bool()).unwrap_or(false);
+        if ignore_eos && !pieces.is_empty() {
+            let base = pieces.clone();
+            pieces = base
+                .iter()
+                .cycle()
+                .take(p.max_tokens.max(1) as usize)
+                .cloned()
+                .collect();
+        }
+        let out_tokens = (pieces.len() as u32).clamp(1, p.max_tokens.max(1));
+        let natural_finish = if ignore_eos || (out_tokens as usize) < pieces.len() {
+            "length"
+        } else {
+            "stop"
+        };
+        let parsed_calls = !calls.is_empty() && !sim.has_fault(Fault::BrokenToolParser);
+        Self {
+            calls,
+            pieces,
+            out_tokens,
+            natural_finish,
+            parsed_calls,
+        }
     }
-    let include_usage = p.include_usage;
-    let stream = async_stream(move |out| async move {
+}
+
+/// The fields every chunk of one answer repeats, and its calls' ids.
+struct ChatHead {
+    id: String,
+    model: String,
+    created: u64,
+    tool_ids: Vec<String>,
+}
+
+/// The whole answer (`stream: false`): the parsed calls, or the text the tokens covered.
+async fn whole_chat(h: ChatHead, w: Written, mut rx: mpsc::UnboundedReceiver<TokenEvent>) -> Response {
+    let Some((_, done)) = collect(&mut rx).await else {
+        return engine_error();
+    };
+    let (message, finish) = if w.parsed_calls {
+        let tc: Vec<Value> = w
+            .calls
+            .iter()
+            .zip(&h.tool_ids)
+            .map(|((n, a), tid)| json!({"id": tid, "type": "function", "function": {"name": n, "arguments": a}}))
+            .collect();
+        (
+            json!({"role": "assistant", "reasoning_content": null, "content": null, "tool_calls": tc}),
+            "tool_calls",
+        )
+    } else {
+        let text = w
+            .pieces
+            .iter()
+            .take(done.completion_tokens as usize)
+            .cloned()
+            .collect::<String>();
+        (
+            json!({"role": "assistant", "reasoning_content": null, "content": text, "tool_calls": []}),
+            w.natural_finish,
+        )
+    };
+    Json(
+        json!({"id": h.id, "object": "chat.completion", "created": h.created, "model": h.model,
+        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish, "stop_reason": null}],
+        "usage": done.usage(), "prompt_logprobs": null}),
+    )
+    .into_response()
+}
+
+/// The stream: the role first, then a delta per token (tool-call argument text in pieces,
+/// each call named by a delta before its first piece: vLLM's wire format), the finish, the
+/// usage when asked for, `[DONE]`.
+fn streamed_chat(
+    h: ChatHead,
+    w: Written,
+    mut rx: mpsc::UnboundedReceiver<TokenEvent>,
+    include_usage: bool,
+) -> tokio_stream::wrappers::UnboundedReceiverStream<String> {
+    async_stream(move |out| async move {
+        let ChatHead {
+            id,
+            model,
+            created,
+            tool_ids,
+        } = h;
+        let Written {
+            calls,
+            pieces: written_pieces,
+            natural_finish,
+            parsed_calls,
+            ..
+        } = w;
         let chunk = |delta: Value, finish: Value| {
             json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
             "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]})
@@ -631,8 +702,7 @@ async fn chat(State(sim): S, bytes: axum::body::Bytes) -> Response {
                 }
             }
         }
-    });
-    sse_response(stream)
+    })
 }
 
 /// Splits text into a few streaming pieces, the way a tokenizer would (about 4 chars each).
