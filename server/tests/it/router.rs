@@ -119,6 +119,21 @@ impl App {
         .await
     }
 
+    /// A stored profile of the simulated vLLM with a model directory under the models root (not
+    /// served: the tests here check what is refused before anything starts).
+    async fn simulated_profile(&self, name: &str) -> app::domain::profile::Profile {
+        let model = self.dir.path().join("models/m");
+        std::fs::create_dir_all(&model).unwrap();
+        let env = format!(
+            "ENGINE=sim-vllm\nMODEL={}\nSERVED_MODEL_NAME=m\nPORT={}\n",
+            model.display(),
+            crate::common::free_port()
+        );
+        let (profile, _) = app::domain::profile::Profile::from_env(name, &env).unwrap();
+        self.ctx.store.upsert(&profile).await.unwrap();
+        profile
+    }
+
     /// A server function whose arguments are JSON (`update_account`), called as `session`.
     async fn call_json(&self, session: &(String, String), endpoint: &str, body: &serde_json::Value) -> Reply {
         self.send(
@@ -494,15 +509,7 @@ async fn an_approval_binds_to_the_content_the_approver_saw() {
 #[tokio::test(flavor = "multi_thread")]
 async fn viewers_read_operators_act_admins_manage_accounts() {
     let app = app().await;
-    let model = app.dir.path().join("models/m");
-    std::fs::create_dir_all(&model).unwrap();
-    let env = format!(
-        "ENGINE=sim-vllm\nMODEL={}\nSERVED_MODEL_NAME=m\nPORT={}\n",
-        model.display(),
-        crate::common::free_port()
-    );
-    let (profile, _) = app::domain::profile::Profile::from_env("acc", &env).unwrap();
-    app.ctx.store.upsert(&profile).await.unwrap();
+    let profile = app.simulated_profile("acc").await;
     let (vera, root) = (app.login("vera").await, app.login("root").await);
 
     let r = app.call_as(&vera, "list_profiles", "").await;
@@ -582,15 +589,7 @@ async fn sign_in_sets_strict_cookies_and_is_rate_limited() {
 #[tokio::test(flavor = "multi_thread")]
 async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
     let app = app().await;
-    let model = app.dir.path().join("models/m");
-    std::fs::create_dir_all(&model).unwrap();
-    let env = format!(
-        "ENGINE=sim-vllm\nMODEL={}\nSERVED_MODEL_NAME=m\nPORT={}\n",
-        model.display(),
-        crate::common::free_port()
-    );
-    let (profile, _) = app::domain::profile::Profile::from_env("web1", &env).unwrap();
-    app.ctx.store.upsert(&profile).await.unwrap();
+    let profile = app.simulated_profile("web1").await;
     let get = |path: &str, cookie: &str, lang: Option<&str>| {
         let mut req = Request::get(path).header("cookie", cookie);
         if let Some(l) = lang {
