@@ -104,38 +104,36 @@ pub async fn serve(ctx: &Context, profile: &str, json: bool) -> i32 {
     let tty = !json;
     let mut last_phase = None;
     let mut stall_told = false;
-    let result = ctx
-        .control
-        .serve(profile, |p| {
-            if let (true, false, Some(st)) = (tty, stall_told, p.stall) {
-                stall_told = true;
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "[{:>5.1}s] {}",
-                    p.elapsed.as_secs_f64(),
-                    app::i18n::tr_args(
-                        lang,
-                        "ev-stalled-phase",
-                        &[
-                            ("phase", st.phase.as_str().into()),
-                            ("elapsed", format!("{:.0}", st.elapsed_s).into()),
-                            ("median", format!("{:.1}", st.median_s).into()),
-                            ("starts", (st.starts as i64).into()),
-                        ]
-                    )
-                );
-            }
-            if tty && last_phase != Some(p.phase) {
-                last_phase = Some(p.phase);
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "[{:>5.1}s] {}",
-                    p.elapsed.as_secs_f64(),
-                    tr(lang, &format!("phase-{}", p.phase.as_str()))
-                );
-            }
-        })
-        .await;
+    let result = crate::engines::serve(ctx, profile, |p| {
+        if let (true, false, Some(st)) = (tty, stall_told, p.stall) {
+            stall_told = true;
+            let _ = writeln!(
+                std::io::stderr(),
+                "[{:>5.1}s] {}",
+                p.elapsed.as_secs_f64(),
+                app::i18n::tr_args(
+                    lang,
+                    "ev-stalled-phase",
+                    &[
+                        ("phase", st.phase.as_str().into()),
+                        ("elapsed", format!("{:.0}", st.elapsed_s).into()),
+                        ("median", format!("{:.1}", st.median_s).into()),
+                        ("starts", (st.starts as i64).into()),
+                    ]
+                )
+            );
+        }
+        if tty && last_phase != Some(p.phase) {
+            last_phase = Some(p.phase);
+            let _ = writeln!(
+                std::io::stderr(),
+                "[{:>5.1}s] {}",
+                p.elapsed.as_secs_f64(),
+                tr(lang, &format!("phase-{}", p.phase.as_str()))
+            );
+        }
+    })
+    .await;
     match result {
         Ok(outcome) => {
             let (what, pid) = match outcome {
@@ -160,8 +158,7 @@ pub async fn serve(ctx: &Context, profile: &str, json: bool) -> i32 {
             }
             OK
         }
-        Err(e) => {
-            let incident = crate::incidents::on_serve_refused(ctx, profile, &e).await;
+        Err((e, incident)) => {
             if let (Some(id), false) = (incident, json) {
                 eprintln!("opened incident #{id}");
             }

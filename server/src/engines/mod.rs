@@ -35,16 +35,30 @@ pub struct Engines {
 /// Where an action came from, in the journal.
 const FROM_PAGE: &str = "from the engine page";
 
+/// Serves a profile to its end, as the engine page and `roofline serve` do: `progress` sees
+/// each phase; a start refused because a foreign container holds the engine's name opens its
+/// incident (returned with the error).
+pub async fn serve(
+    ctx: &Context,
+    profile: &str,
+    progress: impl FnMut(&crate::control::Progress) + Send,
+) -> Result<crate::control::ServeOutcome, (ControlError, Option<i64>)> {
+    match ctx.control.serve(profile, progress).await {
+        Ok(o) => Ok(o),
+        Err(e) => {
+            let incident = crate::incidents::on_serve_refused(ctx, profile, &e).await;
+            Err((e, incident))
+        }
+    }
+}
+
 /// Serve, stop or restart to the end, journaled with `why`; the outcome as the journal words it.
 async fn run(ctx: &Context, who: &str, profile: &str, action: EngineAction, why: &str) -> Result<String, ControlError> {
     let result = match action {
-        EngineAction::Serve => {
-            let r = ctx.control.serve(profile, |_| {}).await;
-            if let Err(e) = &r {
-                crate::incidents::on_serve_refused(ctx, profile, e).await;
-            }
-            r.map(|o| format!("{o:?}"))
-        }
+        EngineAction::Serve => serve(ctx, profile, |_| {})
+            .await
+            .map(|o| format!("{o:?}"))
+            .map_err(|(e, _)| e),
         EngineAction::Stop => ctx.control.stop(profile).await.map(|o| format!("{o:?}")),
         EngineAction::Restart => ctx.control.restart(profile).await.map(|o| format!("{o:?}")),
     };
