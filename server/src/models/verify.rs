@@ -378,9 +378,12 @@ pub async fn verify(
                 Some(h) => Some(Ok(h)),
                 None => {
                     let r = if mode == HashMode::Full { fresh.next() } else { None };
-                    // A fresh hash is the file's, right or wrong: the cache learns it.
+                    // A fresh hash is the file's, right or wrong: the cache learns it. A cache
+                    // that cannot learn costs the next check a rehash, and the log says why.
                     if let (Some(Ok(h)), Some(c), Some(id)) = (&r, cache, &id) {
-                        let _ = c.put(id, h).await;
+                        if let Err(e) = c.put(id, h).await {
+                            tracing::warn!(file = %rel, error = %e, "hash cache not updated");
+                        }
                     }
                     r
                 }
