@@ -456,10 +456,11 @@ fn large_gpu(i: &Inputs) -> bool {
             .is_some_and(|n| n.to_ascii_lowercase().contains("a100"))
 }
 
-/// The engine's memory path for a version (and V1 switch), taking every unset input at that
-/// version's default.
-fn path_for(i: &Inputs, version: (u32, u32), v1: bool, large: bool) -> Path {
+/// The engine's memory path for a version, taking every unset input at that version's
+/// default (V1 too: the default engine from vLLM 0.8 on, unless `VLLM_USE_V1` says otherwise).
+fn path_for(i: &Inputs, version: (u32, u32), large: bool) -> Path {
     let e = &i.engine;
+    let v1 = e.v1.unwrap_or(version >= (0, 8));
     if e.family == EngineFamily::Sglang {
         return Path {
             family: EngineFamily::Sglang,
@@ -818,7 +819,6 @@ fn budget_range(
         return (budget.kv - 0.05, budget.kv + 0.05);
     }
     let e = &i.engine;
-    let v1_of = |v: (u32, u32)| e.v1.unwrap_or(v >= (0, 8));
     let large = large_gpu(i);
     let mut alternatives = vec![central.clone()];
     if central.family == EngineFamily::Vllm {
@@ -833,7 +833,7 @@ fn budget_range(
         }
         for v in versions {
             for &l in &classes {
-                let p = path_for(i, v, v1_of(v), l);
+                let p = path_for(i, v, l);
                 alternatives.push(p.clone());
                 if p.graphs_inside {
                     let mut hi = p.clone();
@@ -986,7 +986,7 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
     let e = &i.engine;
     let given_version = e.version.as_deref().and_then(version_of);
     let version = given_version.unwrap_or(ASSUMED_VLLM);
-    let central = path_for(i, version, e.v1.unwrap_or(version >= (0, 8)), large_gpu(i));
+    let central = path_for(i, version, large_gpu(i));
 
     let weights_per_gpu = i.weights_bytes as f64 / i.tp as f64 / GIB;
     a.push(format!(
