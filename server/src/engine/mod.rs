@@ -118,6 +118,15 @@ pub enum AnswerError {
 }
 
 impl AnswerError {
+    /// An answer that does not parse as what was asked for. serde's message quotes the value it
+    /// did not expect (a whole string field), so a hostile peer's text is cut to 300
+    /// characters before it reaches a row's note or a log line.
+    pub fn not_json(e: &serde_json::Error) -> Self {
+        let text = e.to_string();
+        let cut: String = text.chars().take(300).collect();
+        Self::NotJson(if cut.len() < text.len() { cut + "…" } else { cut })
+    }
+
     /// A transport error of reqwest, told apart by whether the timeout ran out.
     pub fn sending(e: &reqwest::Error, timeout: Duration) -> Self {
         if e.is_timeout() {
@@ -150,7 +159,7 @@ pub async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<Vec<
 /// Reads a JSON answer of at most [`JSON_CAP`] bytes.
 pub async fn read_json(resp: reqwest::Response) -> Result<serde_json::Value, AnswerError> {
     let body = read_capped(resp, JSON_CAP).await?;
-    serde_json::from_slice(&body).map_err(|e| AnswerError::NotJson(e.to_string()))
+    serde_json::from_slice(&body).map_err(|e| AnswerError::not_json(&e))
 }
 
 /// A scrape that could not be read, named for the operator.
@@ -335,6 +344,17 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hostile_answer_quoted_in_a_parse_error_is_cut() {
+        // A string where a number belongs: serde quotes the whole string in its message.
+        let body = format!("[{{\"port\": \"{}\"}}]", "x".repeat(100_000));
+        let e = serde_json::from_str::<Vec<app::domain::engine::EngineStatus>>(&body).unwrap_err();
+        assert!(e.to_string().len() > 100_000, "serde quotes the value");
+        let shown = AnswerError::not_json(&e).to_string();
+        assert!(shown.len() < 1_000, "{} bytes", shown.len());
+        assert!(shown.starts_with("not JSON: "), "{shown}");
+    }
 
     #[test]
     fn wildcard_binds_are_reached_on_loopback_and_ipv6_is_bracketed() {

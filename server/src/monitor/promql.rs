@@ -135,7 +135,7 @@ pub enum PromError {
 /// A `query_range` answer's points: `(unix seconds, value)` of its one series (an aggregate),
 /// or an error that says what was wrong.
 fn matrix(body: &[u8]) -> Result<Vec<(f64, f64)>, PromError> {
-    let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| AnswerError::NotJson(e.to_string()))?;
+    let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| AnswerError::not_json(&e))?;
     if v["status"] != "success" {
         return Err(PromError::Refused {
             kind: v["errorType"].as_str().unwrap_or("error").chars().take(64).collect(),

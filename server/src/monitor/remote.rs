@@ -55,7 +55,7 @@ async fn poll_console(http: &reqwest::Client, name: &str, url: &str) -> Vec<Engi
             return Err(AnswerError::Status(resp.status().as_u16()));
         }
         let body = crate::engine::read_capped(resp, REMOTE_CAP).await?;
-        serde_json::from_slice::<Vec<EngineStatus>>(&body).map_err(|e| AnswerError::NotJson(e.to_string()))
+        serde_json::from_slice::<Vec<EngineStatus>>(&body).map_err(|e| AnswerError::not_json(&e))
     };
     match answer.await {
         Ok(engines) => engines
