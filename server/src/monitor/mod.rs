@@ -58,6 +58,9 @@ enum Probe {
     },
 }
 
+/// A probe and the process (pid) it was sent to.
+type SentProbe = (Option<i32>, Probe);
+
 /// What the last scrape of an engine gave, kept between scrapes.
 #[derive(Clone, Debug, Default)]
 struct Latest {
@@ -75,8 +78,13 @@ pub struct Collector {
     last_scrape: Option<Instant>,
     scrapes: HashMap<String, VecDeque<(Instant, Signals)>>,
     latest: HashMap<String, Latest>,
-    probes: Arc<Mutex<HashMap<String, Probe>>>,
+    /// The last probe of each engine, with the process it was sent to: a result that lands
+    /// after the profile's process changed belongs to no one and is dropped.
+    probes: Arc<Mutex<HashMap<String, SentProbe>>>,
     history: Option<History>,
+    /// The process each profile's state above was gathered from: a new one (a restart, a
+    /// gate's restore) starts with none of its predecessor's scrapes, probes or verdicts.
+    instances: HashMap<String, Option<i32>>,
     /// Hang verdicts given, with when: they hold until the engine proves it moves.
     hung: HashMap<String, (Instant, HangVerdict)>,
     /// Since when `/health` has got no answer from an engine whose process is alive.
@@ -104,6 +112,7 @@ impl Collector {
             latest: Default::default(),
             probes: Default::default(),
             history,
+            instances: Default::default(),
             hung: Default::default(),
             no_answer_since: Default::default(),
         }
@@ -120,6 +129,13 @@ impl Collector {
             .collect();
         let now = Instant::now();
         let keys: Vec<String> = targets.iter().map(|(i, _)| rows[*i].profile.clone()).collect();
+        self.instances.retain(|p, _| keys.contains(p));
+        for (i, _) in &targets {
+            let row = &rows[*i];
+            if self.instances.insert(row.profile.clone(), row.pid) != Some(row.pid) {
+                self.forget(&row.profile);
+            }
+        }
         self.scrapes.retain(|p, _| keys.contains(p));
         self.latest.retain(|p, _| keys.contains(p));
         self.hung.retain(|p, _| keys.contains(p));
@@ -160,7 +176,11 @@ impl Collector {
             // The freshest scrape only: a failed scrape is no evidence of movement.
             let fresh_signals =
                 latest_signals.filter(|_| self.latest.get(&row.profile).is_some_and(|l| l.note.is_none()));
-            let probe = self.probes.lock().ok().and_then(|p| p.get(&row.profile).copied());
+            let probe = self
+                .probes
+                .lock()
+                .ok()
+                .and_then(|p| p.get(&row.profile).map(|(_, p)| *p));
             if let Some(Probe::Answered { ms, .. }) = probe {
                 row.probe_ms = Some(ms);
             }
@@ -200,6 +220,17 @@ impl Collector {
                 row.note = Some(why.text(Lang::En));
                 row.verdict = Some(why);
             }
+        }
+    }
+
+    /// Drops what was gathered about a profile's previous process.
+    fn forget(&mut self, profile: &str) {
+        self.scrapes.remove(profile);
+        self.latest.remove(profile);
+        self.hung.remove(profile);
+        self.no_answer_since.remove(profile);
+        if let Ok(mut probes) = self.probes.lock() {
+            probes.remove(profile);
         }
     }
 
@@ -316,7 +347,7 @@ impl Collector {
                 continue;
             }
             let baseline = last.map(app::domain::stall::counters).unwrap_or_default();
-            let due = match probes.get(&row.profile) {
+            let due = match probes.get(&row.profile).map(|(_, p)| p) {
                 None => true,
                 Some(Probe::Running) => false,
                 Some(Probe::Answered { at, .. }) | Some(Probe::NoAnswer { at, .. }) => {
@@ -326,9 +357,10 @@ impl Collector {
             if !due || row.model_name.is_empty() {
                 continue;
             }
-            probes.insert(row.profile.clone(), Probe::Running);
+            probes.insert(row.profile.clone(), (row.pid, Probe::Running));
             let counters = self.metrics.clone();
-            let (http, base, model, profile, store) = (
+            let (pid, http, base, model, profile, store) = (
+                row.pid,
                 self.http.clone(),
                 base.clone(),
                 row.model_name.clone(),
@@ -342,14 +374,15 @@ impl Collector {
                     .ok();
                 counters.probed(result.is_some());
                 let at = Instant::now();
+                let outcome = match result {
+                    Some(ms) => Probe::Answered { at, ms },
+                    None => Probe::NoAnswer { at, baseline },
+                };
                 if let Ok(mut p) = store.lock() {
-                    p.insert(
-                        profile,
-                        match result {
-                            Some(ms) => Probe::Answered { at, ms },
-                            None => Probe::NoAnswer { at, baseline },
-                        },
-                    );
+                    // Only the process it was sent to is judged by it.
+                    if let Some(entry) = p.get_mut(&profile).filter(|(sent_to, _)| *sent_to == pid) {
+                        entry.1 = outcome;
+                    }
                 }
             });
         }

@@ -59,3 +59,43 @@ async fn a_hang_is_reported_hung_although_health_is_200() {
         .0
         .contains("/health 200"));
 }
+
+/// A probe sent to an engine that is then replaced (a restart, a gate's restore) must not
+/// judge its successor: the successor is a new process with its own counters (CI on ee1ae18:
+/// a restored engine one second old was called hung by the probe its predecessor never
+/// answered).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restarted_engine_is_not_judged_by_its_predecessors_probe() {
+    use app::domain::engine::{EngineKind, EngineState, EngineStatus};
+    let (old_env, old_port) = Env::serving_vllm("ed", "");
+    let (new_env, new_port) = Env::serving_vllm("ed", "");
+    let pid = |env: &Env| env.status("ed")["pid"].as_i64().and_then(|p| i32::try_from(p).ok());
+    let row = |port: u16, pid: Option<i32>| EngineStatus {
+        host: "127.0.0.1".into(),
+        port,
+        pid,
+        model_name: "m".into(),
+        ..EngineStatus::blank("ed", EngineKind::Vllm, EngineState::Healthy)
+    };
+    server::tls::install_default_provider();
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    // One scrape only (a minute apart): the predecessor's is the last the collector holds.
+    let mut collector = server::monitor::Collector::new(
+        std::sync::Arc::new(server::monitor::console_metrics::ConsoleMetrics::default()),
+        http,
+        std::time::Duration::from_secs(60),
+        None,
+    );
+    set_fault(old_port, "hang").await;
+    let mut rows = vec![row(old_port, pid(&old_env))];
+    collector.enrich(&mut rows, server::monitor::local_base).await;
+    assert_eq!(rows[0].state, EngineState::Healthy, "{:?}", rows[0].note);
+    // The probe to the hung predecessor is on its way; the profile now runs a new process.
+    let until = std::time::Instant::now() + server::monitor::PROBE_TIMEOUT + std::time::Duration::from_secs(3);
+    while std::time::Instant::now() < until {
+        let mut rows = vec![row(new_port, pid(&new_env))];
+        collector.enrich(&mut rows, server::monitor::local_base).await;
+        assert_ne!(rows[0].state, EngineState::Hung, "{:?}", rows[0].note);
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+}
