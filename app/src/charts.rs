@@ -1,13 +1,14 @@
-//! The engine page's charts: which signals each one draws, and their ECharts options built with
-//! charming. Plain functions of the points, so they are tested without a browser; the
+//! The engine page's charts: which signals each one draws, and their ECharts options. Plain
+//! functions of the points, so they are tested without a browser; the
 //! [`crate::components::EChart`] component hands the options to ECharts.
+//!
+//! The options are written as JSON directly, naming only the handful of keys the console
+//! sets: a typed option builder (charming, used before) carries every ECharts key as a field,
+//! and its serializer was a third of the wasm chunk the engine and bench pages share
+//! (BENCHMARKS.md, "Page weight").
 
 use crate::domain::series::Point;
-use charming::component::{Axis, Grid, Legend};
-use charming::datatype::{CompositeValue, DataPoint};
-use charming::element::{AxisType, Tooltip, Trigger};
-use charming::series::Line;
-use charming::Chart;
+use serde_json::{json, Value};
 
 /// One chart of the engine page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,57 +126,50 @@ pub fn has_source(kind: ChartKind, points: &[Point]) -> bool {
 /// The time axis spans the points held (not ECharts' rounded guess, which drew two days for a
 /// quarter of an hour) and drops labels that would overlap; it draws in the browser's zone, as
 /// the tables' `<time>` do.
-pub fn option(kind: ChartKind, points: &[Point], label: impl Fn(&str) -> String) -> serde_json::Value {
-    let chart = chart(kind, points, label);
-    let mut json = serde_json::to_value(&chart).unwrap_or_default();
-    if let Some(x) = json.get_mut("xAxis").and_then(|x| x.as_object_mut()) {
-        x.insert("axisLabel".into(), serde_json::json!({ "hideOverlap": true }));
-        if let (Some(first), Some(last)) = (points.first(), points.last()) {
-            // One point (a console that has just started): the minute before it, not the
-            // two days ECharts guesses for a lone timestamp.
-            let from = if last.t_ms > first.t_ms {
-                first.t_ms
-            } else {
-                last.t_ms - 60_000
-            };
-            x.insert("min".into(), from.into());
-            x.insert("max".into(), last.t_ms.into());
-        }
-    }
-    json
-}
-
-fn chart(kind: ChartKind, points: &[Point], label: impl Fn(&str) -> String) -> Chart {
-    let mut y = Axis::new().type_(AxisType::Value).scale(!kind.percent());
+pub fn option(kind: ChartKind, points: &[Point], label: impl Fn(&str) -> String) -> Value {
+    let mut y = json!({ "type": "value", "scale": !kind.percent() });
     if kind.percent() {
-        y = y.min(0).max(100);
+        y["min"] = 0.into();
+        y["max"] = 100.into();
     }
-    let mut chart = Chart::new()
-        .animation(false)
-        .tooltip(Tooltip::new().trigger(Trigger::Axis))
-        .legend(Legend::new().top("0"))
-        .grid(Grid::new().left("48").right("16").top("32").bottom("24"))
-        .x_axis(Axis::new().type_(AxisType::Time))
-        .y_axis(y);
-    for spec in kind.series() {
-        let data: Vec<DataPoint> = points
-            .iter()
-            .map(|p| {
-                DataPoint::Value(CompositeValue::Array(vec![
-                    CompositeValue::from(p.t_ms),
-                    CompositeValue::from((spec.pick)(p).map(round)),
-                ]))
+    let mut x = json!({ "type": "time", "axisLabel": { "hideOverlap": true } });
+    if let (Some(first), Some(last)) = (points.first(), points.last()) {
+        // One point (a console that has just started): the minute before it, not the
+        // two days ECharts guesses for a lone timestamp.
+        let from = if last.t_ms > first.t_ms {
+            first.t_ms
+        } else {
+            last.t_ms - 60_000
+        };
+        x["min"] = from.into();
+        x["max"] = last.t_ms.into();
+    }
+    let series: Vec<Value> = kind
+        .series()
+        .iter()
+        .map(|spec| {
+            let data: Vec<Value> = points
+                .iter()
+                .map(|p| json!([p.t_ms, (spec.pick)(p).map(round)]))
+                .collect();
+            json!({
+                "type": "line",
+                "name": label(spec.key),
+                "showSymbol": false,
+                "connectNulls": false,
+                "data": data,
             })
-            .collect();
-        chart = chart.series(
-            Line::new()
-                .name(label(spec.key))
-                .show_symbol(false)
-                .connect_nulls(false)
-                .data(data),
-        );
-    }
-    chart
+        })
+        .collect();
+    json!({
+        "animation": false,
+        "tooltip": { "trigger": "axis" },
+        "legend": { "top": "0" },
+        "grid": [{ "left": "48", "right": "16", "top": "32", "bottom": "24" }],
+        "xAxis": x,
+        "yAxis": y,
+        "series": series,
+    })
 }
 
 /// Three significant decimals are plenty on a chart and keep the option small.
@@ -226,6 +220,19 @@ mod tests {
             (1000.into(), 2000.into())
         );
         assert_eq!(json["xAxis"]["axisLabel"]["hideOverlap"], true);
+        assert_eq!(json["series"][0]["type"], "line");
+        assert_eq!(json["series"][0]["showSymbol"], false);
+        assert_eq!(json["yAxis"]["scale"], true);
+        assert_eq!(json["tooltip"]["trigger"], "axis");
+    }
+
+    #[test]
+    fn percent_charts_have_a_fixed_axis() {
+        let json = option(ChartKind::KvCache, &[], |k| k.to_string());
+        assert_eq!(json["yAxis"]["min"], 0);
+        assert_eq!(json["yAxis"]["max"], 100);
+        assert_eq!(json["yAxis"]["scale"], false);
+        assert!(json["xAxis"].get("min").is_none());
     }
 
     #[test]
