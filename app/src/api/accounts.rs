@@ -88,7 +88,7 @@ mod ssr {
 }
 
 /// Who is signed in, and whether the console still needs its first admin.
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "whoami")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "whoami")]
 pub async fn whoami() -> Result<SessionState, ApiError> {
     let s = crate::api::service::authorized("whoami")?;
     let caller = crate::api::service::caller_opt();
@@ -105,7 +105,7 @@ pub async fn whoami() -> Result<SessionState, ApiError> {
 }
 
 /// Signs in: sets the HttpOnly session cookie and the CSRF cookie.
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "login")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "login")]
 pub async fn login(name: String, password: String) -> Result<Caller, ApiError> {
     let s = crate::api::service::authorized("login")?;
     let done = s
@@ -116,7 +116,7 @@ pub async fn login(name: String, password: String) -> Result<Caller, ApiError> {
     Ok(done.caller)
 }
 
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "logout")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "logout")]
 pub async fn logout() -> Result<(), ApiError> {
     let s = crate::api::service::authorized("logout")?;
     let cookies = s.accounts.logout(crate::api::service::session_token()).await?;
@@ -125,7 +125,7 @@ pub async fn logout() -> Result<(), ApiError> {
 }
 
 /// Creates the first admin with the one-time secret from the console log, and signs in.
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "setup_admin")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "setup_admin")]
 pub async fn setup_admin(secret: String, name: String, password: String) -> Result<Caller, ApiError> {
     let s = crate::api::service::authorized("setup_admin")?;
     let done = s
@@ -137,7 +137,7 @@ pub async fn setup_admin(secret: String, name: String, password: String) -> Resu
 }
 
 /// Changes the signed-in account's own password (the old one is asked again).
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "change_password")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "change_password")]
 pub async fn change_password(old: String, new: String) -> Result<(), ApiError> {
     let who = crate::api::service::caller()?.name;
     crate::api::service::authorized("change_password")?
@@ -146,12 +146,12 @@ pub async fn change_password(old: String, new: String) -> Result<(), ApiError> {
         .await
 }
 
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "list_accounts")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "list_accounts")]
 pub async fn list_accounts() -> Result<Vec<AccountInfo>, ApiError> {
     crate::api::service::authorized("list_accounts")?.accounts.list().await
 }
 
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "create_account")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "create_account")]
 pub async fn create_account(name: String, role: Role, password: String) -> Result<(), ApiError> {
     let who = crate::api::service::caller()?.name;
     crate::api::service::authorized("create_account")?
@@ -161,7 +161,7 @@ pub async fn create_account(name: String, role: Role, password: String) -> Resul
 }
 
 /// Changes an account's role, disables or enables it, or sets a new password.
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "update_account", input = leptos::server_fn::codec::Json)]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "update_account", input = leptos::server_fn::codec::Json)]
 pub async fn update_account(
     name: String,
     role: Option<Role>,

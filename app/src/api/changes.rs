@@ -105,7 +105,7 @@ fn changes(endpoint: &str) -> Result<(crate::api::service::Services, super::Call
 }
 
 /// Changes, newest first (of one profile when given).
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "list_changes")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "list_changes")]
 pub async fn list_changes(profile: Option<String>) -> Result<Vec<ChangeSummary>, ApiError> {
     crate::api::service::authorized("list_changes")?
         .changes
@@ -113,7 +113,7 @@ pub async fn list_changes(profile: Option<String>) -> Result<Vec<ChangeSummary>,
         .await
 }
 
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "get_change")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "get_change")]
 pub async fn get_change(id: i64) -> Result<ChangeView, ApiError> {
     let (s, c) = changes("get_change")?;
     s.changes.get(c, id).await
@@ -121,7 +121,7 @@ pub async fn get_change(id: i64) -> Result<ChangeView, ApiError> {
 
 /// Saves a proposed profile (a new change when `id` is none); `submit` sends it for review,
 /// which needs a reason. Returns the change's id.
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "propose_change")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "propose_change")]
 pub async fn propose_change(
     id: Option<i64>,
     profile: String,
@@ -135,34 +135,34 @@ pub async fn propose_change(
 
 /// Approves (or sends back, with a comment) a submitted change; never the author's own. The
 /// content hash is the one the reviewer saw: a change edited since is not approved.
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "review_change")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "review_change")]
 pub async fn review_change(id: i64, approve: bool, comment: String, content_hash: String) -> Result<(), ApiError> {
     let (s, c) = changes("review_change")?;
     s.changes.review(c, id, approve, comment, content_hash).await
 }
 
 /// Adds a comment to a change's history (the discussion around a review).
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "comment_change")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "comment_change")]
 pub async fn comment_change(id: i64, text: String) -> Result<(), ApiError> {
     let (s, c) = changes("comment_change")?;
     s.changes.comment(c, id, text).await
 }
 
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "withdraw_change")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "withdraw_change")]
 pub async fn withdraw_change(id: i64, comment: String) -> Result<(), ApiError> {
     let (s, c) = changes("withdraw_change")?;
     s.changes.withdraw(c, id, comment).await
 }
 
 /// Serves the approved candidate and checks health, smoke-toolcall and bench thresholds.
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "start_change_gate")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "start_change_gate")]
 pub async fn start_change_gate(id: i64) -> Result<(), ApiError> {
     let (s, c) = changes("start_change_gate")?;
     s.changes.start_gate(c, id).await
 }
 
 /// Puts the profile back as it was before this change, and restarts a running engine.
-#[server(prefix = "/api/fn", client = CsrfClient, endpoint = "rollback_change")]
+#[server(prefix = "/api/fn", client = CsrfClient, output = crate::api::wire::Wire, endpoint = "rollback_change")]
 pub async fn rollback_change(id: i64, reason: String) -> Result<(), ApiError> {
     let (s, c) = changes("rollback_change")?;
     s.changes.rollback(c, id, reason).await

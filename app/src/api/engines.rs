@@ -98,19 +98,19 @@ mod ssr {
 }
 
 /// Every engine the console knows, with its state.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_engines")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "list_engines")]
 pub async fn list_engines() -> Result<Vec<EngineStatus>, ApiError> {
     service::authorized("list_engines")?.engines.list().await
 }
 
 /// One engine's page data.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_engine")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "get_engine")]
 pub async fn get_engine(profile: String) -> Result<EngineDetail, ApiError> {
     service::authorized("get_engine")?.engines.get(profile).await
 }
 
 /// Serve, stop or restart an engine (confirmed by the operator in the UI).
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "run_engine_action")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "run_engine_action")]
 pub async fn run_engine_action(profile: String, action: EngineAction) -> Result<(), ApiError> {
     service::authorized("run_engine_action")?
         .engines
@@ -120,7 +120,7 @@ pub async fn run_engine_action(profile: String, action: EngineAction) -> Result<
 
 /// Chart points of an engine over a time range (15 min from memory, 1 h and 24 h from the
 /// stored minute rollups). A stable endpoint, so scripts can read the history too.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_series")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "get_series")]
 pub async fn get_series(
     profile: String,
     range: crate::domain::series::Range,
@@ -129,7 +129,7 @@ pub async fn get_series(
 }
 
 /// The states the engine was seen in across the range (the engine page's state timeline).
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_state_timeline")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "get_state_timeline")]
 pub async fn get_state_timeline(
     profile: String,
     range: crate::domain::series::Range,
@@ -141,7 +141,7 @@ pub async fn get_state_timeline(
 }
 
 /// The profile's recent starts with their phase timelines, oldest first (at most 10).
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_startup_history")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "get_startup_history")]
 pub async fn get_startup_history(profile: String) -> Result<Vec<crate::domain::phases::StartupRun>, ApiError> {
     service::authorized("get_startup_history")?
         .engines

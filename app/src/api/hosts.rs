@@ -198,7 +198,7 @@ mod ssr {
 }
 
 /// The consoles sharing this console's database.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_hosts")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "list_hosts")]
 pub async fn list_hosts() -> Result<Vec<HostRow>, ApiError> {
     service::authorized("list_hosts")?.hosts.list().await
 }
@@ -206,7 +206,7 @@ pub async fn list_hosts() -> Result<Vec<HostRow>, ApiError> {
 /// Asks a host's console to act on one of its engines (serve, stop, restart, its log, a
 /// smoke test, a bench, a change's gate, an incident's evidence); returns the job's id, which
 /// the page follows.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "request_host_action")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "request_host_action")]
 pub async fn request_host_action(
     host: String,
     profile: String,
@@ -221,12 +221,12 @@ pub async fn request_host_action(
         .await
 }
 
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_job")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "get_job")]
 pub async fn get_job(id: i64) -> Result<JobRow, ApiError> {
     service::authorized("get_job")?.hosts.job(id).await
 }
 
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_jobs")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "list_jobs")]
 pub async fn list_jobs() -> Result<Vec<JobRow>, ApiError> {
     service::authorized("list_jobs")?.hosts.jobs(200).await
 }

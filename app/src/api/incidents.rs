@@ -32,7 +32,7 @@ mod ssr {
 }
 
 /// Opens an incident from the engine page: captures the evidence, then runs the triage.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "open_incident")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "open_incident")]
 pub async fn open_incident(profile: String, clients_see_errors: bool) -> Result<i64, ApiError> {
     service::authorized("open_incident")?
         .incidents
@@ -41,19 +41,19 @@ pub async fn open_incident(profile: String, clients_see_errors: bool) -> Result<
 }
 
 /// Incidents, newest first.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_incidents")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "list_incidents")]
 pub async fn list_incidents() -> Result<Vec<IncidentSummary>, ApiError> {
     service::authorized("list_incidents")?.incidents.list().await
 }
 
 /// One incident with its evidence, diagnosis, timeline and postmortem.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_incident")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "get_incident")]
 pub async fn get_incident(id: i64) -> Result<Incident, ApiError> {
     service::authorized("get_incident")?.incidents.get(id).await
 }
 
 /// One action of the wizard, with the operator's reason.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "incident_action", input = Json)]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "incident_action", input = Json)]
 pub async fn incident_action(id: i64, action: Action, reason: String) -> Result<(), ApiError> {
     service::authorized("incident_action")?
         .incidents
@@ -61,7 +61,7 @@ pub async fn incident_action(id: i64, action: Action, reason: String) -> Result<
         .await
 }
 
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "incident_note")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "incident_note")]
 pub async fn incident_note(id: i64, text: String) -> Result<(), ApiError> {
     service::authorized("incident_note")?
         .incidents
@@ -69,7 +69,7 @@ pub async fn incident_note(id: i64, text: String) -> Result<(), ApiError> {
         .await
 }
 
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "resolve_incident")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "resolve_incident")]
 pub async fn resolve_incident(id: i64) -> Result<(), ApiError> {
     service::authorized("resolve_incident")?
         .incidents
@@ -77,7 +77,7 @@ pub async fn resolve_incident(id: i64) -> Result<(), ApiError> {
         .await
 }
 
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "save_postmortem", input = Json)]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "save_postmortem", input = Json)]
 pub async fn save_postmortem(id: i64, postmortem: Postmortem) -> Result<(), ApiError> {
     service::authorized("save_postmortem")?
         .incidents

@@ -50,12 +50,12 @@ mod ssr {
     }
 }
 
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_journal")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "list_journal")]
 pub async fn list_journal(query: Option<String>) -> Result<Vec<JournalEntry>, ApiError> {
     service::authorized("list_journal")?.journal.list(query).await
 }
 
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "verify_journal")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "verify_journal")]
 pub async fn verify_journal() -> Result<JournalCheck, ApiError> {
     service::authorized("verify_journal")?.journal.verify().await
 }

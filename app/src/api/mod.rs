@@ -16,6 +16,7 @@ pub mod models;
 pub mod profiles;
 pub mod runs;
 pub mod vram;
+pub mod wire;
 
 pub use accounts::*;
 pub use changes::*;

@@ -35,7 +35,7 @@ mod ssr {
 
 /// Starts verifying the model directory `name` (under the models root); an error when one is
 /// already running or the name leaves the root.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "start_model_verify")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "start_model_verify")]
 pub async fn start_model_verify(name: String) -> Result<(), ApiError> {
     service::authorized("start_model_verify")?
         .models
@@ -44,7 +44,7 @@ pub async fn start_model_verify(name: String) -> Result<(), ApiError> {
 }
 
 /// The verification state of the model directory `name`.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_model_verify")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "get_model_verify")]
 pub async fn get_model_verify(name: String) -> Result<ModelVerifyState, ApiError> {
     service::authorized("get_model_verify")?.models.verify_state(name).await
 }

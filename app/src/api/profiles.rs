@@ -64,13 +64,13 @@ mod ssr {
 }
 
 /// All launch profiles.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_profiles")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "list_profiles")]
 pub async fn list_profiles() -> Result<Vec<ProfileSummary>, ApiError> {
     service::authorized("list_profiles")?.profiles.list().await
 }
 
 /// One launch profile with its rendered command.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_profile")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "get_profile")]
 pub async fn get_profile(name: String) -> Result<ProfileView, ApiError> {
     service::authorized("get_profile")?.profiles.get(name).await
 }
@@ -105,7 +105,7 @@ pub struct FlagCheck {
     pub bad_values: Vec<crate::domain::help_flags::BadValue>,
 }
 
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_profile_editor")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "get_profile_editor")]
 pub async fn get_profile_editor(name: String, change: Option<i64>) -> Result<EditorData, ApiError> {
     service::authorized("get_profile_editor")?
         .profiles
@@ -115,7 +115,7 @@ pub async fn get_profile_editor(name: String, change: Option<i64>) -> Result<Edi
 
 /// The upgrade preflight of the editor's text of a stored profile: its flags on the
 /// installation the text names, against the installation the stored profile runs on.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "upgrade_check")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "upgrade_check")]
 pub async fn upgrade_check(
     profile: String,
     env_text: String,
@@ -185,7 +185,7 @@ impl EditorHelp {
 
 /// The editor's per-field help from an installation's own `--help` (operators and up: it may
 /// run the engine's help once per version).
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "editor_flag_help")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "editor_flag_help")]
 pub async fn editor_flag_help(install: String) -> Result<EditorHelp, ApiError> {
     service::authorized("editor_flag_help")?
         .profiles
@@ -193,7 +193,7 @@ pub async fn editor_flag_help(install: String) -> Result<EditorHelp, ApiError> {
         .await
 }
 
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "check_profile_flags")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "check_profile_flags")]
 pub async fn check_profile_flags(name: String, env_text: String) -> Result<FlagCheck, ApiError> {
     service::authorized("check_profile_flags")?
         .profiles

@@ -76,7 +76,7 @@ mod ssr {
 }
 
 /// Starts smoke-toolcall against a running engine.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "start_smoke")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "start_smoke")]
 pub async fn start_smoke(profile: String) -> Result<(), ApiError> {
     service::authorized("start_smoke")?
         .runs
@@ -85,7 +85,7 @@ pub async fn start_smoke(profile: String) -> Result<(), ApiError> {
 }
 
 /// Starts a bench run against a running engine.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "start_bench")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "start_bench")]
 pub async fn start_bench(profile: String, request: BenchRequest) -> Result<(), ApiError> {
     service::authorized("start_bench")?
         .runs
@@ -94,13 +94,13 @@ pub async fn start_bench(profile: String, request: BenchRequest) -> Result<(), A
 }
 
 /// Stored bench runs, newest first: of one profile, or the given ids (for comparison).
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_bench_runs")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "list_bench_runs")]
 pub async fn list_bench_runs(profile: Option<String>, ids: Vec<i64>) -> Result<Vec<BenchRun>, ApiError> {
     service::authorized("list_bench_runs")?.runs.benches(profile, ids).await
 }
 
 /// The newest smoke-toolcall run of a profile, with every case and raw answer.
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_last_smoke")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "get_last_smoke")]
 pub async fn get_last_smoke(profile: String) -> Result<Option<SmokeRun>, ApiError> {
     service::authorized("get_last_smoke")?.runs.last_smoke(profile).await
 }

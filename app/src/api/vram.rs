@@ -57,7 +57,7 @@ mod ssr {
 
 /// The KV cache check of a profile's engine; `Err` says why there is none (no driver, the
 /// engine has not logged its size yet).
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "get_vram_check")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "get_vram_check")]
 pub async fn get_vram_check(profile: String) -> Result<VramCheck, ApiError> {
     service::authorized("get_vram_check")?.vram.check(profile).await
 }
@@ -88,7 +88,7 @@ pub struct VramPrediction {
 
 /// The prediction for a profile: the stored one, or the editor's text of it when given (a
 /// profile not saved yet is predicted as written).
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "predict_profile_vram")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "predict_profile_vram")]
 pub async fn predict_profile_vram(profile: String, env_text: Option<String>) -> Result<VramPrediction, ApiError> {
     service::authorized("predict_profile_vram")?
         .vram
@@ -97,7 +97,7 @@ pub async fn predict_profile_vram(profile: String, env_text: Option<String>) -> 
 }
 
 /// Models under the configured models root (unreadable ones are skipped and logged).
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_models")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "list_models")]
 pub async fn list_models() -> Result<Vec<ModelInfo>, ApiError> {
     service::authorized("list_models")?.vram.models().await
 }
@@ -113,7 +113,7 @@ pub struct HostGpu {
 }
 
 /// The GPUs NVML reads on this host; `Err` says why there are none ("no NVIDIA driver: …").
-#[server(prefix = "/api/fn", client = csrf::CsrfClient, endpoint = "list_host_gpus")]
+#[server(prefix = "/api/fn", client = csrf::CsrfClient, output = crate::api::wire::Wire, endpoint = "list_host_gpus")]
 pub async fn list_host_gpus() -> Result<Vec<HostGpu>, ApiError> {
     service::authorized("list_host_gpus")?.vram.host_gpus().await
 }

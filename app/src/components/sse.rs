@@ -30,7 +30,7 @@ where
             let handler = on_event.clone();
             let callback = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
                 if let Some(text) = ev.data().as_string() {
-                    if let Ok(value) = serde_json::from_str::<T>(&text) {
+                    if let Ok(value) = crate::api::wire::decode::<T>(text.as_bytes()) {
                         handler(value);
                     }
                 }

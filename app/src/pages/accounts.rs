@@ -33,7 +33,7 @@ pub fn LoginPage() -> impl IntoView {
     let i18n = use_i18n();
     let query = leptos_router::hooks::use_query_map();
     let next = move || safe_next(query.read().get("next"));
-    let state = Resource::new(|| (), |_| whoami());
+    let state = crate::api::wire::data(|| (), |_| whoami());
     // A plain form (this page ships no wasm): `POST /login` signs in and redirects to `next`,
     // or comes back here with the reason in `error` (and `wait`, in seconds).
     let refusal = move || {
@@ -108,7 +108,7 @@ pub fn SetupPage() -> impl IntoView {
 #[component]
 pub fn AccountPage() -> impl IntoView {
     let i18n = use_i18n();
-    let me = Resource::new(|| (), |_| whoami());
+    let me = crate::api::wire::data(|| (), |_| whoami());
     let old = RwSignal::new(String::new());
     let new = RwSignal::new(String::new());
     let change = ServerAction::<ChangePassword>::new();
@@ -142,7 +142,7 @@ pub fn AccountPage() -> impl IntoView {
 #[component]
 pub fn UserMenu() -> impl IntoView {
     let i18n = use_i18n();
-    let me = Resource::new(|| (), |_| whoami());
+    let me = crate::api::wire::data(|| (), |_| whoami());
     // Read again every 15 s: the degraded mode's banner comes and goes with the database.
     #[cfg(feature = "hydrate")]
     if let Ok(handle) = set_interval_with_handle(move || me.refetch(), std::time::Duration::from_secs(15)) {
@@ -191,7 +191,7 @@ pub fn AccountsPage() -> impl IntoView {
     let i18n = use_i18n();
     let create = ServerAction::<CreateAccount>::new();
     let update = ServerAction::<UpdateAccount>::new();
-    let rows = Resource::new(
+    let rows = crate::api::wire::data(
         move || (create.version().get(), update.version().get()),
         |_| list_accounts(),
     );

@@ -11,7 +11,7 @@ pub fn BenchListPage() -> impl IntoView {
     let i18n = use_i18n();
     let query = use_query_map();
     let profile = move || query.read().get("profile");
-    let runs = Resource::new(profile, |p| list_bench_runs(p, Vec::new()));
+    let runs = crate::api::wire::data(profile, |p| list_bench_runs(p, Vec::new()));
     let picked: RwSignal<Vec<i64>> = RwSignal::new(Vec::new());
     let navigate = use_navigate();
     let compare = move |_| {
@@ -83,7 +83,7 @@ pub fn BenchComparePage() -> impl IntoView {
             .filter_map(|x| x.trim().parse::<i64>().ok())
             .collect::<Vec<_>>()
     };
-    let runs = Resource::new(ids, |ids| list_bench_runs(None, ids));
+    let runs = crate::api::wire::data(ids, |ids| list_bench_runs(None, ids));
     view! {
         <section>
             <div class="page-head"><h1>{move || i18n.t("bench-compare-title")}</h1><a href="/bench">{move || i18n.t("bench-title")}</a></div>

@@ -47,7 +47,7 @@ pub fn ChangeListPage() -> impl IntoView {
 /// Changes, newest first: all of them, or one profile's (on the profile's page).
 #[component]
 pub fn ChangeList(profile: Option<String>) -> impl IntoView {
-    let rows = Resource::new(move || profile.clone(), list_changes);
+    let rows = crate::api::wire::data(move || profile.clone(), list_changes);
     crate::components::use_record_changes(|v| v.changes, move || rows.refetch());
     view! {
             {crate::pages::loaded_rows(rows, "changes-empty", move |list| view! {
@@ -71,7 +71,7 @@ pub fn ChangeList(profile: Option<String>) -> impl IntoView {
 pub fn ChangePage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
-    let data = Resource::new(id, get_change);
+    let data = crate::api::wire::data(id, get_change);
     view! {
         {crate::pages::loaded(data, move |c| view! { <LiveChange change=c/> }.into_any())}
     }

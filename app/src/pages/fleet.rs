@@ -11,7 +11,7 @@ use leptos::prelude::*;
 #[component]
 pub fn FleetPage() -> impl IntoView {
     let i18n = use_i18n();
-    let initial = Resource::new(|| (), |_| list_engines());
+    let initial = crate::api::wire::data(|| (), |_| list_engines());
     let live: RwSignal<Option<Vec<EngineStatus>>> = RwSignal::new(None);
     // The chosen sort, filter and grouping outlive each update of the rows.
     provide_context(RwSignal::new((SortKey::State, false)));

@@ -15,8 +15,8 @@ use leptos::prelude::*;
 #[component]
 pub fn HostsPage() -> impl IntoView {
     let i18n = use_i18n();
-    let hosts = Resource::new(|| (), |_| list_hosts());
-    let jobs = Resource::new(|| (), |_| list_jobs());
+    let hosts = crate::api::wire::data(|| (), |_| list_hosts());
+    let jobs = crate::api::wire::data(|| (), |_| list_jobs());
     crate::components::use_record_changes(
         |v| v.jobs,
         move || {
@@ -77,7 +77,7 @@ fn HostTable(rows: Vec<HostRow>) -> impl IntoView {
 /// The job request: host and profile preselected from the address (`?host=&profile=`, the
 /// fleet's link on another host's engine), the action, a reason for the journal.
 #[component]
-fn RequestForm(hosts: Resource<Result<Vec<HostRow>, crate::api::ApiError>>) -> impl IntoView {
+fn RequestForm(hosts: crate::api::wire::Data<Result<Vec<HostRow>, crate::api::ApiError>>) -> impl IntoView {
     let i18n = use_i18n();
     let query = leptos_router::hooks::use_query_map();
     let host = RwSignal::new(query.with_untracked(|q| q.get("host")).unwrap_or_default());
@@ -97,7 +97,7 @@ fn RequestForm(hosts: Resource<Result<Vec<HostRow>, crate::api::ApiError>>) -> i
             .and_then(|c| c.parse::<i64>().ok()),
     );
     let clients_see_errors = RwSignal::new(false);
-    let profiles = Resource::new(|| (), |_| list_profiles());
+    let profiles = crate::api::wire::data(|| (), |_| list_profiles());
     let request = ServerAction::<RequestHostAction>::new();
     let operator = crate::components::can(crate::domain::auth::Role::Operator);
     let host_names = move || {

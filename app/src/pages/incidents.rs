@@ -62,7 +62,7 @@ pub fn OpenIncidentButton(profile: String) -> impl IntoView {
 #[component]
 pub fn IncidentListPage() -> impl IntoView {
     let i18n = use_i18n();
-    let list = Resource::new(|| (), |_| list_incidents());
+    let list = crate::api::wire::data(|| (), |_| list_incidents());
     crate::components::use_record_changes(|v| v.incidents, move || list.refetch());
     view! {
         <section class="incidents">
@@ -95,7 +95,7 @@ pub fn IncidentListPage() -> impl IntoView {
 pub fn IncidentPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
-    let first = Resource::new(id, get_incident);
+    let first = crate::api::wire::data(id, get_incident);
     view! {
         {crate::pages::loaded(first, move |inc| view! { <LiveIncident inc/> }.into_any())}
     }

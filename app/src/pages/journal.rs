@@ -12,8 +12,8 @@ pub fn JournalPage() -> impl IntoView {
     let i18n = use_i18n();
     let query = RwSignal::new(String::new());
     let applied = RwSignal::new(String::new());
-    let entries = Resource::new(move || applied.get(), |q| list_journal((!q.is_empty()).then_some(q)));
-    let check = Resource::new(|| (), |_| verify_journal());
+    let entries = crate::api::wire::data(move || applied.get(), |q| list_journal((!q.is_empty()).then_some(q)));
+    let check = crate::api::wire::data(|| (), |_| verify_journal());
     view! {
         <section class="journal">
             <div class="page-head"><h1>{move || i18n.t("journal-title")}</h1></div>

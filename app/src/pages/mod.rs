@@ -53,7 +53,10 @@ pub fn ErrorNote(error: ApiError) -> impl IntoView {
 /// Every page that waits on one resource renders through this, so they all say "loading" and
 /// explain errors the same way. `show` returns an erased view: the page's own view types stay
 /// out of this function's instances (they are large enough to overflow debug info).
-pub fn loaded<T>(res: Resource<Result<T, ApiError>>, show: impl Fn(T) -> AnyView + Send + Sync + 'static) -> AnyView
+pub fn loaded<T>(
+    res: crate::api::wire::Data<Result<T, ApiError>>,
+    show: impl Fn(T) -> AnyView + Send + Sync + 'static,
+) -> AnyView
 where
     T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
 {
@@ -75,7 +78,7 @@ where
 
 /// [`loaded`] for a list, with the `empty` message when there are no rows.
 pub fn loaded_rows<T>(
-    res: Resource<Result<Vec<T>, ApiError>>,
+    res: crate::api::wire::Data<Result<Vec<T>, ApiError>>,
     empty: &'static str,
     show: impl Fn(Vec<T>) -> AnyView + Send + Sync + 'static,
 ) -> AnyView

@@ -13,7 +13,7 @@ use leptos::prelude::*;
 #[component]
 pub fn ModelsPage() -> impl IntoView {
     let i18n = use_i18n();
-    let models = Resource::new(|| (), |_| list_models());
+    let models = crate::api::wire::data(|| (), |_| list_models());
     view! {
         <section class="models">
             <div class="page-head"><h1>{move || i18n.t("models-title")}</h1></div>

@@ -57,7 +57,7 @@ pub fn ProfileEditPage() -> impl IntoView {
             query.read().get("change").and_then(|c| c.parse::<i64>().ok()),
         )
     };
-    let data = Resource::new(key, |(name, change)| get_profile_editor(name, change));
+    let data = crate::api::wire::data(key, |(name, change)| get_profile_editor(name, change));
     view! {
         {crate::pages::loaded(data, move |d| view! { <Editor data=d/> }.into_any())}
     }

@@ -12,7 +12,7 @@ use leptos_router::hooks::use_params_map;
 #[component]
 pub fn ProfileListPage() -> impl IntoView {
     let i18n = use_i18n();
-    let profiles = Resource::new(|| (), |_| list_profiles());
+    let profiles = crate::api::wire::data(|| (), |_| list_profiles());
     view! {
         <section>
             <div class="page-head"><h1>{move || i18n.t("profiles-title")}</h1></div>
@@ -46,7 +46,7 @@ fn ProfileTable(rows: Vec<ProfileSummary>) -> impl IntoView {
 pub fn ProfilePage() -> impl IntoView {
     let params = use_params_map();
     let name = move || params.read().get("name").unwrap_or_default();
-    let view_res = Resource::new(name, get_profile);
+    let view_res = crate::api::wire::data(name, get_profile);
     view! {
         {crate::pages::loaded(view_res, move |v| view! { <ProfileDetail view=v/> }.into_any())}
     }

@@ -122,7 +122,7 @@ pub fn VramPage() -> impl IntoView {
 #[component]
 fn ModelPick(chosen: RwSignal<Option<ModelInfo>>) -> impl IntoView {
     let i18n = use_i18n();
-    let models = Resource::new(|| (), |_| list_models());
+    let models = crate::api::wire::data(|| (), |_| list_models());
     view! {
         <label class="vram-field">
             <span>{move || i18n.t("vram-model")}</span>
@@ -153,7 +153,7 @@ fn ModelPick(chosen: RwSignal<Option<ModelInfo>>) -> impl IntoView {
 fn GpuPick(gpu_gib: RwSignal<String>, gpu_name: RwSignal<Option<String>>) -> impl IntoView {
     let i18n = use_i18n();
     let gpu_pick = RwSignal::new("custom".to_string());
-    let host_gpus = Resource::new(|| (), |_| list_host_gpus());
+    let host_gpus = crate::api::wire::data(|| (), |_| list_host_gpus());
     view! {
         <label class="vram-field">
             <span>{move || i18n.t("vram-gpu-pick")}</span>
@@ -240,7 +240,7 @@ fn CalculatorAnswer(report: Report, inputs: Inputs, shape: ModelShape, ctx: RwSi
 #[component]
 pub fn EngineKvCheck(profile: String, #[prop(into)] healthy: Signal<bool>) -> impl IntoView {
     let i18n = use_i18n();
-    let check = Resource::new(move || (profile.clone(), healthy.get()), |(p, _)| get_vram_check(p));
+    let check = crate::api::wire::data(move || (profile.clone(), healthy.get()), |(p, _)| get_vram_check(p));
     view! {
         <section class="kv-check" data-testid="kv-check">
             <h2>{move || i18n.t("vram-check-title")}</h2>
@@ -351,9 +351,9 @@ pub fn PredictionView(prediction: VramPrediction, testid: &'static str) -> impl 
 #[component]
 fn ProfilePrediction() -> impl IntoView {
     let i18n = use_i18n();
-    let profiles = Resource::new(|| (), |_| list_profiles());
+    let profiles = crate::api::wire::data(|| (), |_| list_profiles());
     let chosen = RwSignal::new(String::new());
-    let prediction = Resource::new(
+    let prediction = crate::api::wire::data(
         move || chosen.get(),
         |name| async move {
             if name.is_empty() {

@@ -36,7 +36,7 @@ const LOG_LINES_KEPT: usize = 500;
 pub fn EnginePage() -> impl IntoView {
     let params = use_params_map();
     let profile = move || params.read().get("profile").unwrap_or_default();
-    let detail = Resource::new(profile, get_engine);
+    let detail = crate::api::wire::data(profile, get_engine);
     crate::pages::loaded(detail, |d| view! { <EngineView detail=d/> }.into_any())
 }
 
@@ -53,7 +53,7 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     let range = RwSignal::new(Range::Last15m);
     // The last smoke result, fetched again whenever a run started here finishes.
     let smoke_profile = profile.clone();
-    let smoke = Resource::new(
+    let smoke = crate::api::wire::data(
         move || run.get().and_then(|g| g.result_id),
         move |_| get_last_smoke(smoke_profile.clone()),
     );

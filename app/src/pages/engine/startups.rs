@@ -31,7 +31,7 @@ pub fn StallWarning(#[prop(into)] stall: Signal<Option<Stall>>) -> impl IntoView
 #[component]
 pub fn StartupTimeline(profile: String, #[prop(into)] healthy: Signal<bool>) -> impl IntoView {
     let i18n = use_i18n();
-    let runs = Resource::new(
+    let runs = crate::api::wire::data(
         move || (profile.clone(), healthy.get()),
         |(p, _)| get_startup_history(p),
     );

@@ -36,7 +36,7 @@ pub fn StateTimelineBar(
 ) -> impl IntoView {
     let i18n = use_i18n();
     // Read again when the range or the engine's state changes.
-    let timeline = Resource::new(
+    let timeline = crate::api::wire::data(
         move || (profile.clone(), range.get(), state.get()),
         |(p, r, _)| get_state_timeline(p, r),
     );

@@ -1,0 +1,113 @@
+//! How server functions' answers and resources' hydration data are decoded in the browser:
+//! the same JSON on the wire, read in two steps (text → [`serde_json::Value`] → the type)
+//! rather than straight from the text.
+//!
+//! Why: `serde_json::from_str::<T>` inlines the whole JSON parser (whitespace, escapes, number
+//! parsing, map access) into each type's visitor, 5–10 KB of wasm per struct; decoding from a
+//! `Value` shares one parser and leaves each type only its field matching. The console decodes
+//! some sixty answer types, and this was the largest share of every page's wasm after the
+//! framework (BENCHMARKS.md, "Page weight"). The wire format is unchanged, so the JSON routes,
+//! the CLI and older browsers' tabs read the same bytes.
+
+use serde::{de::DeserializeOwned, Serialize};
+
+/// Decodes JSON text into `T` by way of a [`serde_json::Value`].
+pub fn decode<T: DeserializeOwned>(text: &[u8]) -> Result<T, serde_json::Error> {
+    serde_json::from_value(serde_json::from_slice::<serde_json::Value>(text)?)
+}
+
+/// The server-function encoding: `application/json`, as [`leptos::server_fn::codec::Json`].
+pub struct WireEncoding;
+
+impl leptos::server_fn::ContentType for WireEncoding {
+    const CONTENT_TYPE: &'static str = "application/json";
+}
+
+impl leptos::server_fn::FormatType for WireEncoding {
+    const FORMAT_TYPE: leptos::server_fn::Format = leptos::server_fn::Format::Text;
+}
+
+impl<T: Serialize> leptos::server_fn::Encodes<T> for WireEncoding {
+    type Error = serde_json::Error;
+
+    fn encode(output: &T) -> Result<leptos::server_fn::Bytes, Self::Error> {
+        serde_json::to_vec(output).map(leptos::server_fn::Bytes::from)
+    }
+}
+
+impl<T: DeserializeOwned> leptos::server_fn::Decodes<T> for WireEncoding {
+    type Error = serde_json::Error;
+
+    fn decode(bytes: leptos::server_fn::Bytes) -> Result<T, Self::Error> {
+        decode(&bytes)
+    }
+}
+
+/// A server function's output encoding: `#[server(output = Wire, …)]`.
+pub type Wire = leptos::server_fn::codec::Post<WireEncoding>;
+
+/// The codec of the resources' hydration data (what the server rendered, read back by the
+/// browser instead of asking again).
+pub struct WireCodec;
+
+impl<T: Serialize> leptos::server::codee::Encoder<T> for WireCodec {
+    type Error = serde_json::Error;
+    type Encoded = String;
+
+    fn encode(val: &T) -> Result<String, Self::Error> {
+        serde_json::to_string(val)
+    }
+}
+
+impl<T: DeserializeOwned> leptos::server::codee::Decoder<T> for WireCodec {
+    type Error = serde_json::Error;
+    type Encoded = str;
+
+    fn decode(val: &str) -> Result<T, Self::Error> {
+        decode(val.as_bytes())
+    }
+}
+
+/// A page's data: a resource whose hydration data is decoded as above.
+pub type Data<T> = leptos::prelude::Resource<T, WireCodec>;
+
+/// A [`Data`] that loads with `fetcher` whenever `source` changes (as `Resource::new`).
+#[track_caller]
+pub fn data<T, S, Fut>(
+    source: impl Fn() -> S + Send + Sync + 'static,
+    fetcher: impl Fn(S) -> Fut + Send + Sync + 'static,
+) -> Data<T>
+where
+    T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    S: PartialEq + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = T> + Send + 'static,
+{
+    Data::new_with_options(source, fetcher, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Row {
+        name: String,
+        #[serde(default)]
+        n: Option<f64>,
+    }
+
+    #[test]
+    fn decodes_as_serde_json_does() {
+        let text = br#"{"name":"a\u00e9","n":1.5,"extra":[1,2]}"#;
+        let want: Row = serde_json::from_slice(text).unwrap();
+        assert_eq!(decode::<Row>(text).unwrap(), want);
+        assert_eq!(decode::<Row>(br#"{"name":"b"}"#).unwrap().n, None);
+    }
+
+    #[test]
+    fn bad_text_and_wrong_shapes_are_errors() {
+        assert!(decode::<Row>(b"{\"name\":").is_err());
+        assert!(decode::<Row>(br#"{"name":3}"#).is_err());
+        assert!(decode::<Row>(b"").is_err());
+    }
+}
