@@ -25,20 +25,21 @@ pub fn FleetPage() -> impl IntoView {
             <div class="page-head">
                 <h1>{move || i18n.t("fleet-title")}</h1>
             </div>
-            {move || {
-                let demo = live.with(|l| l.as_deref().map(demo_only))
-                    .or_else(|| initial.get().and_then(|r| r.ok()).map(|rows| demo_only(&rows)))
-                    .unwrap_or(false);
-                demo.then(|| view! {
-                    <p class="callout" role="note" data-testid="demo-note">
-                        {move || i18n.t("fleet-demo-note")}" "
-                        <a href="/help/INSTALL.md" rel="external" data-testid="demo-install">{move || i18n.t("fleet-demo-install")}</a>
-                        " · "
-                        <a href="/help/roofline.toml.example" rel="external">{move || i18n.t("fleet-demo-config")}</a>
-                    </p>
-                })
-            }}
             <Transition fallback=move || view! { <p class="muted">{move || i18n.t("loading")}</p> }>
+                // Inside the transition: the first rows are a resource, read where it may wait.
+                {move || {
+                    let demo = live.with(|l| l.as_deref().map(demo_only))
+                        .or_else(|| initial.get().and_then(|r| r.ok()).map(|rows| demo_only(&rows)))
+                        .unwrap_or(false);
+                    demo.then(|| view! {
+                        <p class="callout" role="note" data-testid="demo-note">
+                            {move || i18n.t("fleet-demo-note")}" "
+                            <a href="/help/INSTALL.md" rel="external" data-testid="demo-install">{move || i18n.t("fleet-demo-install")}</a>
+                            " · "
+                            <a href="/help/roofline.toml.example" rel="external">{move || i18n.t("fleet-demo-config")}</a>
+                        </p>
+                    })
+                }}
                 {move || initial.get().map(|first| match first {
                     Err(e) if live.with_untracked(Option::is_none) => view! { <ErrorNote error=e/> }.into_any(),
                     first => {

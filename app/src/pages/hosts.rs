@@ -64,7 +64,11 @@ fn HostTable(rows: Vec<HostRow>) -> impl IntoView {
                             {move || i18n.ta(if reachable { "host-reachable" } else { "host-unreachable" }, &[("seconds", seconds.into())])}
                         </td>
                         <td>{(!h.url.is_empty()).then(|| view! { <a href=h.url.clone()>{h.url.clone()}</a> })}</td>
-                        <td>{if h.gpus.is_empty() { None } else { Some(h.gpus.join(", ")) }.unwrap_or_else(|| i18n.t("host-no-gpus"))}</td>
+                        <td>{
+                            // In a closure: "no GPUs" follows the page's language.
+                            let gpus = (!h.gpus.is_empty()).then(|| h.gpus.join(", "));
+                            move || gpus.clone().unwrap_or_else(|| i18n.t("host-no-gpus"))
+                        }</td>
                         <td>{h.installations.join(", ")}</td>
                         <td class="mono">{h.version.clone()}</td>
                     </tr>
