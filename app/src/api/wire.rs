@@ -104,6 +104,53 @@ mod tests {
         assert_eq!(decode::<Row>(br#"{"name":"b"}"#).unwrap().n, None);
     }
 
+    /// Every Rust file under `app/src/<dir>`, with its text.
+    fn sources(dir: &str) -> Vec<(std::path::PathBuf, String)> {
+        let mut out = Vec::new();
+        let mut todo = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir)];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    todo.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    out.push((p, text));
+                }
+            }
+        }
+        out
+    }
+
+    /// One answer type decoded straight from text puts its own JSON parser back in the wasm:
+    /// every server function answers in [`Wire`], every page loads through [`data`].
+    #[test]
+    fn every_server_function_and_page_resource_decodes_through_a_value() {
+        for (path, text) in sources("api") {
+            for (i, line) in text.lines().enumerate() {
+                let t = line.trim_start();
+                if t.starts_with("#[server(") && t.contains("endpoint = ") {
+                    assert!(
+                        t.contains("output = crate::api::wire::Wire"),
+                        "{}:{}: {t}",
+                        path.display(),
+                        i + 1
+                    );
+                }
+            }
+        }
+        for (path, text) in sources("pages").into_iter().chain(sources("components")) {
+            for (i, line) in text.lines().enumerate() {
+                assert!(
+                    !line.contains("Resource::new") && !line.contains("serde_json::from_str"),
+                    "{}:{}: use crate::api::wire::data / wire::decode: {line}",
+                    path.display(),
+                    i + 1
+                );
+            }
+        }
+    }
+
     #[test]
     fn bad_text_and_wrong_shapes_are_errors() {
         assert!(decode::<Row>(b"{\"name\":").is_err());
