@@ -22,6 +22,8 @@ trap cleanup EXIT
 url=$(scripts/postgres.sh start "$work/pg" 2>"$work/pg-start.log") || { cat "$work/pg-start.log"; exit 1; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
+# The fleet's shared token: /api/engines answers a session or this, nobody else.
+fleet_token=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 for h in a b c; do
   mkdir -p "$work/$h/models/llama"
   cat >"$work/$h/roofline.toml" <<TOML
@@ -35,6 +37,9 @@ serve_timeout_s = 60
 [engines.sim-vllm]
 kind = "vllm"
 simulator = true
+
+[auth]
+fleet_token = "$fleet_token"
 TOML
   echo '{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "vocab_size": 128256}' \
     >"$work/$h/models/llama/config.json"
@@ -61,7 +66,7 @@ pids+=($!)
 pids+=($!)
 shows_both() {
   local fleet
-  fleet=$(curl -sf "http://127.0.0.1:$port_a/api/engines") || return 1
+  fleet=$(curl -sf -H "Authorization: Bearer $fleet_token" "http://127.0.0.1:$port_a/api/engines") || return 1
   grep -q '"node":"gpu-b"' <<<"$fleet" && grep -q '"node":"gpu-c"' <<<"$fleet"
 }
 for _ in $(seq 1 120); do

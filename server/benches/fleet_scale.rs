@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::common::{add_user, arg, arg_text, free_port, sign_in, start_console};
+use crate::common::{add_user, arg, arg_text, free_port, sign_in, start_console, FLEET_TOKEN};
 
 /// The bench's account (a viewer: the fleet page needs no more).
 const USER: &str = "bench";
@@ -96,7 +96,7 @@ pub async fn main() {
         ports.push(stand_in(body).await);
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut config = String::from("scrape_interval_s = 1\n");
+    let mut config = format!("scrape_interval_s = 1\n\n[auth]\nfleet_token = \"{FLEET_TOKEN}\"\n");
     for (i, port) in ports.iter().enumerate() {
         config.push_str(&format!(
             "\n[[fleet]]\nname = \"e{i:04}\"\nengine = \"http://127.0.0.1:{port}\"\n"
@@ -116,6 +116,7 @@ pub async fn main() {
     loop {
         let rows: Option<Vec<serde_json::Value>> = async {
             http.get(format!("{base}/api/engines"))
+                .bearer_auth(FLEET_TOKEN)
                 .send()
                 .await
                 .ok()?

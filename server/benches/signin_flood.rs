@@ -18,13 +18,18 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{add_user, arg, free_port, percentile, rss_mib, start_console};
+use crate::common::{add_user, arg, free_port, percentile, rss_mib, start_console, FLEET_TOKEN};
 
 #[tokio::main]
 pub async fn main() {
     let short = std::env::args().any(|a| a == "--short");
     let attempts: usize = arg("--attempts", if short { 50 } else { 500 });
     let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("roofline.toml"),
+        format!("[auth]\nfleet_token = \"{FLEET_TOKEN}\"\n"),
+    )
+    .unwrap();
     add_user(dir.path(), "root", "admin", "correct horse battery staple");
     let port = free_port();
     let mut console = start_console(dir.path(), port);
@@ -37,7 +42,7 @@ pub async fn main() {
         .build()
         .unwrap();
     let t0 = Instant::now();
-    while http.get(format!("{base}/api/engines")).send().await.is_err() {
+    while http.get(format!("{base}/healthz")).send().await.is_err() {
         assert!(t0.elapsed() < Duration::from_secs(60), "the console did not start");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -51,7 +56,8 @@ pub async fn main() {
             let mut lat = Vec::new();
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let t = Instant::now();
-                if http.get(format!("{base}/api/engines")).send().await.is_ok() {
+                let read = http.get(format!("{base}/api/engines")).bearer_auth(FLEET_TOKEN);
+                if read.send().await.is_ok_and(|r| r.status().is_success()) {
                     lat.push(t.elapsed().as_secs_f64() * 1000.0);
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;

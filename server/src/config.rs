@@ -265,6 +265,7 @@ impl AuthConfig {
         for (key, token) in [
             ("alertmanager_token", &self.alertmanager_token),
             ("prometheus_sd_token", &self.prometheus_sd_token),
+            ("fleet_token", &self.fleet_token),
         ] {
             let Some(t) = token else { continue };
             let lower = t.to_ascii_lowercase();
@@ -303,6 +304,11 @@ pub struct AuthConfig {
     /// `http_sd_configs[].authorization.credentials`). Without it the endpoint is off.
     #[serde(default)]
     pub prometheus_sd_token: Option<String>,
+    /// Bearer token the consoles of one fleet share: this console sends it to read the
+    /// `[[fleet]]` consoles' `/api/engines`, and accepts it on its own (which otherwise needs a
+    /// signed-in session: the fleet's profiles, hosts, ports and models are not public).
+    #[serde(default)]
+    pub fleet_token: Option<String>,
     /// Reverse proxies (TLS terminators) in front of the console. Their `X-Forwarded-For`
     /// names the client; without this, every client behind a proxy shares its address in the
     /// sign-in rate limit.
@@ -328,6 +334,7 @@ impl std::fmt::Debug for AuthConfig {
                 "prometheus_sd_token",
                 &self.prometheus_sd_token.as_ref().map(|_| "<hidden>"),
             )
+            .field("fleet_token", &self.fleet_token.as_ref().map(|_| "<hidden>"))
             .field("trusted_proxies", &self.trusted_proxies)
             .field("allowed_hosts", &self.allowed_hosts)
             .finish()
@@ -930,6 +937,7 @@ mod tests {
             secure_cookies: Some(true),
             alertmanager_token: Some("t".into()),
             prometheus_sd_token: Some("p".into()),
+            fleet_token: Some("f".into()),
             trusted_proxies: vec!["127.0.0.1".parse().unwrap()],
             allowed_hosts: vec!["gpu-a.internal".into()],
         };
@@ -1033,10 +1041,14 @@ mod tests {
     }
 
     #[test]
-    fn debug_output_hides_the_alertmanager_token() {
-        let c = HostConfig::parse("[auth]\nalertmanager_token = \"s3cret-token\"\n").unwrap();
+    fn debug_output_hides_the_tokens() {
+        let c = HostConfig::parse("[auth]\nalertmanager_token = \"s3cret-token\"\nfleet_token = \"fl33t-token\"\n")
+            .unwrap();
         let shown = format!("{c:?}");
-        assert!(!shown.contains("s3cret-token"), "{shown}");
+        assert!(
+            !shown.contains("s3cret-token") && !shown.contains("fl33t-token"),
+            "{shown}"
+        );
         assert!(shown.contains("<hidden>"), "{shown}");
     }
 }

@@ -39,6 +39,10 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// A free port on loopback (the OS picks it; a race with another process is possible but the
 /// console then fails to bind loudly).
+/// The `[auth] fleet_token` of a bench's console: what other consoles present to read its
+/// `/api/engines`, as the benches do.
+pub const FLEET_TOKEN: &str = "bench-fleet-token-8d3b6f1a9c2e4d7b0f5a";
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

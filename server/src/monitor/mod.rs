@@ -451,6 +451,7 @@ pub async fn start_with(
     let config = ctx.data.config.clone();
     let remote = crate::monitor::remote::start(
         config.fleet.clone(),
+        config.auth.fleet_token.clone(),
         http.clone(),
         metrics.clone(),
         config.scrape_interval_s,

@@ -41,16 +41,16 @@ fn host_port(url: &str) -> (String, u16) {
 }
 
 /// One poll of a remote console: its engines, each marked with the host and a link to its
-/// page there.
-async fn poll_console(http: &reqwest::Client, name: &str, url: &str) -> Vec<EngineStatus> {
+/// page there. `token` is the fleet's `[auth] fleet_token`, which the remote console asks of
+/// a caller without a session.
+async fn poll_console(http: &reqwest::Client, name: &str, url: &str, token: Option<&str>) -> Vec<EngineStatus> {
     let base = url.trim_end_matches('/');
     let answer = async {
-        let resp = http
-            .get(format!("{base}/api/engines"))
-            .timeout(TIMEOUT)
-            .send()
-            .await
-            .map_err(|e| AnswerError::sending(&e, TIMEOUT))?;
+        let mut request = http.get(format!("{base}/api/engines")).timeout(TIMEOUT);
+        if let Some(t) = token {
+            request = request.bearer_auth(t);
+        }
+        let resp = request.send().await.map_err(|e| AnswerError::sending(&e, TIMEOUT))?;
         if !resp.status().is_success() {
             return Err(AnswerError::Status(resp.status().as_u16()));
         }
@@ -70,7 +70,17 @@ async fn poll_console(http: &reqwest::Client, name: &str, url: &str) -> Vec<Engi
             .collect(),
         Err(e) => {
             let mut r = row(name, "", EngineKind::Vllm, EngineState::Unreachable);
-            r.note = Some(format!("{base}: {e}"));
+            r.note = Some(match e {
+                AnswerError::Status(401) => format!(
+                    "{base}: HTTP 401: its [auth] fleet_token is not this console's (or {})",
+                    if token.is_some() {
+                        "it has none"
+                    } else {
+                        "this console has none"
+                    }
+                ),
+                e => format!("{base}: {e}"),
+            });
             r.link = Some(base.to_string());
             vec![r]
         }
@@ -132,8 +142,10 @@ pub fn merged(
 }
 
 /// Starts polling the fleet's other hosts; `None` when the host configuration lists none.
+/// `fleet_token` goes to the other consoles (never to bare engines).
 pub fn start(
     members: Vec<FleetMember>,
+    fleet_token: Option<String>,
     http: reqwest::Client,
     metrics: Arc<ConsoleMetrics>,
     scrape_interval_s: u64,
@@ -157,9 +169,10 @@ pub fn start(
             let polls = members.iter().map(|m| {
                 let http = &http;
                 let model = models.get(&m.name).cloned();
+                let token = fleet_token.as_deref();
                 async move {
                     match (&m.console, &m.engine) {
-                        (Some(url), _) => poll_console(http, &m.name, url).await,
+                        (Some(url), _) => poll_console(http, &m.name, url, token).await,
                         (None, Some(url)) => vec![poll_engine(http, m, url, model.as_deref()).await],
                         (None, None) => Vec::new(),
                     }
@@ -189,6 +202,46 @@ pub fn start(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A console on loopback that answers `/api/engines` only to `Bearer right`.
+    async fn console_wanting(token: &'static str) -> String {
+        use axum::http::{header, HeaderMap, StatusCode};
+        let rows = serde_json::to_string(&[EngineStatus::blank("p", EngineKind::Vllm, EngineState::Healthy)]).unwrap();
+        let app = axum::Router::new().route(
+            "/api/engines",
+            axum::routing::get(move |h: HeaderMap| async move {
+                let sent = h.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+                if sent == Some(format!("Bearer {token}").as_str()) {
+                    (StatusCode::OK, rows)
+                } else {
+                    (StatusCode::UNAUTHORIZED, "sign in first".to_string())
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn a_console_is_read_with_the_fleet_token_and_a_refusal_names_it() {
+        crate::tls::install_default_provider();
+        let http = reqwest::Client::builder().no_proxy().build().unwrap();
+        let url = console_wanting("right").await;
+        let rows = poll_console(&http, "gpu-b", &url, Some("right")).await;
+        assert_eq!((rows[0].profile.as_str(), rows[0].state), ("p", EngineState::Healthy));
+        assert_eq!(rows[0].node, "gpu-b");
+        for (token, says) in [
+            (Some("wrong"), "is not this console's"),
+            (None, "this console has none"),
+        ] {
+            let rows = poll_console(&http, "gpu-b", &url, token).await;
+            assert_eq!(rows[0].state, EngineState::Unreachable);
+            let note = rows[0].note.clone().unwrap_or_default();
+            assert!(note.contains("fleet_token") && note.contains(says), "{note}");
+        }
+    }
 
     #[test]
     fn urls_split_into_host_and_port() {

@@ -3,10 +3,11 @@
 //!
 //! Pages need a session (else a redirect to `/login`); server functions need what
 //! `app::domain::auth::SERVER_FNS` says and, for every call, the session's CSRF token in the
-//! `x-csrf-token` header; other `/api/` routes need a session. Public: `/login` (the page and
-//! its form), `/lang`, `/setup`, the static bundle, `/metrics`, `/healthz`, `/readyz`,
-//! `/api/engines` (what other consoles in the fleet read), and the Alertmanager webhook and
-//! Prometheus service discovery, which check their own bearer tokens.
+//! `x-csrf-token` header; other `/api/` routes need a session, and `/api/engines` (what other
+//! consoles in the fleet read) a session or the fleet's bearer token. Public: `/login` (the
+//! page and its form), `/lang`, `/setup`, the static bundle, `/metrics`, `/healthz`,
+//! `/readyz`, and the Alertmanager webhook and Prometheus service discovery, which check their
+//! own bearer tokens.
 
 use crate::accounts::ratelimit::{Key, LoginLimiter};
 use crate::accounts::{Accounts, AuthError};
@@ -34,6 +35,8 @@ pub struct AuthState {
     /// Proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<std::net::IpAddr>,
     pub journal: crate::journal::Journal,
+    /// `[auth] fleet_token`: what another console of the fleet presents to read `/api/engines`.
+    pub fleet_token: Option<String>,
 }
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -56,6 +59,8 @@ enum Need {
     Session,
     /// A page: a session, else a redirect to the sign-in page.
     Page,
+    /// The fleet's engines: a session, or another console's `[auth] fleet_token`.
+    SessionOrFleetToken,
 }
 
 fn need(path: &str) -> Need {
@@ -65,7 +70,6 @@ fn need(path: &str) -> Need {
         "/setup",
         "/favicon.svg",
         "/metrics",
-        "/api/engines",
         "/api/alerts/alertmanager",
         "/api/prometheus/sd",
         "/healthz",
@@ -73,6 +77,9 @@ fn need(path: &str) -> Need {
     ];
     if PUBLIC.contains(&path) || path.starts_with("/pkg/") {
         return Need::Public;
+    }
+    if path == "/api/engines" {
+        return Need::SessionOrFleetToken;
     }
     if let Some(name) = path.strip_prefix("/api/fn/") {
         return app::domain::auth::SERVER_FNS
@@ -167,6 +174,19 @@ pub async fn guard(State(auth): State<AuthState>, mut req: Request, next: Next) 
         Need::Session => {
             if session.is_none() {
                 return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
+            }
+        }
+        Need::SessionOrFleetToken => {
+            let console = auth
+                .fleet_token
+                .as_deref()
+                .is_some_and(|t| super::guard::bearer_matches(req.headers(), t));
+            if session.is_none() && !console {
+                return (
+                    StatusCode::UNAUTHORIZED,
+                    "sign in first, or send this console's [auth] fleet_token as a bearer token",
+                )
+                    .into_response();
             }
         }
         Need::Page => {

@@ -140,6 +140,7 @@ pub fn router_with(
             || ctx.data.config.auth.secure_cookies.unwrap_or(!addr.ip().is_loopback()),
         journal: ctx.journal.clone(),
         trusted_proxies: ctx.data.config.auth.trusted_proxies.clone(),
+        fleet_token: ctx.data.config.auth.fleet_token.clone(),
     };
     let auth_accounts = auth.accounts.clone();
     let services = adapters::services(adapters::Features {

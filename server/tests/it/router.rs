@@ -26,11 +26,16 @@ struct App {
 }
 
 async fn app() -> App {
+    app_with("").await
+}
+
+/// The console's router in-process; `extra` is appended to its `roofline.toml`.
+async fn app_with(extra: &str) -> App {
     let sign_ins = crate::common::IN_PROCESS_SIGN_INS.lock().await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("roofline.toml"),
-        "models_root = \"models\"\nstate_dir = \"state\"\n\n[engines.sim-vllm]\nkind = \"vllm\"\nsimulator = true\n",
+        format!("models_root = \"models\"\nstate_dir = \"state\"\n{extra}\n[engines.sim-vllm]\nkind = \"vllm\"\nsimulator = true\n"),
     )
     .unwrap();
     let data = DataDir::open(dir.path()).unwrap();
@@ -194,11 +199,12 @@ async fn every_function_checks_session_role_and_csrf() {
     let (cookie, csrf) = &sessions[&Role::Admin];
     let r = app.call("no_such_function", Some(cookie), Some(csrf)).await;
     assert_eq!(r.status, 403, "unknown functions are refused: {}", r.body);
-    // Other API routes need a session; the fleet JSON and /metrics stay open for the fleet.
+    // Other API routes need a session (the fleet's engines: or the fleet token, below);
+    // /metrics stays open for Prometheus.
     for (path, status) in [
         ("/api/journal.json", 401),
         ("/api/events/fleet", 401),
-        ("/api/engines", 200),
+        ("/api/engines", 401),
         ("/metrics", 200),
     ] {
         let r = app.send(Request::get(path).body(Body::empty()).unwrap()).await;
@@ -226,6 +232,45 @@ async fn cross_origin_writes_are_refused_before_anything_else() {
         )
         .await;
     assert_eq!(r.status, 403, "{}", r.body);
+}
+
+/// The fleet's engines (profiles, hosts, ports, models, notes) are read by a signed-in user
+/// or by another console presenting `[auth] fleet_token`; nobody else.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_fleets_engines_need_a_session_or_the_fleet_token() {
+    const TOKEN: &str = "4f0c7e2d9b8a61f3c5d7e9a1b3c5d7e9f1a3b5c7";
+    let engines = |bearer: Option<&str>, cookie: Option<&str>| {
+        let mut r = Request::get("/api/engines");
+        if let Some(b) = bearer {
+            r = r.header("authorization", format!("Bearer {b}"));
+        }
+        if let Some(c) = cookie {
+            r = r.header("cookie", c);
+        }
+        r.body(Body::empty()).unwrap()
+    };
+    let app = app_with(&format!("[auth]\nfleet_token = \"{TOKEN}\"\n")).await;
+    assert_eq!(app.send(engines(None, None)).await.status, 401);
+    let wrong = app
+        .send(engines(Some("4f0c7e2d9b8a61f3c5d7e9a1b3c5d7e9f1a3b5c8"), None))
+        .await;
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.body.contains("fleet_token"), "{}", wrong.body);
+    let console = app.send(engines(Some(TOKEN), None)).await;
+    assert_eq!(console.status, 200, "{}", console.body);
+    assert!(console.body.starts_with('['), "{}", console.body);
+    let (cookie, _) = app.login("vera").await;
+    assert_eq!(app.send(engines(None, Some(&cookie))).await.status, 200);
+    // The token opens this route only.
+    let other = Request::get("/api/journal.json")
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(app.send(other).await.status, 401);
+    drop(app);
+    // Without a configured token no bearer opens it.
+    let bare = self::app().await;
+    assert_eq!(bare.send(engines(Some(TOKEN), None)).await.status, 401);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -661,7 +706,7 @@ async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
     assert!(value("roofline_scrapes_total", None).is_some());
     assert!(value("roofline_sse_clients", None).is_some());
 
-    let fleet: serde_json::Value = serde_json::from_str(&app.send(get("/api/engines", "", None)).await.body).unwrap();
+    let fleet: serde_json::Value = serde_json::from_str(&app.send(get("/api/engines", &olga.0, None)).await.body).unwrap();
     assert_eq!(fleet[0]["profile"], "web1");
     assert_eq!(fleet[0]["simulated"], true);
 }

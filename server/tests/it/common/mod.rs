@@ -45,7 +45,11 @@ impl Env {
 
     pub fn with_extra_config(extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("roofline.toml"), format!("{extra}{HOST}")).unwrap();
+        std::fs::write(
+            dir.path().join("roofline.toml"),
+            format!("{extra}{HOST}\n[auth]\nfleet_token = \"{FLEET_TOKEN}\"\n"),
+        )
+        .unwrap();
         let model = dir.path().join("models/llama");
         std::fs::create_dir_all(&model).unwrap();
         std::fs::write(model.join("config.json"), CONFIG).unwrap();
@@ -310,10 +314,16 @@ fn console_log(port: u16) -> std::process::Stdio {
         .unwrap_or_else(std::process::Stdio::null)
 }
 
-/// The console's fleet as JSON (`GET /api/engines`), `None` while it does not answer.
+/// The fleet token every test console shares (`[auth] fleet_token`): the consoles of a test
+/// read each other's engines with it, and so do the tests.
+pub const FLEET_TOKEN: &str = "test-fleet-token-5f2a9c4e7b1d3f6a8c0e2b4d";
+
+/// The console's fleet as JSON (`GET /api/engines`, with the fleet token), `None` while it
+/// does not answer.
 pub async fn console_engines(console_port: u16) -> Option<serde_json::Value> {
     client()
         .get(format!("http://127.0.0.1:{console_port}/api/engines"))
+        .bearer_auth(FLEET_TOKEN)
         .send()
         .await
         .ok()?
@@ -354,7 +364,17 @@ impl Env {
     pub fn append_config(&self, text: &str) {
         let path = self.data().join("roofline.toml");
         let mut cfg = std::fs::read_to_string(&path).unwrap();
-        cfg.push_str(text);
+        // The test consoles' `[auth]` table exists (the fleet token): keys for it join it, as
+        // a second `[auth]` header is a TOML error.
+        match text.split_once("[auth]\n") {
+            Some((before, auth)) if cfg.contains("\n[auth]\n") => {
+                let (keys, rest) = auth.find("\n[").map_or((auth, ""), |i| auth.split_at(i + 1));
+                cfg = cfg.replacen("\n[auth]\n", &format!("\n[auth]\n{keys}\n"), 1);
+                cfg.push_str(before);
+                cfg.push_str(rest);
+            }
+            _ => cfg.push_str(text),
+        }
         std::fs::write(path, cfg).unwrap();
     }
 }
