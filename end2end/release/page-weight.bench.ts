@@ -71,15 +71,16 @@ const KIB = 1024;
 const BUDGET_KIB: Record<string, number> = {
   "sign-in": 150_000 / KIB,
   fleet: 400,
-  // Measured at 8a2acb8 (erase_components): engine 561.9, charts 706.6; incidents, bench,
-  // journal, hosts 607.2, 606.4, 612.8, 608.7; profiles, profile, editor, changes 580.0,
-  // 583.8, 600.6, 578.6; vram, models, account 507.5, 503.2, 501.1 KiB.
-  engine: 590,
-  "engine-charts": 742,
-  incidents: 638, bench: 637, journal: 644,
-  profiles: 609, profile: 613, editor: 631, changes: 608,
-  vram: 533, models: 529, account: 527,
-  hosts: 640,
+  // Measured at 3adecbd (answers decoded through a serde_json::Value, chart options as JSON):
+  // engine 523.5, charts 669.3; incidents, bench, journal, hosts 556.8, 556.6, 563.0, 561.0;
+  // profiles, profile, editor, changes 569.4, 572.5, 588.6, 566.6; vram, models, account
+  // 499.1, 494.1, 493.4 KiB.
+  engine: 550,
+  "engine-charts": 703,
+  incidents: 585, bench: 585, journal: 592,
+  profiles: 598, profile: 602, editor: 619, changes: 595,
+  vram: 525, models: 519, account: 519,
+  hosts: 590,
 };
 const BUDGET: Record<string, { bytes: number; requests: number }> = Object.fromEntries(
   PAGES.map((p) => [p.name, { bytes: BUDGET_KIB[p.name] * KIB, requests: 20 }]),
