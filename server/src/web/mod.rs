@@ -4,6 +4,7 @@
 mod adapters;
 pub mod assets;
 mod auth;
+mod connections;
 mod events;
 mod guard;
 mod incidents;
@@ -324,6 +325,7 @@ pub async fn serve(ctx: Context, addr: SocketAddr) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    let trusted = ctx.data.config.auth.trusted_proxies.clone();
     let app = router_with(ctx, feeds, metrics, addr, parts);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -339,18 +341,17 @@ pub async fn serve(ctx: Context, addr: SocketAddr) -> anyhow::Result<()> {
             _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
         }
     };
-    let service = app.into_make_service_with_connect_info::<SocketAddr>();
     match tls {
         Some(config) => {
-            let listener = tls_listener::TlsListener::new(listener, config).tap_io(|_| {});
-            axum::serve(listener, service).with_graceful_shutdown(shutdown).await
+            let listener = tls_listener::TlsListener::new(listener, config);
+            connections::serve(listener, app, trusted, shutdown).await;
         }
         None => {
             let listener = listener.tap_io(|tcp| {
                 let _ = tcp.set_nodelay(true);
             });
-            axum::serve(listener, service).with_graceful_shutdown(shutdown).await
+            connections::serve(listener, app, trusted, shutdown).await;
         }
     }
-    .context("serving HTTP")
+    Ok(())
 }

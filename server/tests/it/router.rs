@@ -706,7 +706,8 @@ async fn pages_render_in_the_negotiated_language_and_writes_need_our_origin() {
     assert!(value("roofline_scrapes_total", None).is_some());
     assert!(value("roofline_sse_clients", None).is_some());
 
-    let fleet: serde_json::Value = serde_json::from_str(&app.send(get("/api/engines", &olga.0, None)).await.body).unwrap();
+    let fleet: serde_json::Value =
+        serde_json::from_str(&app.send(get("/api/engines", &olga.0, None)).await.body).unwrap();
     assert_eq!(fleet[0]["profile"], "web1");
     assert_eq!(fleet[0]["simulated"], true);
 }

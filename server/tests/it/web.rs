@@ -125,3 +125,83 @@ async fn a_completion_probe_that_gets_no_answer_marks_the_engine_hung() {
         "{hung}"
     );
 }
+
+/// Slowloris and idle hoarding (RELIABILITY.md): a connection that never finishes its
+/// request's headers, or sits idle after an answer, is closed after the header deadline; one
+/// address holds at most its share of connections, the next is closed at once, and the
+/// console answers again as soon as some are given back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_holding_connections_gets_a_deadline_and_a_cap() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+    let env = Env::new();
+    let port = free_port();
+    let _console = Console::start(&env, port);
+    let base = format!("http://127.0.0.1:{port}");
+    eventually(Duration::from_secs(30), async || {
+        client()
+            .get(format!("{base}/healthz"))
+            .send()
+            .await
+            .ok()
+            .filter(|r| r.status().is_success())
+    })
+    .await
+    .expect("the console answers");
+    let addr = format!("127.0.0.1:{port}");
+    // Waits for the server to close the connection; the bytes it sent first, and when.
+    async fn closed_within(mut s: TcpStream, limit: Duration) -> Option<(Duration, String)> {
+        let t = std::time::Instant::now();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match tokio::time::timeout(limit.saturating_sub(t.elapsed()), s.read(&mut buf)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => return Some((t.elapsed(), String::from_utf8_lossy(&got).into_owned())),
+                Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+                Err(_) => return None,
+            }
+        }
+    }
+    let mut slow = TcpStream::connect(&addr).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let mut idle = TcpStream::connect(&addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let (slow, idle) = tokio::join!(
+        closed_within(slow, Duration::from_secs(40)),
+        closed_within(idle, Duration::from_secs(40))
+    );
+    let (after, _) = slow.expect("half a request is not held for good");
+    assert!(
+        after >= Duration::from_secs(5),
+        "closed after {after:?}: before the deadline"
+    );
+    let (_, answer) = idle.expect("an idle kept-alive connection is not held for good");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    // The cap: 270 connections from this address; those over it are closed at once.
+    let mut all = Vec::new();
+    for _ in 0..270 {
+        all.push(TcpStream::connect(&addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut held = Vec::new();
+    for s in all {
+        let mut probe = [0u8; 1];
+        match tokio::time::timeout(Duration::from_millis(10), s.peek(&mut probe)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => {}
+            _ => held.push(s),
+        }
+    }
+    assert!((240..=256).contains(&held.len()), "{} of 270 held", held.len());
+    held.truncate(200);
+    let r = client()
+        .get(format!("{base}/healthz"))
+        .send()
+        .await
+        .expect("answers again");
+    assert!(r.status().is_success());
+}
