@@ -167,7 +167,11 @@ mod tests {
         let one = clients.take(a).expect("given back");
         assert_eq!(clients.0.lock().unwrap().get(&a), Some(&1));
         drop(one);
-        assert_eq!(clients.0.lock().unwrap().get(&a), None, "no entry left for a gone client");
+        assert_eq!(
+            clients.0.lock().unwrap().get(&a),
+            None,
+            "no entry left for a gone client"
+        );
     }
 
     #[test]
