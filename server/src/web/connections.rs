@@ -4,8 +4,8 @@
 //! that sends half a request line and waits (slowloris), or keeps a keep-alive connection idle,
 //! held its socket for good, and fifteen thousand of them from one address were all accepted
 //! (RELIABILITY.md). Here each connection has [`HEADER_READ_TIMEOUT`] to send its request's
-//! headers (the first and each next on a kept-alive connection; a response that streams, an
-//! event stream, is not bounded by it), one client address holds at most [`PER_CLIENT`]
+//! headers (the first, counted from the connection, and each next on a kept-alive HTTP/1
+//! connection; a response that streams, an event stream, is not bounded by it), one client address holds at most [`PER_CLIENT`]
 //! connections (trusted proxies excepted: they carry many clients), and all of them together
 //! at most half the process's open-file limit, so the database, the engines' scrapes and the
 //! logs always find a descriptor. A connection over a cap is closed at once.
@@ -115,7 +115,13 @@ pub async fn serve<L>(
         let app = app.clone();
         let mut stop = stop_rx.clone();
         tokio::spawn(async move {
+            // Whether a request has reached the router: until one has, the connection is on
+            // the header deadline (hyper's own timer starts only after the protocol is known,
+            // so a client that sends nothing at all would otherwise wait forever).
+            let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let first = asked.clone();
             let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+                first.store(true, std::sync::atomic::Ordering::Relaxed);
                 req.extensions_mut().insert(ConnectInfo(peer));
                 tower::ServiceExt::oneshot(app.clone(), req.map(axum::body::Body::new))
             });
@@ -136,6 +142,14 @@ pub async fn serve<L>(
                 _ = stop.changed() => {
                     conn.as_mut().graceful_shutdown();
                     let _ = tokio::time::timeout(DRAIN, conn).await;
+                }
+                () = async {
+                    tokio::time::sleep(HEADER_READ_TIMEOUT).await;
+                    if asked.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::future::pending::<()>().await;
+                    }
+                } => {
+                    tracing::debug!(%peer, "no request within the header deadline; connection closed");
                 }
             }
             drop((slot, held));

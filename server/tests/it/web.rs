@@ -127,7 +127,8 @@ async fn a_completion_probe_that_gets_no_answer_marks_the_engine_hung() {
 }
 
 /// Slowloris and idle hoarding (RELIABILITY.md): a connection that never finishes its
-/// request's headers, or sits idle after an answer, is closed after the header deadline; one
+/// request's headers, sends nothing, or sits idle after an answer, is closed after the header
+/// deadline; one
 /// address holds at most its share of connections, the next is closed at once, and the
 /// console answers again as soon as some are given back.
 #[tokio::test(flavor = "multi_thread")]
@@ -170,10 +171,14 @@ async fn a_client_holding_connections_gets_a_deadline_and_a_cap() {
     idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .await
         .unwrap();
-    let (slow, idle) = tokio::join!(
+    // Nothing at all: not even enough to tell HTTP/1 from HTTP/2.
+    let silent = TcpStream::connect(&addr).await.unwrap();
+    let (slow, idle, silent) = tokio::join!(
         closed_within(slow, Duration::from_secs(40)),
-        closed_within(idle, Duration::from_secs(40))
+        closed_within(idle, Duration::from_secs(40)),
+        closed_within(silent, Duration::from_secs(40))
     );
+    silent.expect("a connection that sends nothing is not held for good");
     let (after, _) = slow.expect("half a request is not held for good");
     assert!(
         after >= Duration::from_secs(5),
