@@ -28,6 +28,38 @@ pub const PER_CLIENT: usize = 256;
 /// themselves) before it returns.
 const DRAIN: Duration = Duration::from_secs(5);
 
+/// A kind of refused connection, logged at most once a minute with how many were closed
+/// since: a flood of connections must not become a flood of log lines.
+struct Refusals {
+    what: &'static str,
+    closed: u64,
+    logged: Option<std::time::Instant>,
+}
+
+impl Refusals {
+    const EVERY: Duration = Duration::from_secs(60);
+
+    fn new(what: &'static str) -> Self {
+        Self {
+            what,
+            closed: 0,
+            logged: None,
+        }
+    }
+
+    /// Counts one refusal; logs (and says so) when the last line is a minute old.
+    fn note(&mut self, peer: SocketAddr) -> bool {
+        self.closed += 1;
+        if self.logged.is_some_and(|t| t.elapsed() < Self::EVERY) {
+            return false;
+        }
+        tracing::warn!(%peer, closed = self.closed, "{}; connection closed (counted since the last such line)", self.what);
+        self.closed = 0;
+        self.logged = Some(std::time::Instant::now());
+        true
+    }
+}
+
 /// Connections open per client address.
 #[derive(Clone, Default)]
 struct PerClient(Arc<Mutex<HashMap<IpAddr, usize>>>);
@@ -92,13 +124,15 @@ pub async fn serve<L>(
     let per_client = PerClient::default();
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
+    let mut over_all = Refusals::new("connection limit reached");
+    let mut over_client = Refusals::new("too many connections from one address");
     loop {
         let (io, peer) = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
         };
         let Ok(slot) = all.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, "connection limit reached; connection closed");
+            over_all.note(peer);
             continue;
         };
         let held = if trusted.contains(&peer.ip()) {
@@ -107,7 +141,7 @@ pub async fn serve<L>(
             match per_client.take(peer.ip()) {
                 Some(h) => Some(h),
                 None => {
-                    tracing::warn!(%peer, limit = PER_CLIENT, "too many connections from one address; connection closed");
+                    over_client.note(peer);
                     continue;
                 }
             }
@@ -186,6 +220,18 @@ mod tests {
             None,
             "no entry left for a gone client"
         );
+    }
+
+    #[test]
+    fn a_flood_of_refusals_is_one_log_line_a_minute() {
+        let mut r = Refusals::new("too many connections from one address");
+        let peer: SocketAddr = "10.0.0.1:4000".parse().unwrap();
+        let logged = (0..10_000).filter(|_| r.note(peer)).count();
+        assert_eq!(logged, 1);
+        assert_eq!(r.closed, 9_999, "the next line says how many were closed meanwhile");
+        r.logged = Some(std::time::Instant::now() - Refusals::EVERY);
+        assert!(r.note(peer));
+        assert_eq!(r.closed, 0);
     }
 
     #[test]
