@@ -341,6 +341,16 @@ impl Engine {
     }
 }
 
+/// A stand-in HTTP server on loopback for unit tests (an engine, a Prometheus, another
+/// console): serves `app` on a free port until the test's runtime ends; its base URL.
+#[cfg(test)]
+pub(crate) async fn loopback(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,10 +381,7 @@ mod tests {
         let app = axum::Router::new()
             .route("/version", get(move || async move { big }))
             .route("/v1/models", get(|| async { r#"{"data":[{"id":"m"}]}"# }));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        let e = Engine::at(&format!("http://{addr}/"));
+        let e = Engine::at(&format!("{}/", loopback(app).await));
         assert_eq!(e.version().await, None);
         assert_eq!(e.served_model().await.as_deref(), Some("m"));
     }
@@ -386,10 +393,7 @@ mod tests {
             "/health",
             get(|| async { axum::response::Redirect::temporary("http://127.0.0.1:9/health") }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        let e = Engine::at(&format!("http://{addr}"));
+        let e = Engine::at(&loopback(app).await);
         assert_eq!(e.health(HEALTH_TIMEOUT).await, Ok(307));
     }
 }

@@ -227,10 +227,7 @@ mod tests {
                 }
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        format!("http://{addr}")
+        crate::engine::loopback(app).await
     }
 
     /// Issue 16: with a Prometheus, the longer ranges come from it, and so do the minutes of

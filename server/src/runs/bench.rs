@@ -335,16 +335,9 @@ mod tests {
                 )
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let base = crate::engine::loopback(app).await;
         let client = crate::engine::client_builder().build().unwrap();
-        let r = one(
-            &client,
-            &format!("http://{addr}/v1/completions"),
-            &serde_json::json!({}),
-        )
-        .await;
+        let r = one(&client, &format!("{base}/v1/completions"), &serde_json::json!({})).await;
         assert!(
             r.error.as_deref().is_some_and(|e| e.contains("without an end")),
             "{:?}",

@@ -113,12 +113,18 @@ impl App {
 
     /// A server function called by a signed-in account (cookie and CSRF token) with a form body.
     async fn call_as(&self, session: &(String, String), endpoint: &str, body: &str) -> Reply {
+        self.post_as(session, endpoint, "application/x-www-form-urlencoded", body.to_string())
+            .await
+    }
+
+    /// A server-function call as `session` with a body of `content_type`.
+    async fn post_as(&self, session: &(String, String), endpoint: &str, content_type: &str, body: String) -> Reply {
         self.send(
             Request::post(format!("/api/fn/{endpoint}"))
-                .header("content-type", "application/x-www-form-urlencoded")
+                .header("content-type", content_type)
                 .header("cookie", &session.0)
                 .header("x-csrf-token", &session.1)
-                .body(Body::from(body.to_string()))
+                .body(Body::from(body))
                 .unwrap(),
         )
         .await
@@ -141,15 +147,8 @@ impl App {
 
     /// A server function whose arguments are JSON (`update_account`), called as `session`.
     async fn call_json(&self, session: &(String, String), endpoint: &str, body: &serde_json::Value) -> Reply {
-        self.send(
-            Request::post(format!("/api/fn/{endpoint}"))
-                .header("content-type", "application/json")
-                .header("cookie", &session.0)
-                .header("x-csrf-token", &session.1)
-                .body(Body::from(body.to_string()))
-                .unwrap(),
-        )
-        .await
+        self.post_as(session, endpoint, "application/json", body.to_string())
+            .await
     }
 
     async fn call(&self, endpoint: &str, cookie: Option<&str>, csrf: Option<&str>) -> Reply {
