@@ -5,8 +5,8 @@
 //! held its socket for good, and fifteen thousand of them from one address were all accepted
 //! (RELIABILITY.md). Here each connection has [`HEADER_READ_TIMEOUT`] to send its request's
 //! headers (the first, counted from the connection, and each next on a kept-alive HTTP/1
-//! connection; a response that streams, an event stream, is not bounded by it), one client address holds at most [`PER_CLIENT`]
-//! connections (trusted proxies excepted: they carry many clients), and all of them together
+//! connection; a response that streams, an event stream, is not bounded by it), one client
+//! (an address; for IPv6 its /64) holds at most [`PER_CLIENT`] connections (trusted proxies excepted: they carry many clients), and all of them together
 //! at most half the process's open-file limit, so the database, the engines' scrapes and the
 //! logs always find a descriptor. A connection over a cap is closed at once.
 
@@ -67,8 +67,22 @@ struct PerClient(Arc<Mutex<HashMap<IpAddr, usize>>>);
 /// A client's place among [`PER_CLIENT`]; given back when the connection ends.
 struct Held(PerClient, IpAddr);
 
+/// The client a peer address counts as: an IPv4 address (an IPv4-mapped IPv6 one too), or an
+/// IPv6 /64 — one host is given a whole /64, so counting single IPv6 addresses would give
+/// it 2^64 shares.
+fn client_of(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+        },
+    }
+}
+
 impl PerClient {
     fn take(&self, ip: IpAddr) -> Option<Held> {
+        let ip = client_of(ip);
         let mut open = self.0.lock().ok()?;
         let n = open.entry(ip).or_insert(0);
         if *n >= PER_CLIENT {
@@ -219,6 +233,27 @@ mod tests {
             clients.0.lock().unwrap().get(&a),
             None,
             "no entry left for a gone client"
+        );
+    }
+
+    #[test]
+    fn an_ipv6_client_is_its_64_and_a_mapped_ipv4_its_address() {
+        let clients = PerClient::default();
+        let held: Vec<Held> = (0..PER_CLIENT as u16)
+            .map(|i| clients.take(format!("2001:db8:1:2::{i:x}").parse().unwrap()).unwrap())
+            .collect();
+        assert!(
+            clients.take("2001:db8:1:2:ffff::1".parse().unwrap()).is_none(),
+            "the same /64"
+        );
+        assert!(
+            clients.take("2001:db8:1:3::1".parse().unwrap()).is_some(),
+            "another /64"
+        );
+        drop(held);
+        assert_eq!(
+            client_of("::ffff:10.0.0.1".parse().unwrap()),
+            "10.0.0.1".parse::<IpAddr>().unwrap()
         );
     }
 
