@@ -3,7 +3,7 @@
 # `hydrate` feature, split at its lazily loaded pages (wasm-split-cli: the fleet's part,
 # `console_bg.wasm`, plus one `split_*.wasm` per page and `chunk_*.wasm` for code pages share,
 # loaded through `__wasm_split.js`), wasm-bindgen's JS glue, the stylesheet, and the console's
-# ECharts build (npm's echarts through esbuild). Plain cargo + wasm-split-cli + wasm-bindgen, the steps cargo-leptos runs (not
+# chart script (npm's uPlot through esbuild). Plain cargo + wasm-split-cli + wasm-bindgen, the steps cargo-leptos runs (not
 # cargo-leptos itself: it costs ~25 minutes to install on the CI machine).
 #   PROFILE=release scripts/build-site.sh   for the size-optimised bundle (wasm-release profile)
 #   SITE=DIR scripts/build-site.sh          to write it elsewhere (scripts/dist.sh does)
@@ -33,14 +33,13 @@ cp style/main.css "$site/pkg/console.css"
 # The browser's messages, one file per language (app::components::locales): the wasm carries
 # none, a page fetches its own language.
 for lang in en ru; do cp "locales/$lang/main.ftl" "$site/pkg/locale-$lang.ftl"; done
-# ECharts: the console's own build (app/assets/echarts.js: only the chart types and
-# components it draws, and the Russian locale), bundled by esbuild; both pinned in
-# app/assets/package-lock.json, run here, nothing fetched at run time.
+# The chart script: uPlot and its stylesheet (app/assets/charts.js), bundled by esbuild; both
+# pinned in app/assets/package-lock.json, run here, nothing fetched at run time.
 assets=app/assets
-if [ ! -x "$assets/node_modules/.bin/esbuild" ] || [ ! -f "$assets/node_modules/echarts/package.json" ]; then
+if [ ! -x "$assets/node_modules/.bin/esbuild" ] || [ ! -f "$assets/node_modules/uplot/package.json" ]; then
   npm ci --prefix "$assets" --no-audit --no-fund
 fi
-"$assets/node_modules/.bin/esbuild" "$assets/echarts.js" --bundle --minify --format=iife --target=es2020 \
-  --legal-comments=none --log-level=warning --outfile="$site/pkg/echarts.min.js"
-rm -f "$site/pkg/echarts-lang-ru.js"
+"$assets/node_modules/.bin/esbuild" "$assets/charts.js" --bundle --minify --format=iife --target=es2020 \
+  --loader:.css=text --legal-comments=none --log-level=warning --outfile="$site/pkg/charts.min.js"
+rm -f "$site/pkg/echarts.min.js" "$site/pkg/echarts-lang-ru.js"
 echo "site built in $site ($(du -h "$site/pkg/console_bg.wasm" | cut -f1) wasm)"

@@ -6,7 +6,7 @@
 # Prometheus/Alertmanager/Grafana pack (prometheus/, grafana/).
 #
 # The bundle: the wasm-release build through wasm-opt -Oz (binaryen from npm; the name section
-# and producers stripped), the stylesheet and ECharts; content-hashed names; each file stored
+# and producers stripped), the stylesheet and the chart script; content-hashed names; each file stored
 # with its brotli and gzip copies, so the console never compresses per request.
 #   scripts/dist.sh            build (about 15 minutes on two cores from cold)
 #   scripts/dist.sh --binary   only the binary (target/dist/roofline; what scripts/run.sh runs)
@@ -72,7 +72,7 @@ echo "wasm-opt: $(echo "$parts" | wc -l) parts, $before -> $(cd "$raw/pkg" && ca
 
 # 3. Content-hashed names. The wasm-bindgen bundle (console.js imports its wasm and snippets
 #    by relative name, __wasm_split.js the parts and console.js) moves as one directory named by the hash of all its files; the
-#    stylesheet and ECharts each get their own hash, so an unchanged ECharts stays cached
+#    stylesheet and the chart script each get their own hash, so an unchanged chart script stays cached
 #    across releases.
 hash_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
 mkdir -p "$next/pkg"
@@ -87,7 +87,7 @@ one() { # logical-name file stem ext
 }
 printf 'bundle\t/pkg/%s\n' "$bundle_hash" > "$next/assets.txt"
 one css console.css console css
-one echarts echarts.min.js echarts.min js
+one charts charts.min.js charts.min js
 
 # 4. Into the embedded directory, with precompressed copies of what changed.
 scripts/publish-site.sh "$next" "$site"
@@ -111,6 +111,6 @@ tar -C "$work" --owner=0 --group=0 --numeric-owner -czf "$out/$name.tar.gz" "$na
 (cd "$out" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
 echo "dist: $out/$name.tar.gz ($(du -h "$out/$name.tar.gz" | cut -f1)); binary $(du -h "$stage/roofline" | cut -f1)"
 echo "bundle (compressed, as sent to a browser that takes brotli):"
-for f in "$site"/pkg/*/console_bg.wasm "$site"/pkg/*/console.js "$site"/pkg/console.*.css "$site"/pkg/echarts.min.*.js; do
+for f in "$site"/pkg/*/console_bg.wasm "$site"/pkg/*/console.js "$site"/pkg/console.*.css "$site"/pkg/charts.min.*.js; do
   printf '  %-60s %8d bytes, br %8d\n' "${f#"$site"/}" "$(stat -c %s "$f")" "$(stat -c %s "$f.br")"
 done

@@ -69,7 +69,7 @@ fn embed(dir: &Path) -> String {
         "pub const EMBEDDED_URLS: Option<[&str; 3]> = Some([{:?}, {:?}, {:?}]);",
         find("bundle"),
         find("css"),
-        find("echarts")
+        find("charts")
     );
     code
 }

@@ -1,11 +1,11 @@
-//! The engine page's charts: which signals each one draws, and their ECharts options. Plain
-//! functions of the points, so they are tested without a browser; the
-//! [`crate::components::EChart`] component hands the options to ECharts.
+//! The engine page's charts: which signals each one draws, and what a chart is handed to
+//! draw. Plain functions of the points, so they are tested without a browser; the
+//! [`crate::components::Chart`] component turns the description into uPlot's options.
 //!
-//! The options are written as JSON directly, naming only the handful of keys the console
-//! sets: a typed option builder (charming, used before) carries every ECharts key as a field,
-//! and its serializer was a third of the wasm chunk the engine and bench pages share
-//! (BENCHMARKS.md, "Page weight").
+//! The description is plain JSON in uPlot's own shape (one column of times, one column per
+//! line, `null` for a gap): the chart script is uPlot (21 KiB compressed) rather than ECharts
+//! (147 KiB even as the console's own build), which alone kept the charts section over its
+//! page-weight budget (BENCHMARKS.md, "Page weight").
 
 use crate::domain::series::Point;
 use serde_json::{json, Value};
@@ -122,53 +122,33 @@ pub fn has_source(kind: ChartKind, points: &[Point]) -> bool {
         .any(|p| kind.series().iter().any(|s| (s.pick)(p).is_some()))
 }
 
-/// The ECharts option for a chart; `label` translates a series key. Missing values are gaps.
-/// The time axis spans the points held (not ECharts' rounded guess, which drew two days for a
-/// quarter of an hour) and drops labels that would overlap; it draws in the browser's zone, as
-/// the tables' `<time>` do.
-pub fn option(kind: ChartKind, points: &[Point], label: impl Fn(&str) -> String) -> Value {
-    let mut y = json!({ "type": "value", "scale": !kind.percent() });
-    if kind.percent() {
-        y["min"] = 0.into();
-        y["max"] = 100.into();
-    }
-    let mut x = json!({ "type": "time", "axisLabel": { "hideOverlap": true } });
-    if let (Some(first), Some(last)) = (points.first(), points.last()) {
-        // One point (a console that has just started): the minute before it, not the
-        // two days ECharts guesses for a lone timestamp.
-        let from = if last.t_ms > first.t_ms {
-            first.t_ms
-        } else {
-            last.t_ms - 60_000
-        };
-        x["min"] = from.into();
-        x["max"] = last.t_ms.into();
-    }
-    let series: Vec<Value> = kind
+/// What a chart draws; `label` translates a series key. Missing values are gaps (`null`).
+/// `time` names the time column (the legend's first entry), `x` is the points' times in
+/// milliseconds, `y` one column per line in the chart's order,
+/// `range` the time axis (the span of the points held, a minute before a lone point: a
+/// library's rounded guess drew two days for a quarter of an hour), `percent` a fixed 0–100
+/// axis. The browser draws it in its own time zone, as the tables' `<time>` do.
+pub fn chart(kind: ChartKind, points: &[Point], label: impl Fn(&str) -> String) -> Value {
+    let range = match (points.first(), points.last()) {
+        // One point (a console that has just started): the minute before it.
+        (Some(first), Some(last)) if last.t_ms > first.t_ms => json!([first.t_ms, last.t_ms]),
+        (Some(_), Some(last)) => json!([last.t_ms - 60_000, last.t_ms]),
+        _ => Value::Null,
+    };
+    let x: Vec<i64> = points.iter().map(|p| p.t_ms).collect();
+    let y: Vec<Vec<Option<f64>>> = kind
         .series()
         .iter()
-        .map(|spec| {
-            let data: Vec<Value> = points
-                .iter()
-                .map(|p| json!([p.t_ms, (spec.pick)(p).map(round)]))
-                .collect();
-            json!({
-                "type": "line",
-                "name": label(spec.key),
-                "showSymbol": false,
-                "connectNulls": false,
-                "data": data,
-            })
-        })
+        .map(|spec| points.iter().map(|p| (spec.pick)(p).map(round)).collect())
         .collect();
+    let labels: Vec<String> = kind.series().iter().map(|spec| label(spec.key)).collect();
     json!({
-        "animation": false,
-        "tooltip": { "trigger": "axis" },
-        "legend": { "top": "0" },
-        "grid": [{ "left": "48", "right": "16", "top": "32", "bottom": "24" }],
-        "xAxis": x,
-        "yAxis": y,
-        "series": series,
+        "time": label("time"),
+        "labels": labels,
+        "x": x,
+        "y": y,
+        "range": range,
+        "percent": kind.percent(),
     })
 }
 
@@ -206,42 +186,34 @@ mod tests {
     }
 
     #[test]
-    fn options_carry_time_value_pairs_with_gaps() {
+    fn a_chart_carries_columns_of_times_and_values_with_gaps() {
         let pts = vec![point(1_000, Some(3.0)), point(2_000, None)];
-        let json = option(ChartKind::Queue, &pts, |k| format!("<{k}>"));
-        let series = json["series"].as_array().unwrap();
-        assert_eq!(series.len(), 2);
-        assert_eq!(series[1]["name"], "<waiting>");
-        assert_eq!(series[1]["data"][0], serde_json::json!([1000, 3.0]));
-        assert_eq!(series[1]["data"][1], serde_json::json!([2000, null]));
-        assert_eq!(json["xAxis"]["type"], "time");
-        assert_eq!(
-            (json["xAxis"]["min"].clone(), json["xAxis"]["max"].clone()),
-            (1000.into(), 2000.into())
-        );
-        assert_eq!(json["xAxis"]["axisLabel"]["hideOverlap"], true);
-        assert_eq!(json["series"][0]["type"], "line");
-        assert_eq!(json["series"][0]["showSymbol"], false);
-        assert_eq!(json["yAxis"]["scale"], true);
-        assert_eq!(json["tooltip"]["trigger"], "axis");
+        let json = chart(ChartKind::Queue, &pts, |k| format!("<{k}>"));
+        assert_eq!(json["labels"], serde_json::json!(["<running>", "<waiting>"]));
+        assert_eq!(json["time"], "<time>");
+        assert_eq!(json["x"], serde_json::json!([1000, 2000]));
+        assert_eq!(json["y"][0], serde_json::json!([1.0, 1.0]));
+        assert_eq!(json["y"][1], serde_json::json!([3.0, null]));
+        assert_eq!(json["range"], serde_json::json!([1000, 2000]));
+        assert_eq!(json["percent"], false);
     }
 
     #[test]
-    fn percent_charts_have_a_fixed_axis() {
-        let json = option(ChartKind::KvCache, &[], |k| k.to_string());
-        assert_eq!(json["yAxis"]["min"], 0);
-        assert_eq!(json["yAxis"]["max"], 100);
-        assert_eq!(json["yAxis"]["scale"], false);
-        assert!(json["xAxis"].get("min").is_none());
+    fn percent_charts_have_a_fixed_axis_and_values_are_rounded() {
+        let mut p = point(1_000, None);
+        p.live.kv_usage = Some(0.123_456_7);
+        let json = chart(ChartKind::KvCache, &[p], |k| k.to_string());
+        assert_eq!(json["percent"], true);
+        assert_eq!(json["y"][0], serde_json::json!([12.346]));
+        let empty = chart(ChartKind::KvCache, &[], |k| k.to_string());
+        assert_eq!(empty["range"], Value::Null);
+        assert_eq!(empty["x"], serde_json::json!([]));
     }
 
     #[test]
     fn a_lone_point_gets_the_minute_before_it_as_its_axis() {
-        let json = option(ChartKind::Queue, &[point(120_000, Some(1.0))], |k| k.to_string());
-        assert_eq!(
-            (json["xAxis"]["min"].clone(), json["xAxis"]["max"].clone()),
-            (60_000.into(), 120_000.into())
-        );
+        let json = chart(ChartKind::Queue, &[point(120_000, Some(1.0))], |k| k.to_string());
+        assert_eq!(json["range"], serde_json::json!([60_000, 120_000]));
     }
 
     #[test]

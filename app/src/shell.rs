@@ -22,9 +22,9 @@ pub struct AssetUrls {
     /// loads `/{pkg_dir}/console.js` and the wasm next to it.
     pub pkg_dir: String,
     pub css: String,
-    /// The console's ECharts build (its Russian locale inside): loaded only when a page draws
-    /// a chart.
-    pub echarts: String,
+    /// The console's chart script (uPlot and its stylesheet, `app/assets/charts.js`): loaded
+    /// only when a page draws a chart.
+    pub charts: String,
 }
 
 impl AssetUrls {
@@ -33,7 +33,7 @@ impl AssetUrls {
         Self {
             pkg_dir: "pkg".into(),
             css: "/pkg/console.css".into(),
-            echarts: "/pkg/echarts.min.js".into(),
+            charts: "/pkg/charts.min.js".into(),
         }
     }
 }
@@ -54,14 +54,14 @@ pub fn shell(options: LeptosOptions, assets: AssetUrls) -> impl IntoView {
     let hydrate = true;
     view! {
         <!DOCTYPE html>
-        <html lang=lang.code() data-role=role data-echarts=assets.echarts data-locales=format!("/{}", assets.pkg_dir)>
+        <html lang=lang.code() data-role=role data-charts=assets.charts data-locales=format!("/{}", assets.pkg_dir)>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
                 <link rel="stylesheet" href=assets.css/>
-                // ECharts (served by the console: no CDN, consoles run air-gapped) is loaded
-                // by the first chart drawn, from the address in `data-echarts`.
+                // The chart script (served by the console: no CDN, consoles run air-gapped) is
+                // loaded by the first chart drawn, from the address in `data-charts`.
                 // The page's messages load beside the wasm, not after it (`components::locales`).
                 {hydrate.then(|| view! {
                     <link rel="preload" r#as="fetch" crossorigin="anonymous"

@@ -11,7 +11,7 @@ import * as path from "node:path";
 const PASSWORD = process.env.ROOFLINE_E2E_PASSWORD ?? "correct horse battery staple";
 const OUT = process.env.ROOFLINE_WEIGHT_OUT ?? "test-results/page-weight.json";
 
-type Load = { page: string; cache: "cold" | "warm"; bytes: number; requests: number; ready_ms: number; echarts: boolean; files: Record<string, number> };
+type Load = { page: string; cache: "cold" | "warm"; bytes: number; requests: number; ready_ms: number; charts: boolean; files: Record<string, number> };
 
 async function measure(context: BrowserContext, page: Page, url: string, ready: (p: Page) => Promise<void>): Promise<Omit<Load, "page" | "cache">> {
   const cdp = await context.newCDPSession(page);
@@ -31,12 +31,12 @@ async function measure(context: BrowserContext, page: Page, url: string, ready: 
   await page.goto(url);
   await ready(page);
   const ready_ms = Date.now() - started;
-  // Late requests (a chart's ECharts, the stylesheet's fetches) are part of the page.
+  // Late requests (a chart's script, the stylesheet's fetches) are part of the page.
   await page.waitForLoadState("networkidle").catch(() => {});
   await page.waitForTimeout(500);
   await cdp.detach();
-  const echarts = Object.keys(files).some((p) => p.includes("echarts"));
-  return { bytes, requests, ready_ms, echarts, files };
+  const charts = Object.keys(files).some((p) => p.includes("/charts.min."));
+  return { bytes, requests, ready_ms, charts, files };
 }
 
 const hydrated = async (p: Page) => { await p.locator("body[data-hydrated=true]").waitFor(); };
@@ -44,10 +44,10 @@ const settled = async (p: Page) => { await hydrated(p); await p.waitForLoadState
 const PAGES: { name: string; url: string; ready: (p: Page) => Promise<void> }[] = [
   { name: "sign-in", url: "/login", ready: async (p) => { await p.getByTestId("login-submit").waitFor(); await p.waitForLoadState("load"); } },
   { name: "fleet", url: "/", ready: async (p) => { await hydrated(p); await p.locator("[data-testid=engine-row]").first().waitFor(); } },
-  // The engine page opens on its overview (no chart shown, ECharts not loaded); its charts
+  // The engine page opens on its overview (no chart shown, the chart script not loaded); its charts
   // section is the heaviest view of it.
   { name: "engine", url: "/engines/demo-vllm", ready: async (p) => { await hydrated(p); await p.getByTestId("live-kv").waitFor(); } },
-  { name: "engine-charts", url: "/engines/demo-vllm?section=charts", ready: async (p) => { await hydrated(p); await p.getByTestId("echart-queue").locator("canvas").waitFor(); } },
+  { name: "engine-charts", url: "/engines/demo-vllm?section=charts", ready: async (p) => { await hydrated(p); await p.getByTestId("plot-queue").locator("canvas").waitFor(); } },
   { name: "profiles", url: "/profiles", ready: settled },
   { name: "profile", url: "/profiles/demo-vllm", ready: settled },
   { name: "editor", url: "/profiles/demo-vllm/edit", ready: settled },
@@ -104,20 +104,20 @@ test("page weight: every page, cold and warm cache, against its budget", async (
     for (const cache of ["cold", "warm"] as const) {
       const m = await measure(context, page, target.url, target.ready);
       loads.push({ page: target.name, cache, ...m });
-      console.log(`${target.name.padEnd(9)} ${cache}: ${(m.bytes / 1024).toFixed(1).padStart(8)} KiB in ${String(m.requests).padStart(3)} requests, usable after ${m.ready_ms} ms${m.echarts ? ", ECharts loaded" : ""}`);
+      console.log(`${target.name.padEnd(9)} ${cache}: ${(m.bytes / 1024).toFixed(1).padStart(8)} KiB in ${String(m.requests).padStart(3)} requests, usable after ${m.ready_ms} ms${m.charts ? ", chart script loaded" : ""}`);
     }
     await context.close();
   }
   fs.mkdirSync(path.dirname(OUT), { recursive: true });
   fs.writeFileSync(OUT, JSON.stringify({ url: baseURL, when: new Date().toISOString(), loads }, null, 2));
   const get = (page: string, cache: string) => loads.find((l) => l.page === page && l.cache === cache)!;
-  // What the layout promises, whatever the sizes: ECharts only where a chart is drawn, the
+  // What the layout promises, whatever the sizes: the chart script only where a chart is drawn, the
   // sign-in page without the wasm bundle, and a warm cache that fetches no bundle again.
-  expect(get("sign-in", "cold").echarts).toBe(false);
+  expect(get("sign-in", "cold").charts).toBe(false);
   expect(Object.keys(get("sign-in", "cold").files).some((f) => f.endsWith(".wasm"))).toBe(false);
-  expect(get("fleet", "cold").echarts).toBe(false);
-  expect(get("engine", "cold").echarts).toBe(false);
-  expect(get("engine-charts", "cold").echarts).toBe(true);
+  expect(get("fleet", "cold").charts).toBe(false);
+  expect(get("engine", "cold").charts).toBe(false);
+  expect(get("engine-charts", "cold").charts).toBe(true);
   for (const page of ["fleet", "engine", "engine-charts"]) {
     expect(get(page, "warm").bytes).toBeLessThan(get(page, "cold").bytes / 5);
   }

@@ -47,9 +47,9 @@ test("the bundle is served precompressed under content-hashed names, cached for 
   const html = await page.content();
   const css = html.match(/href="(\/pkg\/console\.[0-9a-f]{16}\.css)"/)?.[1];
   expect(css, "the stylesheet has a content-hashed name").toBeTruthy();
-  const echarts = await page.locator("html").getAttribute("data-echarts");
-  expect(echarts).toMatch(/^\/pkg\/echarts\.min\.[0-9a-f]{16}\.js$/);
-  for (const [path, type] of [[css!, "text/css"], [echarts!, "text/javascript"]] as const) {
+  const charts = await page.locator("html").getAttribute("data-charts");
+  expect(charts).toMatch(/^\/pkg\/charts\.min\.[0-9a-f]{16}\.js$/);
+  for (const [path, type] of [[css!, "text/css"], [charts!, "text/javascript"]] as const) {
     const br = await request.get(path, { headers: { "accept-encoding": "br" } });
     expect(br.status()).toBe(200);
     expect(br.headers()["content-encoding"]).toBe("br");

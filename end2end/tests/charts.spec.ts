@@ -8,8 +8,8 @@ test("an engine page draws live charts that update from the event stream", async
   const charts = new Charts(page);
   const queue = charts.card("queue");
   await expect(queue).toHaveAttribute("data-sourced", "true", { timeout: 30_000 });
-  // ECharts (served by the console itself) draws into a canvas.
-  await expect(page.getByTestId("echart-queue").locator("canvas")).toBeVisible();
+  // uPlot (served by the console itself) draws into a canvas.
+  await expect(page.getByTestId("plot-queue").locator("canvas")).toBeVisible();
   await expect(charts.card("latency")).toHaveAttribute("data-sourced", "true");
   // New scrapes arrive over the page's one stream: the point count grows without a reload.
   const before = await charts.points("queue");
@@ -19,7 +19,7 @@ test("an engine page draws live charts that update from the event stream", async
   await expect(page.getByTestId("gpu-no-driver")).toContainText("NVIDIA");
   // Longer ranges come from the stored minute rollups (plus the minute in progress).
   await charts.range("1h");
-  await expect(page.getByTestId("echart-queue").locator("canvas")).toBeVisible();
+  await expect(page.getByTestId("plot-queue").locator("canvas")).toBeVisible();
   await charts.range("15m");
 });
 

@@ -2,7 +2,7 @@ import { expect, test } from "@playwright/test";
 import { waitForHydration } from "./pages/console";
 
 // Issue 15 item 6: one clock (the browser's zone, UTC on hover), units in the reader's
-// language, a dark scheme that follows the system with ECharts' dark theme.
+// language, a dark scheme that follows the system with dark chart axes.
 
 test.describe("in Vladivostok (UTC+10, no daylight saving)", () => {
   test.use({ timezoneId: "Asia/Vladivostok" });
@@ -39,11 +39,11 @@ test.describe("with the system in dark mode", () => {
     await waitForHydration(page);
     const bg = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     expect(bg).toBe("rgb(13, 17, 23)");
-    await expect(page.getByTestId("echart-queue")).toHaveAttribute("data-theme", "dark", { timeout: 30_000 });
+    await expect(page.getByTestId("plot-queue")).toHaveAttribute("data-theme", "dark", { timeout: 30_000 });
     await test.info().attach("engine page, dark", { body: await page.screenshot({ fullPage: false }), contentType: "image/png" });
     // Back to light while the page is open: the chart is made again in the light theme.
     await page.emulateMedia({ colorScheme: "light" });
-    await expect(page.getByTestId("echart-queue")).toHaveAttribute("data-theme", "light");
+    await expect(page.getByTestId("plot-queue")).toHaveAttribute("data-theme", "light");
     expect(await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)).toBe("rgb(246, 247, 249)");
   });
 });

@@ -30,13 +30,13 @@ test("the demo fleet carries demo traffic: sparklines and the request chart move
   const engine = new EnginePage(page, "demo-vllm");
   await engine.open("charts");
   await expect(page.getByTestId("demo-traffic")).toBeVisible();
-  await expect(page.getByTestId("echart-queue").locator("canvas")).toBeVisible();
-  // The drawn option's "running" line has a point above zero.
+  await expect(page.getByTestId("plot-queue").locator("canvas")).toBeVisible();
+  // A line the chart draws (uPlot's data: the times, then one column per line) has a point
+  // above zero.
   const peak = async () =>
-    page.getByTestId("echart-queue").evaluate((el) => {
-      const chart = (window as any).echarts?.getInstanceByDom(el);
-      const series: { data: [number, number | null][] }[] = chart?.getOption()?.series ?? [];
-      return Math.max(0, ...series.flatMap((s) => s.data.map((d) => d[1] ?? 0)));
+    page.getByTestId("plot-queue").evaluate((el) => {
+      const data: (number | null)[][] = (el as any)._rlChart?.data ?? [];
+      return Math.max(0, ...data.slice(1).flatMap((line) => line.map((v) => v ?? 0)));
     });
   await expect.poll(peak, { timeout: 10_000 }).toBeGreaterThan(0);
 });

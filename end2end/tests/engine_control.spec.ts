@@ -77,7 +77,7 @@ test("the engine page comes in sections, each with its own address", async ({ pa
   await page.getByTestId("section-charts").focus();
   await page.keyboard.press("Enter");
   await expect(panel("charts")).toBeVisible();
-  await expect(page.getByTestId("echart-queue").locator("canvas")).toBeVisible();
+  await expect(page.getByTestId("plot-queue").locator("canvas")).toBeVisible();
   // In Russian.
   await context.addCookies([{ name: "lang", value: "ru", url: baseURL! }]);
   await engine.open("runs");

@@ -302,6 +302,7 @@ chart-prefix-hit = Prefix-cache hit rate, %
 chart-throughput = Throughput, tokens/s
 chart-gpu-memory = GPU memory, GiB
 chart-gpu-load = GPU utilisation (%) and temperature (°C)
+series-time = Time
 series-running = running
 series-waiting = waiting
 series-kv-usage = KV cache

@@ -307,6 +307,7 @@ chart-prefix-hit = Попадания в префиксный кеш, %
 chart-throughput = Пропускная способность, токенов/с
 chart-gpu-memory = Память GPU, ГиБ
 chart-gpu-load = Загрузка GPU (%) и температура (°C)
+series-time = Время
 series-running = в работе
 series-waiting = в очереди
 series-kv-usage = KV-кеш

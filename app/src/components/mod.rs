@@ -1,7 +1,7 @@
 //! Small UI pieces shared by the pages.
 
+mod chart;
 mod confirm;
-mod echart;
 mod grid;
 mod i18n_ctx;
 mod lang_switch;
@@ -12,8 +12,8 @@ mod state_badge;
 mod time;
 mod vram_picture;
 
+pub use chart::Chart;
 pub use confirm::ConfirmDialog;
-pub use echart::EChart;
 pub use grid::{Grid, Head};
 pub use i18n_ctx::{initial_lang as i18n_ctx_initial, provide_i18n, use_i18n, I18n};
 pub use lang_switch::LangSwitch;

@@ -5,8 +5,8 @@
 use crate::api::{
     get_incident, list_incidents, IncidentAction, IncidentNote, OpenIncident, ResolveIncident, SavePostmortem,
 };
-use crate::charts::{option, ChartKind};
-use crate::components::{use_i18n, EChart, I18n};
+use crate::charts::{chart, ChartKind};
+use crate::components::{use_i18n, Chart, I18n};
 use crate::components::{Grid, Head};
 use crate::domain::incident::{
     action_text, entry_text, offered_actions, reading_text, window_summary, Entry, Incident, Postmortem,
@@ -496,19 +496,16 @@ fn SnapshotChart(points: Vec<Point>, kind: ChartKind, testid: &'static str) -> i
     let i18n = use_i18n();
     let n = points.len();
     let points = StoredValue::new(points);
-    let json = Signal::derive(move || {
+    let spec = Signal::derive(move || {
         let lang = i18n.lang.get();
-        points.with_value(|p| {
-            serde_json::to_string(&option(kind, p, |k| crate::i18n::tr(lang, &format!("series-{k}"))))
-                .unwrap_or_default()
-        })
+        points.with_value(|p| chart(kind, p, |k| crate::i18n::tr(lang, &format!("series-{k}"))).to_string())
     });
     let label = Signal::derive(move || i18n.t(&format!("chart-{}", kind.id())));
     (n > 0).then(|| {
         view! {
             <figure class="chart-card">
                 <figcaption>{label}</figcaption>
-                <EChart option=json points=Signal::derive(move || n) testid=testid label/>
+                <Chart spec points=Signal::derive(move || n) testid=testid label/>
             </figure>
         }
     })

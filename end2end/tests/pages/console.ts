@@ -61,7 +61,7 @@ export class Charts {
   }
   /** How many points the chart holds (its `data-points`), once it draws. */
   async points(id: string): Promise<number> {
-    const v = await this.page.getByTestId(`echart-${id}`).getAttribute("data-points");
+    const v = await this.page.getByTestId(`plot-${id}`).getAttribute("data-points");
     return Number(v ?? "0");
   }
   async range(id: "15m" | "1h" | "24h") {

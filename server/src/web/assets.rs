@@ -39,12 +39,12 @@ impl Site {
     /// The embedded bundle when this binary has one, else `dir`.
     pub fn detect(dir: PathBuf) -> Self {
         match EMBEDDED_URLS {
-            Some([bundle, css, echarts]) if !EMBEDDED.is_empty() => Self::Embedded {
+            Some([bundle, css, charts]) if !EMBEDDED.is_empty() => Self::Embedded {
                 files: EMBEDDED,
                 urls: app::AssetUrls {
                     pkg_dir: bundle.trim_start_matches('/').to_string(),
                     css: css.into(),
-                    echarts: echarts.into(),
+                    charts: charts.into(),
                 },
             },
             _ => Self::Dir(dir),

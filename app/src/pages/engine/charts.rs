@@ -3,8 +3,8 @@
 //! from the page's one event stream. A chart whose
 //! signals have no source says why instead of drawing empty axes.
 
-use crate::charts::{has_source, option, ChartKind};
-use crate::components::{use_i18n, EChart};
+use crate::charts::{chart, has_source, ChartKind};
+use crate::components::{use_i18n, Chart};
 use crate::domain::engine::EngineStatus;
 use crate::domain::gpu::GpuState;
 use crate::domain::series::{Point, Range};
@@ -85,12 +85,9 @@ fn ChartCard(
     let id = kind.id();
     let title = Signal::derive(move || i18n.t(&format!("chart-{id}")));
     let sourced = Memo::new(move |_| points.with(|p| has_source(kind, p)));
-    let option_json = Signal::derive(move || {
+    let spec = Signal::derive(move || {
         let lang = i18n.lang.get();
-        points.with(|p| {
-            let chart = option(kind, p, |k| crate::i18n::tr(lang, &format!("series-{k}")));
-            serde_json::to_string(&chart).unwrap_or_default()
-        })
+        points.with(|p| chart(kind, p, |k| crate::i18n::tr(lang, &format!("series-{k}"))).to_string())
     });
     let count = Signal::derive(move || points.with(Vec::len));
     let why = move || no_source_reason(kind, &points.read(), &status.read(), &gpu.read(), i18n);
@@ -101,7 +98,7 @@ fn ChartCard(
                 when=move || sourced.get()
                 fallback=move || view! { <p class="muted nosource" data-testid="nosource">{why}</p> }
             >
-                <EChart option=option_json points=count testid=format!("echart-{id}") label=title/>
+                <Chart spec points=count testid=format!("plot-{id}") label=title/>
             </Show>
         </figure>
     }
