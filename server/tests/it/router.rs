@@ -743,11 +743,21 @@ async fn pages_and_answers_travel_compressed_and_event_streams_do_not() {
 
     let (headers, body) = fetch(page("gzip, deflate, br")).await;
     assert_eq!(headers["content-encoding"], "br", "{headers:?}");
-    assert!(headers["vary"].to_str().unwrap().contains("accept-encoding"), "{headers:?}");
+    assert!(
+        headers["vary"].to_str().unwrap().contains("accept-encoding"),
+        "{headers:?}"
+    );
     let mut html = String::new();
-    brotli::Decompressor::new(&body[..], 4096).read_to_string(&mut html).unwrap();
+    brotli::Decompressor::new(&body[..], 4096)
+        .read_to_string(&mut html)
+        .unwrap();
     assert!(html.contains("<html") && html.contains("</html>"), "{html}");
-    assert!(body.len() * 2 < html.len(), "{} bytes sent for {}", body.len(), html.len());
+    assert!(
+        body.len() * 2 < html.len(),
+        "{} bytes sent for {}",
+        body.len(),
+        html.len()
+    );
 
     // A server function's answer, to a client that takes gzip only.
     let (headers, body) = fetch(
@@ -763,7 +773,9 @@ async fn pages_and_answers_travel_compressed_and_event_streams_do_not() {
     if headers.get("content-encoding").is_some() {
         assert_eq!(headers["content-encoding"], "gzip");
         let mut json = String::new();
-        flate2::read::GzDecoder::new(&body[..]).read_to_string(&mut json).unwrap();
+        flate2::read::GzDecoder::new(&body[..])
+            .read_to_string(&mut json)
+            .unwrap();
         assert!(json.starts_with('[') || json.starts_with('{'), "{json}");
     } else {
         assert!(body.len() < 1024, "an answer of {} bytes went uncompressed", body.len());
@@ -783,6 +795,9 @@ async fn pages_and_answers_travel_compressed_and_event_streams_do_not() {
         .await
         .unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
-    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    assert!(resp.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
     assert!(resp.headers().get("content-encoding").is_none(), "{:?}", resp.headers());
 }
