@@ -162,7 +162,9 @@ pub async fn journal_export(State(s): State<WebState>, Query(q): Query<JournalQu
             (header::CONTENT_DISPOSITION, "attachment; filename=\"journal.json\""),
             (header::CONTENT_TYPE, "application/json"),
         ],
-        axum::body::Body::from_stream(body),
+        // Fused: the response compressor polls a body once more after its end, and a bare
+        // `unfold` panics there (the connection was cut without a byte).
+        axum::body::Body::from_stream(futures::StreamExt::fuse(body)),
     )
         .into_response()
 }

@@ -781,6 +781,26 @@ async fn pages_and_answers_travel_compressed_and_event_streams_do_not() {
         assert!(body.len() < 1024, "an answer of {} bytes went uncompressed", body.len());
     }
 
+    // The journal's export, streamed a page at a time: compressed whole (the compressor polls
+    // the stream once more after its end, which a plain `unfold` answered with a panic and a
+    // connection cut without a byte).
+    let (headers, body) = fetch(
+        Request::get("/api/journal.json")
+            .header("cookie", &olga.0)
+            .header("accept-encoding", "br")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(headers["content-encoding"], "br", "{headers:?}");
+    let mut json = String::new();
+    brotli::Decompressor::new(&body[..], 4096)
+        .read_to_string(&mut json)
+        .unwrap();
+    // A whole file: the closing bracket came (a cut export ends without one).
+    let entries: Result<Vec<serde_json::Value>, _> = serde_json::from_str(&json);
+    assert!(entries.is_ok(), "{json}");
+
     // The fleet's event stream: never compressed, whatever the client takes.
     let resp = app
         .router
