@@ -301,7 +301,9 @@ pub struct AuthConfig {
     #[serde(default)]
     pub alertmanager_token: Option<String>,
     /// Bearer token Prometheus sends to `/api/prometheus/sd` (HTTP service discovery,
-    /// `http_sd_configs[].authorization.credentials`). Without it the endpoint is off.
+    /// `http_sd_configs[].authorization.credentials`) and to `/metrics` (the scrape job's
+    /// `authorization.credentials`). Without it service discovery is off and `/metrics` is
+    /// public; with it `/metrics` needs the token or a session (it names every profile).
     #[serde(default)]
     pub prometheus_sd_token: Option<String>,
     /// Bearer token the consoles of one fleet share: this console sends it to read the

@@ -37,6 +37,9 @@ pub struct AuthState {
     pub journal: crate::journal::Journal,
     /// `[auth] fleet_token`: what another console of the fleet presents to read `/api/engines`.
     pub fleet_token: Option<String>,
+    /// `[auth] prometheus_sd_token`: what this console's Prometheus presents; once set, it
+    /// (or a session) is needed for `/metrics` too.
+    pub prometheus_token: Option<String>,
 }
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -61,6 +64,9 @@ enum Need {
     Page,
     /// The fleet's engines: a session, or another console's `[auth] fleet_token`.
     SessionOrFleetToken,
+    /// The console's own `/metrics`: public while no `[auth] prometheus_sd_token` is set
+    /// (a Prometheus scrapes it without credentials), else a session or that token.
+    Metrics,
 }
 
 fn need(path: &str) -> Need {
@@ -69,7 +75,6 @@ fn need(path: &str) -> Need {
         "/lang",
         "/setup",
         "/favicon.svg",
-        "/metrics",
         "/api/alerts/alertmanager",
         "/api/prometheus/sd",
         "/healthz",
@@ -80,6 +85,9 @@ fn need(path: &str) -> Need {
     }
     if path == "/api/engines" {
         return Need::SessionOrFleetToken;
+    }
+    if path == "/metrics" {
+        return Need::Metrics;
     }
     if let Some(name) = path.strip_prefix("/api/fn/") {
         return app::domain::auth::SERVER_FNS
@@ -185,6 +193,21 @@ pub async fn guard(State(auth): State<AuthState>, mut req: Request, next: Next) 
                 return (
                     StatusCode::UNAUTHORIZED,
                     "sign in first, or send this console's [auth] fleet_token as a bearer token",
+                )
+                    .into_response();
+            }
+        }
+        Need::Metrics => {
+            // It names every profile, its engine kind and state, the GPUs' faults and the
+            // console's version: once the operator has a Prometheus token, only that
+            // Prometheus (or someone signed in) reads it.
+            let refused = auth.prometheus_token.as_deref().is_some_and(|t| {
+                session.is_none() && !super::guard::bearer_matches(req.headers(), t)
+            });
+            if refused {
+                return (
+                    StatusCode::UNAUTHORIZED,
+                    "sign in first, or send this console's [auth] prometheus_sd_token as a bearer token",
                 )
                     .into_response();
             }
@@ -642,6 +665,7 @@ mod tests {
             Need::Function("review_change", Access::Role(Role::Approver))
         ));
         assert_eq!(need("/api/journal.json"), Need::Session);
+        assert_eq!(need("/metrics"), Need::Metrics);
         assert_eq!(need("/changes/3"), Need::Page);
         assert!(constant_time_eq("abc", "abc") && !constant_time_eq("abc", "abd") && !constant_time_eq("", "a"));
     }

@@ -142,6 +142,7 @@ pub fn router_with(
         journal: ctx.journal.clone(),
         trusted_proxies: ctx.data.config.auth.trusted_proxies.clone(),
         fleet_token: ctx.data.config.auth.fleet_token.clone(),
+        prometheus_token: ctx.data.config.auth.prometheus_sd_token.clone(),
     };
     let auth_accounts = auth.accounts.clone();
     let services = adapters::services(adapters::Features {

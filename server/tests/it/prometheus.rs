@@ -114,8 +114,15 @@ async fn prometheus_discovers_engines_and_a_fired_rule_opens_an_incident() {
         .unwrap();
     assert_eq!(r.status(), 401);
 
-    // promtool on the console's own /metrics.
-    let own = text(client().get(format!("{base}/metrics"))).await;
+    // promtool on the console's own /metrics: with a Prometheus token set, it needs the token.
+    let r = client().get(format!("{base}/metrics")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    let own = text(
+        client()
+            .get(format!("{base}/metrics"))
+            .bearer_auth("sd-token-0123456789abcdef0123456789ab"),
+    )
+    .await;
     let mut promtool = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
@@ -164,7 +171,7 @@ async fn prometheus_discovers_engines_and_a_fired_rule_opens_an_incident() {
     std::fs::write(
         &prom_config,
         format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - {rules}\nalerting:\n  alertmanagers:\n    - static_configs:\n        - targets: ['127.0.0.1:{am_port}']\nscrape_configs:\n  - job_name: roofline-engines\n    http_sd_configs:\n      - url: {base}/api/prometheus/sd\n        refresh_interval: 1s\n        authorization:\n          type: Bearer\n          credentials: sd-token-0123456789abcdef0123456789ab\n  - job_name: roofline-console\n    static_configs:\n      - targets: ['127.0.0.1:{console_port}']\n",
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - {rules}\nalerting:\n  alertmanagers:\n    - static_configs:\n        - targets: ['127.0.0.1:{am_port}']\nscrape_configs:\n  - job_name: roofline-engines\n    http_sd_configs:\n      - url: {base}/api/prometheus/sd\n        refresh_interval: 1s\n        authorization:\n          type: Bearer\n          credentials: sd-token-0123456789abcdef0123456789ab\n  - job_name: roofline-console\n    authorization:\n      type: Bearer\n      credentials: sd-token-0123456789abcdef0123456789ab\n    static_configs:\n      - targets: ['127.0.0.1:{console_port}']\n",
             rules = rules.display()
         ),
     )
@@ -195,6 +202,14 @@ async fn prometheus_discovers_engines_and_a_fired_rule_opens_an_incident() {
     assert_eq!(up["metric"]["profile"], "storm");
     assert_eq!(up["metric"]["engine_kind"], "vllm");
     assert_eq!(up["metric"]["model"], "m");
+    // And the console itself, with the token its /metrics needs (packaging/prometheus).
+    eventually(Duration::from_secs(60), async || {
+        let v = prom_query(prom_port, "up{job=\"roofline-console\"}").await;
+        let r = v["data"]["result"].as_array()?.first()?.clone();
+        (r["value"][1] == "1").then_some(())
+    })
+    .await
+    .expect("Prometheus scrapes the console's /metrics with the token");
 
     // A preemption storm under load fires RooflinePreemptionsRising.
     set_fault(engine_port, "preemption-storm").await;

@@ -199,7 +199,7 @@ async fn every_function_checks_session_role_and_csrf() {
     let r = app.call("no_such_function", Some(cookie), Some(csrf)).await;
     assert_eq!(r.status, 403, "unknown functions are refused: {}", r.body);
     // Other API routes need a session (the fleet's engines: or the fleet token, below);
-    // /metrics stays open for Prometheus.
+    // /metrics is open while no Prometheus token is set (below).
     for (path, status) in [
         ("/api/journal.json", 401),
         ("/api/events/fleet", 401),
@@ -820,4 +820,46 @@ async fn pages_and_answers_travel_compressed_and_event_streams_do_not() {
         .unwrap()
         .starts_with("text/event-stream"));
     assert!(resp.headers().get("content-encoding").is_none(), "{:?}", resp.headers());
+}
+
+/// The console's `/metrics` names every profile, its engine kind and state, and the console's
+/// version: once `[auth] prometheus_sd_token` is set, only that token (what the Prometheus
+/// scrape job sends) or a signed-in session reads it; without the key it stays open, as a
+/// Prometheus with no credentials configured expects.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_consoles_metrics_need_the_prometheus_token_once_one_is_set() {
+    const TOKEN: &str = "prometheus-token-0123456789abcdef0123456789";
+    let app = app_with(&format!("[auth]\nprometheus_sd_token = \"{TOKEN}\"\n")).await;
+    let metrics = |auth: Option<String>, cookie: Option<&str>| {
+        let mut req = Request::get("/metrics");
+        if let Some(a) = auth {
+            req = req.header("authorization", a);
+        }
+        if let Some(c) = cookie {
+            req = req.header("cookie", c);
+        }
+        req.body(Body::empty()).unwrap()
+    };
+    let r = app.send(metrics(None, None)).await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert!(r.body.contains("prometheus_sd_token"), "the refusal names the key: {}", r.body);
+    assert!(!r.body.contains("roofline_"), "{}", r.body);
+    let r = app.send(metrics(Some("Bearer wrong".into()), None)).await;
+    assert_eq!(r.status, 401);
+    let r = app.send(metrics(Some(format!("Bearer {TOKEN}")), None)).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("roofline_build_info"), "{}", r.body);
+    let vera = app.login("vera").await;
+    let r = app.send(metrics(None, Some(&vera.0))).await;
+    assert_eq!(r.status, 200, "a viewer signed in reads it: {}", r.body);
+    // The same token does not open anything else.
+    let r = app
+        .send(
+            Request::get("/api/journal.json")
+                .header("authorization", format!("Bearer {TOKEN}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(r.status, 401);
 }
