@@ -4,7 +4,7 @@
 1. nothing outside `cli/` imports `crate::cli`, nothing outside `web/` imports `crate::web`
    (the server's edges); the binary's `main.rs` is the one place that calls into `cli`;
 2. the core imports no feature: in `server`, the modules listed in CORE["server"] (facts and
-   stores) import none of the others; in `app`, `domain` and `i18n` (pure, shared with the
+   stores) import none of the others; in `app`, `domain`, `i18n` and `decode` (pure, shared with the
    browser) import neither the server seam (`api`) nor the UI;
 3. no import circle among the children of any module, at every level: the top-level modules
    of a crate, the files of `control/`, the files of `app/src/domain/`, ... A reference from a
@@ -30,7 +30,7 @@ import tempfile
 EDGES = ("cli", "web")
 CORE = {
     "server": {"api_error", "clock", "config", "db", "engine", "gpu", "journal", "profile_store", "records", "releases", "tls"},
-    "app": {"domain", "i18n"},
+    "app": {"decode", "domain", "i18n"},
 }
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RAW_STRING = re.compile(r'b?r(#*)"')

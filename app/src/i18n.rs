@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::LazyLock;
 
 /// A UI language.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, crate::decode::FromWire)]
 pub enum Lang {
     #[default]
     En,

@@ -9,6 +9,7 @@
 pub mod api;
 pub mod charts;
 pub mod components;
+pub mod decode;
 pub mod domain;
 pub mod i18n;
 mod lazy_pages;

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// The signed-in account, as the request guard found it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Caller {
     pub name: String,
     pub role: Role,
@@ -23,7 +23,7 @@ pub struct SessionToken(pub String);
 pub struct ClientAddr(pub String);
 
 /// What the header and the sign-in page need to know.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct SessionState {
     pub caller: Option<Caller>,
     /// No account exists yet: the first admin is created with the setup secret.
@@ -38,7 +38,7 @@ pub struct SessionState {
 }
 
 /// An account as admins see it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct AccountInfo {
     pub name: String,
     pub role: Role,

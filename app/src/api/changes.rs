@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// A row of the change list.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct ChangeSummary {
     pub id: i64,
     pub profile: String,
@@ -19,7 +19,7 @@ pub struct ChangeSummary {
 }
 
 /// A comment or a state change on a change, in order.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct ChangeEvent {
     pub who: String,
     /// `drafted`, `submitted`, `approved`, `changes-requested`, `withdrawn`, `gate-started`,
@@ -30,7 +30,7 @@ pub struct ChangeEvent {
 }
 
 /// One change with everything its page shows.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct ChangeView {
     pub summary: ChangeSummary,
     /// The active profile the change was written against.

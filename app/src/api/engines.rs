@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// What the operator asks of an engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineAction {
     Serve,
@@ -28,7 +28,7 @@ impl EngineAction {
 
 /// The engine page's data: status, the exact command line, the recent log, and the runs
 /// (smoke-toolcall, bench) in progress or last run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct EngineDetail {
     pub status: EngineStatus,
     pub argv: Vec<String>,
@@ -44,7 +44,7 @@ pub struct EngineDetail {
 }
 
 /// One push on an engine page's event stream.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct EngineEvent {
     pub status: EngineStatus,
     /// New log lines since the previous event.

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// A console sharing the database, as the registry last heard from it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct HostRow {
     pub name: String,
     /// Where its console is reached.
@@ -29,7 +29,7 @@ pub struct HostRow {
 }
 
 /// What a job asks the owning host to do with one of its engines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "lowercase")]
 pub enum JobAction {
     Serve,
@@ -96,7 +96,7 @@ impl JobAction {
 
 /// What some actions need besides the engine: the bench's parameters, the change whose gate
 /// runs. Stored with the job as JSON; unknown fields from a newer console are ignored.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct JobArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bench: Option<super::BenchRequest>,
@@ -113,7 +113,7 @@ pub struct JobArgs {
 }
 
 /// Where a job is: queued until its host claims it, running there, then done or failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "lowercase")]
 pub enum JobState {
     Queued,
@@ -144,7 +144,7 @@ impl JobState {
 }
 
 /// One job, as the requester's page follows it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct JobRow {
     pub id: i64,
     pub host: String,

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// One entry of the change journal.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct JournalEntry {
     pub seq: i64,
     pub at: String,
@@ -24,7 +24,7 @@ pub struct JournalEntry {
 }
 
 /// The result of walking the journal's hash chain.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct JournalCheck {
     pub entries: usize,
     /// The first entry that does not hold, and why.

@@ -43,7 +43,7 @@ pub const RECORDS_STREAM: &str = "/api/events/records";
 /// How many writes each kind of record has seen (the database's `record_version`, bumped by
 /// triggers): a page compares versions, never contents, so the stream carries no data a
 /// server function's access rules would have to check again.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct RecordVersions {
     pub incidents: i64,
     pub changes: i64,
@@ -58,7 +58,7 @@ pub fn engine_stream(profile: &str) -> String {
 }
 
 /// Errors a server function can return, each one a thing the UI can explain.
-#[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize, crate::decode::FromWire)]
 pub enum ApiError {
     #[error("no profile named {0}")]
     NoSuchProfile(String),

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// A model directory's verification as the page polls it: running with its progress, or the
 /// last report (or why it could not run) since the console started.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct ModelVerifyState {
     pub running: bool,
     pub progress: Progress,

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// A row of the profile list.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct ProfileSummary {
     pub name: String,
     pub engine: String,
@@ -21,7 +21,7 @@ pub struct ProfileSummary {
 }
 
 /// The read-only profile view: the profile, its file form and the command it renders to.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct ProfileView {
     pub profile: Profile,
     pub kind: Option<EngineKind>,
@@ -76,7 +76,7 @@ pub async fn get_profile(name: String) -> Result<ProfileView, ApiError> {
 }
 
 /// An engine installation as the editor needs it: its kind and the command argv starts with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct InstallInfo {
     pub name: String,
     pub kind: EngineKind,
@@ -85,7 +85,7 @@ pub struct InstallInfo {
 }
 
 /// The editor's starting point: the active profile file and the installations.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct EditorData {
     pub name: String,
     /// Where editing starts: the active profile, or the change being reworked.
@@ -98,7 +98,7 @@ pub struct EditorData {
 }
 
 /// An edited profile's flags against the installed engine's own help.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct FlagCheck {
     pub version: String,
     pub unknown: Vec<crate::domain::help_flags::UnknownFlag>,
@@ -128,7 +128,7 @@ pub async fn upgrade_check(
 
 /// What the installed engine documents for the flag one profile key sets: its help text and
 /// default as the engine prints them, and the values it lists, if it lists them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct FieldHelp {
     pub key: String,
     pub flag: String,
@@ -139,7 +139,7 @@ pub struct FieldHelp {
 }
 
 /// The editor's help for one installation, read from its `--help` (cached per version).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct EditorHelp {
     pub install: String,
     pub version: String,

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// Which run is started from the engine page.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "lowercase")]
 pub enum RunKind {
     Smoke,
@@ -17,7 +17,7 @@ pub enum RunKind {
 }
 
 /// A smoke-toolcall or bench run started from the engine page, while it runs and after.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct RunStatus {
     pub kind: RunKind,
     pub running: bool,
@@ -29,7 +29,7 @@ pub struct RunStatus {
 }
 
 /// What the engine page's bench form asks for.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct BenchRequest {
     pub requests: usize,
     pub concurrency: usize,
@@ -38,7 +38,7 @@ pub struct BenchRequest {
 }
 
 /// A stored bench run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct BenchRun {
     pub id: i64,
     pub profile: Option<String>,
@@ -50,7 +50,7 @@ pub struct BenchRun {
 }
 
 /// A stored smoke-toolcall run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct SmokeRun {
     pub id: i64,
     pub created_at: String,

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// A model directory under the models root, as the VRAM calculator needs it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct ModelInfo {
     pub name: String,
     pub shape: crate::domain::vram::ModelShape,
@@ -17,7 +17,7 @@ pub struct ModelInfo {
 }
 
 /// A running engine's own startup report of its KV cache against the calculator's prediction.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct VramCheck {
     /// GPU memory used for the prediction, and where it came from (`nvml`, `simulator`).
     pub gpu_gib: f64,
@@ -64,7 +64,7 @@ pub async fn get_vram_check(profile: String) -> Result<VramCheck, ApiError> {
 
 /// The calculator's prediction for a profile on this host, calibrated from its latest start
 /// when there is one: what the editor, the gate and the calculator page show.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct VramPrediction {
     /// GPU memory used, and where it came from (`nvml`, `simulator`), with the GPU's name.
     pub gpu_gib: f64,
@@ -104,7 +104,7 @@ pub async fn list_models() -> Result<Vec<ModelInfo>, ApiError> {
 
 /// A GPU of this host as the calculator takes it: what CUDA will report as its size (NVML's
 /// total less the driver's reserve), with NVML's own total beside it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct HostGpu {
     pub index: u32,
     pub name: String,

@@ -1,19 +1,31 @@
 //! How server functions' answers and resources' hydration data are decoded in the browser:
-//! the same JSON on the wire, read in two steps (text → [`serde_json::Value`] → the type)
-//! rather than straight from the text.
+//! the same JSON on the wire, read in two steps (text → [`serde_json::Value`] → the type,
+//! through [`FromWire`]) rather than by serde straight from the text.
 //!
 //! Why: `serde_json::from_str::<T>` inlines the whole JSON parser (whitespace, escapes, number
 //! parsing, map access) into each type's visitor, 5–10 KB of wasm per struct; decoding from a
-//! `Value` shares one parser and leaves each type only its field matching. The console decodes
-//! some sixty answer types, and this was the largest share of every page's wasm after the
-//! framework (BENCHMARKS.md, "Page weight"). The wire format is unchanged, so the JSON routes,
-//! the CLI and older browsers' tabs read the same bytes.
+//! `Value` shares one parser. serde's visitor from a `Value` still inlined every field's
+//! decoding into each type (2–6 KB each); a derived [`FromWire`] is one shared call per field
+//! (`crate::decode`). The console decodes some sixty answer types, and this was the largest
+//! share of every page's wasm after the framework (BENCHMARKS.md, "Page weight"). The wire
+//! format is unchanged (the server writes it with serde), so the JSON routes, the CLI and
+//! older browsers' tabs read the same bytes.
 
-use serde::{de::DeserializeOwned, Serialize};
+use crate::decode::{FromWire, WireError};
+use serde::Serialize;
+
+/// Why an answer could not be read: not JSON, or not the shape of the type.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("not JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Shape(#[from] WireError),
+}
 
 /// Decodes JSON text into `T` by way of a [`serde_json::Value`].
-pub fn decode<T: DeserializeOwned>(text: &[u8]) -> Result<T, serde_json::Error> {
-    serde_json::from_value(serde_json::from_slice::<serde_json::Value>(text)?)
+pub fn decode<T: FromWire>(text: &[u8]) -> Result<T, DecodeError> {
+    Ok(T::from_wire(serde_json::from_slice::<serde_json::Value>(text)?)?)
 }
 
 /// The server-function encoding: `application/json`, as [`leptos::server_fn::codec::Json`].
@@ -35,8 +47,8 @@ impl<T: Serialize> leptos::server_fn::Encodes<T> for WireEncoding {
     }
 }
 
-impl<T: DeserializeOwned> leptos::server_fn::Decodes<T> for WireEncoding {
-    type Error = serde_json::Error;
+impl<T: FromWire> leptos::server_fn::Decodes<T> for WireEncoding {
+    type Error = DecodeError;
 
     fn decode(bytes: leptos::server_fn::Bytes) -> Result<T, Self::Error> {
         decode(&bytes)
@@ -59,8 +71,8 @@ impl<T: Serialize> leptos::server::codee::Encoder<T> for WireCodec {
     }
 }
 
-impl<T: DeserializeOwned> leptos::server::codee::Decoder<T> for WireCodec {
-    type Error = serde_json::Error;
+impl<T: FromWire> leptos::server::codee::Decoder<T> for WireCodec {
+    type Error = DecodeError;
     type Encoded = str;
 
     fn decode(val: &str) -> Result<T, Self::Error> {
@@ -78,7 +90,7 @@ pub fn data<T, S, Fut>(
     fetcher: impl Fn(S) -> Fut + Send + Sync + 'static,
 ) -> Data<T>
 where
-    T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    T: Serialize + FromWire + Send + Sync + 'static,
     S: PartialEq + Clone + Send + Sync + 'static,
     Fut: std::future::Future<Output = T> + Send + 'static,
 {
@@ -89,7 +101,7 @@ where
 mod tests {
     use super::*;
 
-    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[derive(Debug, PartialEq, serde::Deserialize, crate::decode::FromWire)]
     struct Row {
         name: String,
         #[serde(default)]

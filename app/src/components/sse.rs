@@ -3,13 +3,13 @@
 //! Only the browser opens the stream; the server render shows the data it fetched itself. The
 //! stream is closed when the component that opened it goes away.
 
-use serde::de::DeserializeOwned;
+use crate::decode::FromWire;
 
 /// Subscribes to `url` (re-subscribing when it changes) and calls `on_event` with each
 /// message's JSON payload. Malformed messages are skipped: the next one carries full state.
 pub fn use_event_stream<T, U, F>(url: U, on_event: F)
 where
-    T: DeserializeOwned + 'static,
+    T: FromWire + 'static,
     U: Fn() -> String + Send + Sync + 'static,
     F: Fn(T) + Clone + 'static,
 {

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What an account may do; each role includes the ones before it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Reads everything: fleet, engines, charts, profiles, incidents, journal.

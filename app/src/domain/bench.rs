@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Which OpenAI endpoint to load.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "lowercase")]
 pub enum Endpoint {
     Chat,
@@ -15,7 +15,7 @@ pub enum Endpoint {
 }
 
 /// A run's parameters (stored with its result).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct BenchParams {
     pub url: String,
     pub model: String,
@@ -34,7 +34,7 @@ pub struct BenchParams {
 }
 
 /// Live progress, for the CLI's bar and the engine page.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, crate::decode::FromWire)]
 pub struct BenchProgress {
     pub done: usize,
     pub failed: usize,
@@ -68,10 +68,16 @@ mod infinite_as_null {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
     }
+
+    /// The browser's reading (`crate::decode`): `null` or missing is infinite.
+    pub fn from_wire(v: Option<serde_json::Value>) -> Result<f64, crate::decode::WireError> {
+        use crate::decode::FromWire;
+        Ok(v.map(Option::<f64>::from_wire).transpose()?.flatten().unwrap_or(f64::INFINITY))
+    }
 }
 
 /// One request as the client saw it. Times are seconds on a monotonic clock.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct RequestRecord {
     pub ok: bool,
     pub error: Option<String>,
@@ -99,7 +105,7 @@ impl RequestRecord {
 }
 
 /// Mean, median, population standard deviation and percentiles of one metric, in ms.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Stats {
     pub mean: f64,
     pub median: f64,
@@ -159,7 +165,7 @@ pub fn stats_ms(values: &[f64]) -> Stats {
 }
 
 /// Service-level objectives for goodput, in milliseconds (`ttft:500,tpot:50,e2el:2000`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Slo {
     pub ttft_ms: Option<f64>,
     pub tpot_ms: Option<f64>,
@@ -199,7 +205,7 @@ impl Slo {
 }
 
 /// The result of a run, with vLLM's names.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct BenchSummary {
     pub completed: u64,
     pub failed: u64,

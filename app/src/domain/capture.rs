@@ -8,7 +8,7 @@ use crate::domain::gpu::GpuState;
 use serde::{Deserialize, Serialize};
 
 /// One process of the engine's tree at the moment of the verdict.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct CapturedProcess {
     pub pid: i32,
     pub name: String,
@@ -20,7 +20,7 @@ pub struct CapturedProcess {
 }
 
 /// The bundle.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Capture {
     pub at_ms: i64,
     pub state: Option<EngineState>,

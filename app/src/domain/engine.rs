@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The serving engine family; decides the flag names and the launch form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
     Vllm,
@@ -47,7 +47,7 @@ impl std::str::FromStr for EngineKind {
 }
 
 /// The lifecycle state the fleet page colours an engine by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineState {
     /// No process: never started or stopped on purpose.
@@ -98,7 +98,7 @@ impl EngineState {
 }
 
 /// One row of the fleet page.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct EngineStatus {
     pub profile: String,
     pub engine: String,

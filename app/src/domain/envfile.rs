@@ -360,7 +360,7 @@ pub fn env_diff(old: &str, new: &str) -> Vec<String> {
 }
 
 /// One key a profile change touched: its value before and after (`None`: not set).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, crate::decode::FromWire)]
 pub struct KeyChange {
     pub key: String,
     pub before: Option<String>,

@@ -9,7 +9,7 @@ use super::profile::Profile;
 use serde::{Deserialize, Serialize};
 
 /// A profile setting that becomes one or more engine flags.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "kebab-case")]
 pub enum Setting {
     Model,

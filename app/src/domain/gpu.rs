@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A process holding memory on a GPU.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct GpuProcess {
     pub pid: i32,
     pub used_bytes: Option<u64>,
@@ -14,7 +14,7 @@ pub struct GpuProcess {
 }
 
 /// One GPU's readings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct GpuReading {
     pub index: u32,
     pub name: String,
@@ -45,7 +45,7 @@ pub struct GpuReading {
 }
 
 /// A critical event the driver reported for a GPU (NVML's event set; a recording in tests).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct GpuEvent {
     /// When the console received it (Unix ms).
     pub at_ms: i64,
@@ -57,7 +57,7 @@ pub struct GpuEvent {
 }
 
 /// Who an Xid points at, from NVIDIA's Xid catalogue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "kebab-case")]
 pub enum XidBlame {
     /// The GPU or its link: no profile change fixes it; drain the GPU, reset or replace it.
@@ -117,7 +117,7 @@ pub fn correlated(events: &[GpuEvent], at_ms: i64) -> Option<&GpuEvent> {
 }
 
 /// What the GPU source could tell.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum GpuState {
     Available {
@@ -170,7 +170,7 @@ pub fn foreign(state: &GpuState) -> Vec<(u32, &GpuProcess)> {
 /// An engine's GPUs in a few numbers, for the fleet table and the charts: memory and power
 /// summed over the GPUs that run one of its processes, the hottest temperature, the mean
 /// utilisation.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct GpuSummary {
     pub gpus: u32,
     pub memory_used_gib: f64,

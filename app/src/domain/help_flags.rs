@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One option as the installed engine documents it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct HelpFlag {
     /// Every spelling of the option, long names first as printed (`--tensor-parallel-size`, `-tp`).
     pub names: Vec<String>,
@@ -24,13 +24,13 @@ pub struct HelpFlag {
 }
 
 /// The parsed help of one engine version.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct FlagSet {
     pub flags: Vec<HelpFlag>,
 }
 
 /// A flag value outside the choices the installed engine lists.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct BadValue {
     pub flag: String,
     pub value: String,
@@ -39,7 +39,7 @@ pub struct BadValue {
 }
 
 /// A profile flag that the installed engine does not know.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct UnknownFlag {
     pub flag: String,
     pub suggestion: Option<String>,

@@ -8,7 +8,7 @@ use crate::i18n::{tr, tr_args, Lang};
 use serde::{Deserialize, Serialize};
 
 /// What happened on an incident's timeline.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Entry {
     /// Opened from the console, the CLI or an alert.
@@ -53,7 +53,7 @@ pub enum Entry {
 }
 
 /// One timeline row.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct TimelineEntry {
     pub at: String,
     pub who: String,
@@ -62,7 +62,7 @@ pub struct TimelineEntry {
 
 /// The runbook's postmortem fields that people write; timeline and metrics come from the
 /// incident itself.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(default)]
 pub struct Postmortem {
     pub symptom: String,
@@ -74,7 +74,7 @@ pub struct Postmortem {
 }
 
 /// An incident with everything the wizard and the postmortem show.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Incident {
     pub id: i64,
     pub profile: String,
@@ -90,7 +90,7 @@ pub struct Incident {
 }
 
 /// A row of the incident list.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct IncidentSummary {
     pub id: i64,
     pub profile: String,

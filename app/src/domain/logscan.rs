@@ -11,7 +11,7 @@ use crate::domain::startup_failure::{classify, FailureRow};
 use serde::{Deserialize, Serialize};
 
 /// A known signature in an engine log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "kebab-case")]
 pub enum Signature {
     /// `CUDA out of memory` / `torch.OutOfMemoryError` / SGLang `Not enough memory`.
@@ -119,7 +119,7 @@ impl Signature {
 }
 
 /// One matching line: 1-based number and its text (capped).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Hit {
     pub line: usize,
     pub text: String,
@@ -136,7 +136,7 @@ fn hit(n: usize, l: &str) -> Hit {
 }
 
 /// Counts, first and last occurrence of each signature in a log.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct LogScan {
     pub lines: usize,
     pub found: Vec<Found>,
@@ -144,7 +144,7 @@ pub struct LogScan {
     pub startup_failure: Option<FailureRow>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Found {
     pub signature: Signature,
     pub count: usize,
@@ -207,7 +207,7 @@ pub fn scan(text: &str) -> LogScan {
 /// The investigator's answer: the runbook row the log shows (`None`: no failure row holds, as
 /// far as the log goes), the lines behind it, and the full scan. The row's diagnosis and action
 /// are the runbook's (`rule-<id>-diagnosis`, `rule-<id>-action`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Investigation {
     pub row: Option<Rule>,
     pub evidence: Vec<Hit>,

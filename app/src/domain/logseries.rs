@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Which engine wrote the stats line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "kebab-case")]
 pub enum StatsSource {
     /// vLLM V0 `metrics.py` (Running / Swapped / Pending).
@@ -30,7 +30,7 @@ pub enum StatsSource {
 }
 
 /// One stats line.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct StatsPoint {
     /// 1-based line number in the log.
     pub line: usize,

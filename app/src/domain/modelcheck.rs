@@ -57,7 +57,7 @@ pub const CODES: [&str; 24] = [
 
 /// How serious a finding is: an error fails the verification, a warning does not;
 /// `Simulated` is what a simulated installation stands in for (the weights it never loads).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Error,
@@ -67,7 +67,7 @@ pub enum Level {
 
 /// One thing found in a model directory; `code` is stable (tests, the UI's wording key
 /// `model-finding-{code}`), `file` names the file it is about, `detail` says what exactly.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Finding {
     pub level: Level,
     pub code: String,
@@ -93,7 +93,7 @@ impl Finding {
 }
 
 /// The result of verifying one model directory.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct VerifyReport {
     pub dir: String,
     pub findings: Vec<Finding>,
@@ -173,7 +173,7 @@ pub fn bounded(findings: Vec<Finding>) -> Vec<Finding> {
 }
 
 /// Progress of a verification: bytes hashed (or found in the cache) of the bytes to check.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Progress {
     pub done_bytes: u64,
     pub total_bytes: u64,

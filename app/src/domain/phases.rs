@@ -11,7 +11,7 @@ use crate::domain::bench::median;
 use serde::{Deserialize, Serialize};
 
 /// Coarse startup progress read from the engine's own log milestones.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "kebab-case")]
 pub enum StartupPhase {
     Launched,
@@ -88,14 +88,14 @@ impl StartupPhase {
 }
 
 /// When a phase began, in seconds from the launch.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct PhaseMark {
     pub phase: StartupPhase,
     pub at_s: f64,
 }
 
 /// A phase running far past its history.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Stall {
     pub phase: StartupPhase,
     /// Seconds in the phase so far.
@@ -163,7 +163,7 @@ pub fn stalled(current: &[PhaseMark], now_s: f64, history: &[Vec<PhaseMark>]) ->
 }
 
 /// One recorded start of a profile's engine: when, how it ended, its phase timeline.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct StartupRun {
     pub started_at_ms: i64,
     /// `ready`, `failed` or `timeout`.
@@ -187,7 +187,7 @@ pub fn compare(this: &StartupRun, previous: Option<&StartupRun>) -> Vec<(Startup
 }
 
 /// Records phase entries as a start progresses: one mark per phase, in order.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Timeline {
     pub marks: Vec<PhaseMark>,
 }

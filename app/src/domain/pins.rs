@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 const MAX_VALUE: usize = 120;
 
 /// What an engine's environment report says about the versions that must match.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct EnvFacts {
     pub engine_version: Option<String>,
     /// `2.8.0+cu128`.
@@ -23,7 +23,7 @@ pub struct EnvFacts {
 }
 
 /// One field's pinned and current value.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Pin {
     /// `engine`, `torch`, `cuda`, `driver`, `image`.
     pub field: String,
@@ -41,7 +41,7 @@ impl Pin {
 pub const PIN_FIELDS: &[&str] = &["engine", "torch", "cuda", "driver", "image"];
 
 /// The bench a change's gate ran on this set.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct BenchPin {
     pub run: i64,
     pub ttft_p95_ms: f64,
@@ -50,7 +50,7 @@ pub struct BenchPin {
 }
 
 /// The set a profile last started well on.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct KnownGood {
     pub profile: String,
     pub install: String,
@@ -62,7 +62,7 @@ pub struct KnownGood {
 }
 
 /// The pinned set against what the host has now (the driver-mismatch row's evidence).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct PinComparison {
     pub pinned: KnownGood,
     pub current: EnvFacts,

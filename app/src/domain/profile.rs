@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A launch profile. Field order is the runbook's flag order.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Profile {
     pub name: String,
     /// Engine installation, by its name in host configuration.
@@ -72,14 +72,14 @@ pub const AIR_GAP_ENV: &[(&str, &str)] = &[
 ];
 
 /// How serious a finding is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub enum Severity {
     Error,
     Warning,
 }
 
 /// What is wrong with a field; each variant has a Fluent message `profile-issue-<code>`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(tag = "code", rename_all = "kebab-case")]
 pub enum IssueKind {
     /// The file itself could not be read (quoting, duplicates, not an assignment).
@@ -222,7 +222,7 @@ impl IssueKind {
 }
 
 /// One finding of validation, naming the field (the file's key) and, when known, the line.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Issue {
     pub field: String,
     pub line: Option<usize>,

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One sample line.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Sample {
     pub name: String,
     pub labels: Vec<(String, String)>,

@@ -7,7 +7,7 @@ use crate::i18n::{tr_args, Arg, Lang};
 use serde::{Deserialize, Serialize};
 
 /// A locale key and its arguments (numbers already formatted).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Reading {
     pub key: String,
     pub args: Vec<(String, String)>,

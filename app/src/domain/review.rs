@@ -8,7 +8,7 @@
 use super::auth::Role;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChangeState {
     Draft,
@@ -60,7 +60,7 @@ impl ChangeState {
 }
 
 /// A step somebody takes on a change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChangeAction {
     /// Save new content (as a draft, or submitted for review).
@@ -108,7 +108,7 @@ pub struct Facts<'a> {
 }
 
 /// Why a step is refused; each names what would make it possible.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize, crate::decode::FromWire)]
 pub enum ReviewError {
     #[error("{action} needs the {needed} role (you are {have})")]
     Role {
@@ -243,7 +243,7 @@ pub const MAX_COMMENT: usize = 4000;
 
 /// What the gate's bench must meet before a candidate becomes active (host configuration
 /// `[gate]`; the defaults are loose enough for any healthy engine and catch broken ones).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(default, deny_unknown_fields)]
 pub struct GateThresholds {
     pub requests: usize,
@@ -272,7 +272,7 @@ impl Default for GateThresholds {
 }
 
 /// One threshold against its measured value.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct GateCheck {
     /// `failed`, `ttft-p95`, `tpot-p95`, `output-throughput`, `client`.
     pub name: String,
@@ -374,7 +374,7 @@ pub fn check_texts(
 
 /// One step of a gate run: serve the candidate, health, smoke-toolcall, bench, and (on
 /// failure) restoring the previous profile.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct GateStep {
     /// `serve`, `health`, `smoke`, `bench`, `restore`.
     pub name: String,
@@ -403,7 +403,7 @@ pub const GATE_OUTCOMES: &[&str] = &[
 ];
 
 /// The gate's record on a change, updated as it runs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct GateReport {
     pub steps: Vec<GateStep>,
     pub checks: Vec<GateCheck>,

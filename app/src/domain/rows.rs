@@ -7,7 +7,7 @@ use crate::domain::startup_failure::FailureRow;
 use serde::{Deserialize, Serialize};
 
 /// A row of one of the runbook's tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "kebab-case")]
 pub enum Rule {
     // The symptom table.
@@ -118,7 +118,7 @@ impl Rule {
 }
 
 /// The triage steps, in the runbook's order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "kebab-case")]
 pub enum Step {
     Health,

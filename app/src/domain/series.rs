@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// One instant of an engine: its live signals and its GPUs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Point {
     /// Unix time in milliseconds.
     pub t_ms: i64,
@@ -22,7 +22,7 @@ pub struct Point {
 }
 
 /// The time ranges the charts offer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub enum Range {
     #[serde(rename = "15m")]
     Last15m,

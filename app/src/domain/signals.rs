@@ -10,7 +10,7 @@ use super::prometheus::Sample;
 use serde::{Deserialize, Serialize};
 
 /// A cumulative histogram: (upper bound, cumulative count) sorted by bound, +Inf last.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Histogram {
     pub buckets: Vec<(f64, f64)>,
     pub sum: f64,
@@ -18,7 +18,7 @@ pub struct Histogram {
 }
 
 /// The signals of one scrape.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Signals {
     pub running: Option<f64>,
     pub waiting: Option<f64>,
@@ -229,7 +229,7 @@ pub fn quantile_between(prev: Option<&Histogram>, cur: &Histogram, q: f64) -> Op
 }
 
 /// Rates between two scrapes `dt` seconds apart.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Rates {
     pub preemptions_per_s: Option<f64>,
     pub prompt_tokens_per_s: Option<f64>,
@@ -376,7 +376,7 @@ mod tests {
 
 /// What an operator watches, derived from two scrapes: gauges from the newer one, rates and
 /// percentiles over the window between them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Live {
     pub window_s: f64,
     pub running: Option<f64>,

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One row of the startup-failure table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailureRow {
     /// `CUDA out of memory` while loading weights.
@@ -144,7 +144,7 @@ impl FailureRow {
 }
 
 /// A diagnosed startup failure: the row and the log line that proves it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct FailureMatch {
     pub row: FailureRow,
     pub line: String,

@@ -7,14 +7,14 @@ use crate::domain::engine::EngineState;
 use serde::{Deserialize, Serialize};
 
 /// A state the console saw an engine enter, at `at_ms` (Unix ms).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct StateChange {
     pub at_ms: i64,
     pub state: EngineState,
 }
 
 /// One stretch of the timeline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct StateSpan {
     pub state: EngineState,
     pub from_ms: i64,
@@ -22,7 +22,7 @@ pub struct StateSpan {
 }
 
 /// The timeline of a range: its spans, oldest first, and the starts within it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct StateTimeline {
     pub from_ms: i64,
     pub to_ms: i64,

@@ -62,7 +62,7 @@ pub const MARKUP: &[&str] = &[
 ];
 
 /// One tool call as assembled from the answer.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Call {
     pub index: u64,
     pub id: Option<String>,
@@ -75,7 +75,7 @@ pub struct Call {
 }
 
 /// A chat answer, streamed or not, in one shape.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Answer {
     pub streamed: bool,
     pub content: String,
@@ -87,7 +87,7 @@ pub struct Answer {
 }
 
 /// A failed check.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Failure {
     pub check: String,
     pub detail: String,
@@ -217,7 +217,7 @@ pub fn from_sse(text: &str) -> Result<Answer, Failure> {
 }
 
 /// One case's verdict, with the raw answers kept for the report.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct CaseResult {
     pub case: String,
     pub pass: bool,
@@ -227,7 +227,7 @@ pub struct CaseResult {
 }
 
 /// The whole run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct SmokeReport {
     pub url: String,
     pub model: String,
@@ -268,7 +268,7 @@ impl SmokeReport {
 }
 
 /// What a case expects of an answer.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Expect {
     /// Exactly this many calls (`Some(0)`: none at all).
     pub calls: Option<usize>,

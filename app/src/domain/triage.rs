@@ -18,7 +18,7 @@ use crate::domain::startup_failure::FailureMatch;
 use serde::{Deserialize, Serialize};
 
 /// Everything the triage looked at, captured before anything is touched (operating rule 1).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Evidence {
     pub captured_at_ms: i64,
     pub profile: String,
@@ -69,7 +69,7 @@ pub struct Evidence {
 }
 
 /// A change before the incident, from the profile store or the recorded engine versions.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Change {
     pub at_ms: i64,
     pub what: String,
@@ -82,7 +82,7 @@ fn reading(key: &str, args: &[(&str, String)]) -> Reading {
 }
 
 /// What the console can do about a finding, from the least destructive.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Action {
     /// Run smoke-toolcall (the after-upgrade path and the proxy/parser row).
@@ -110,7 +110,7 @@ impl Action {
 }
 
 /// One row that holds, with its supporting readings and the actions it offers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Finding {
     pub rule: Rule,
     pub evidence: Vec<Reading>,
@@ -118,14 +118,14 @@ pub struct Finding {
 }
 
 /// What each step found (for the wizard's step cards), whether or not a rule fired.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct StepResult {
     pub step: Step,
     pub readings: Vec<Reading>,
 }
 
 /// The triage result.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Diagnosis {
     pub steps: Vec<StepResult>,
     /// Rows that hold, most specific first; the first is the diagnosis.

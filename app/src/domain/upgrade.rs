@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_OTHER_DEFAULTS: usize = 200;
 
 /// One thing the new version does differently to this profile.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Finding {
     /// A flag the profile passes does not exist in the new version: the start would fail.
@@ -88,7 +88,7 @@ pub const FINDING_IDS: &[&str] = &[
 ];
 
 /// A default that moved on a flag the profile does not touch.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct DefaultChange {
     pub flag: String,
     pub from: Option<String>,
@@ -96,7 +96,7 @@ pub struct DefaultChange {
 }
 
 /// The flag half of the preflight.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct FlagDiff {
     /// Flags of the profile's command line that were compared.
     pub checked: usize,
@@ -114,7 +114,7 @@ impl FlagDiff {
 }
 
 /// What the candidate's `/metrics` lacked, as one gate found it.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, crate::decode::FromWire)]
 pub struct MetricsCheck {
     pub install: String,
     pub version: String,
@@ -126,7 +126,7 @@ pub struct MetricsCheck {
 }
 
 /// The whole preflight of moving one profile to another installation.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, crate::decode::FromWire)]
 pub struct UpgradeCheck {
     pub profile: String,
     pub from_install: String,
@@ -356,7 +356,7 @@ pub fn expected_signals(kind: EngineKind) -> &'static [&'static str] {
 }
 
 /// A signal the candidate's scrape has no source for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct MissingSignal {
     pub signal: String,
     /// The names the console would read it from.

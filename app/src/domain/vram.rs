@@ -16,7 +16,7 @@ const GIB: f64 = (1u64 << 30) as f64;
 pub const BLOCK: u64 = 16;
 
 /// Why a config.json or safetensors header could not be used, naming the field.
-#[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize, crate::decode::FromWire)]
 pub enum VramError {
     #[error("config.json is not JSON: {0}")]
     Json(String),
@@ -31,7 +31,7 @@ pub enum VramError {
 }
 
 /// The facts of a model's config.json that the calculation needs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct ModelShape {
     pub architecture: String,
     pub layers: u64,
@@ -201,7 +201,7 @@ pub fn index_total_size(index_json: &str) -> Result<u64, VramError> {
 }
 
 /// KV cache element type.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "lowercase")]
 pub enum KvDtype {
     #[default]
@@ -210,7 +210,7 @@ pub enum KvDtype {
 }
 
 /// Which engine serves the model.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineFamily {
     #[default]
@@ -221,7 +221,7 @@ pub enum EngineFamily {
 /// How the engine is set up: what decides its own memory arithmetic. Everything is optional;
 /// an input left out is taken at the engine's default for its version and GPU, and the answer's
 /// range says how far the unknowns can move it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(default)]
 pub struct EngineSetup {
     pub family: EngineFamily,
@@ -247,7 +247,7 @@ pub struct EngineSetup {
 }
 
 /// What the operator asks about.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Inputs {
     /// Total weight bytes (safetensors, index total_size, or given).
     pub weights_bytes: u64,
@@ -575,7 +575,7 @@ fn budget_on(m: &ModelShape, i: &Inputs, p: &Path, weights_per_gpu: f64) -> (f64
 }
 
 /// Why it does or does not fit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     Fits,
@@ -619,7 +619,7 @@ impl Verdict {
 }
 
 /// The calculator's answer, per GPU unless said otherwise, with the arithmetic.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Report {
     pub weights_per_gpu_gib: f64,
     pub activation_gib: f64,
@@ -1095,7 +1095,7 @@ pub fn calculate(m: &ModelShape, i: &Inputs) -> Result<Report, VramError> {
 /// lines ("Model loading took", the profiling summary, "Available KV cache memory", the CUDA
 /// graph estimate), and SGLang's equivalents ("Load weight end … mem usage", "KV Cache is
 /// allocated … #tokens, K size, V size").
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Observed {
     pub kv_tokens: Option<u64>,
     pub ctx: Option<u64>,
@@ -1196,7 +1196,7 @@ pub fn observed(log: &str) -> Observed {
 
 /// What a real start of this model measured on this GPU, engine version and TP: the
 /// calculator's unknowns, replaced by the engine's own figures.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Calibration {
     /// When the start was (Unix ms) and which profile it was.
     pub at_ms: i64,

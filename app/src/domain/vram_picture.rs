@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// One part of a GPU's memory in the bar.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::decode::FromWire)]
 pub enum Part {
     Weights,
     Activation,
@@ -46,7 +46,7 @@ impl Part {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct Segment {
     pub part: Part,
     pub gib: f64,
@@ -96,7 +96,7 @@ pub fn segments(r: &Report, gpu_gib: f64) -> Vec<Segment> {
 }
 
 /// A point of the concurrency curve: requests of `ctx` tokens that fit at once.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct CurvePoint {
     pub ctx: u64,
     pub concurrency: f64,

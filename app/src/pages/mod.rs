@@ -58,7 +58,7 @@ pub fn loaded<T>(
     show: impl Fn(T) -> AnyView + Send + Sync + 'static,
 ) -> AnyView
 where
-    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+    T: Clone + Send + Sync + serde::Serialize + crate::decode::FromWire + 'static,
 {
     let i18n = use_i18n();
     let show: std::sync::Arc<dyn Fn(T) -> AnyView + Send + Sync> = std::sync::Arc::new(show);
@@ -83,7 +83,7 @@ pub fn loaded_rows<T>(
     show: impl Fn(Vec<T>) -> AnyView + Send + Sync + 'static,
 ) -> AnyView
 where
-    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+    T: Clone + Send + Sync + serde::Serialize + crate::decode::FromWire + 'static,
 {
     let i18n = use_i18n();
     loaded(res, move |rows: Vec<T>| {
