@@ -315,7 +315,10 @@ mod tests {
         #[serde(rename = "15m")]
         Quarter,
         Other(String),
-        Shape { w: u32, h: u32 },
+        Shape {
+            w: u32,
+            h: u32,
+        },
         Pair(u8, i64),
     }
 
@@ -405,7 +408,10 @@ mod tests {
         let e = refused::<Row>(json!({"name": "a", "the-count": 1, "tags": ["x", 2]}));
         assert!(e.starts_with("tags.1: expected a string"), "{e}");
         let e = refused::<State>(json!("sleepy"));
-        assert!(e.contains("unknown variant `sleepy`") && e.contains("kv-too-small"), "{e}");
+        assert!(
+            e.contains("unknown variant `sleepy`") && e.contains("kv-too-small"),
+            "{e}"
+        );
         let e = refused::<State>(json!({"shape": {"w": 1}}));
         assert_eq!(e, "shape.h: missing");
         let e = refused::<Tagged>(json!({"x": 1}));

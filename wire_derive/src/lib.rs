@@ -113,7 +113,12 @@ fn variant_key(ident: &Ident, serde: &Serde, rule: Option<&str>) -> String {
 }
 
 /// `Path { field: …, … }` read from the map `m` (a `serde_json::Map` in scope).
-fn named_fields(path: Tokens, fields: &syn::FieldsNamed, rule: Option<&str>, whole_default: bool) -> syn::Result<Tokens> {
+fn named_fields(
+    path: Tokens,
+    fields: &syn::FieldsNamed,
+    rule: Option<&str>,
+    whole_default: bool,
+) -> syn::Result<Tokens> {
     let mut inits = Vec::new();
     for f in &fields.named {
         let Some(ident) = &f.ident else { continue };
@@ -180,7 +185,9 @@ fn expand(input: DeriveInput) -> syn::Result<Tokens> {
     let params: Vec<Ident> = generics.type_params().map(|p| p.ident.clone()).collect();
     let clause = generics.make_where_clause();
     for p in params {
-        clause.predicates.push(syn::parse_quote! { #p: crate::decode::FromWire });
+        clause
+            .predicates
+            .push(syn::parse_quote! { #p: crate::decode::FromWire });
     }
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     Ok(quote! {
@@ -207,7 +214,10 @@ fn internally_tagged(e: &syn::DataEnum, tag: &str, rule: Option<&str>, what: &st
                 quote! { Self::#ident(crate::decode::FromWire::from_wire(::serde_json::Value::Object(m))?) }
             }
             Fields::Unnamed(_) => {
-                return Err(syn::Error::new_spanned(variant, "FromWire: a tuple variant cannot be internally tagged"))
+                return Err(syn::Error::new_spanned(
+                    variant,
+                    "FromWire: a tuple variant cannot be internally tagged",
+                ))
             }
         };
         names.push(key.clone());

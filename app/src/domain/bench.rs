@@ -72,7 +72,10 @@ mod infinite_as_null {
     /// The browser's reading (`crate::decode`): `null` or missing is infinite.
     pub fn from_wire(v: Option<serde_json::Value>) -> Result<f64, crate::decode::WireError> {
         use crate::decode::FromWire;
-        Ok(v.map(Option::<f64>::from_wire).transpose()?.flatten().unwrap_or(f64::INFINITY))
+        Ok(v.map(Option::<f64>::from_wire)
+            .transpose()?
+            .flatten()
+            .unwrap_or(f64::INFINITY))
     }
 }
 

@@ -201,9 +201,10 @@ pub async fn guard(State(auth): State<AuthState>, mut req: Request, next: Next) 
             // It names every profile, its engine kind and state, the GPUs' faults and the
             // console's version: once the operator has a Prometheus token, only that
             // Prometheus (or someone signed in) reads it.
-            let refused = auth.prometheus_token.as_deref().is_some_and(|t| {
-                session.is_none() && !super::guard::bearer_matches(req.headers(), t)
-            });
+            let refused = auth
+                .prometheus_token
+                .as_deref()
+                .is_some_and(|t| session.is_none() && !super::guard::bearer_matches(req.headers(), t));
             if refused {
                 return (
                     StatusCode::UNAUTHORIZED,

@@ -842,7 +842,11 @@ async fn the_consoles_metrics_need_the_prometheus_token_once_one_is_set() {
     };
     let r = app.send(metrics(None, None)).await;
     assert_eq!(r.status, 401, "{}", r.body);
-    assert!(r.body.contains("prometheus_sd_token"), "the refusal names the key: {}", r.body);
+    assert!(
+        r.body.contains("prometheus_sd_token"),
+        "the refusal names the key: {}",
+        r.body
+    );
     assert!(!r.body.contains("roofline_"), "{}", r.body);
     let r = app.send(metrics(Some("Bearer wrong".into()), None)).await;
     assert_eq!(r.status, 401);
