@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the browser half of the console into target/site: the app crate for wasm32 with the
-# `hydrate` feature, split at its lazily loaded pages (wasm-split-cli: the fleet's part,
-# `console_bg.wasm`, plus one `split_*.wasm` per page and `chunk_*.wasm` for code pages share,
-# loaded through `__wasm_split.js`), wasm-bindgen's JS glue, the stylesheet, and the console's
+# `hydrate` feature, split at its lazily loaded pages (wasm-split-cli: the main part,
+# `console_bg.wasm`, one `split_*.wasm` per page and `chunk_*.wasm` for code a group's pages
+# share, loaded through `__wasm_split.js`), wasm-bindgen's JS glue, the stylesheet, and the console's
 # chart script (npm's uPlot through esbuild). Plain cargo + wasm-split-cli + wasm-bindgen, the steps cargo-leptos runs (not
 # cargo-leptos itself: it costs ~25 minutes to install on the CI machine).
 #   PROFILE=release scripts/build-site.sh   for the size-optimised bundle (wasm-release profile)
@@ -25,7 +25,16 @@ mkdir -p "$site/pkg"
 # `./console.js`, so all of them sit side by side in pkg/.
 split="$(mktemp -d)"
 trap 'rm -rf "$split"' EXIT
-wasm-split-cli "$wasm" "$split" --out-name console
+# The splitter is this repository's copy of wasm-split-cli (third_party/wasm-split: upstream
+# plus a policy for shared code; built here, a no-op when unchanged). A part per page
+# (`group__page`, app/src/lazy_pages.rs); code pages of one group share goes in that group's
+# chunk, code three or more groups share in the main part: each page loads the main part, its
+# own, and at most a few chunks (a chunk under 10 KB of code goes to the main part too: one
+# request fewer for a few hundred bytes).
+cargo build --quiet --release --locked --features build-binary \
+  --manifest-path third_party/wasm-split/Cargo.toml --target-dir target/wasm-split-tool
+target/wasm-split-tool/release/wasm-split-cli "$wasm" "$split" --out-name console \
+  --by-group --main-if-shared-by 3 --min-chunk-bytes 10000
 mv "$split"/split_*.wasm "$split"/__wasm_split.js "$site/pkg/"
 if compgen -G "$split/chunk_*.wasm" >/dev/null; then mv "$split"/chunk_*.wasm "$site/pkg/"; fi
 wasm-bindgen --target web --no-typescript --keep-lld-exports --out-dir "$site/pkg" --out-name console "$split/console.wasm"

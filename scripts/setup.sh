@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing the console needs, and only what is missing:
-#   the wasm32 target, wasm-bindgen-cli (same version as the crate), wasm-split-cli (splits the
-#   bundle into the fleet's part and one per page, as cargo-leptos does), what scripts/dist.sh
+#   the wasm32 target, wasm-bindgen-cli (same version as the crate), what scripts/dist.sh
 #   needs for a release (Debian's brotli; binaryen's wasm-opt from npm), and with --browser
 #   Debian's Chromium, systemd-analyze, podman and runc, Prometheus and Alertmanager plus the Playwright test runner (npm; no browser
 #   download).
@@ -9,7 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 WASM_BINDGEN_VERSION=0.2.130
-WASM_SPLIT_VERSION=0.2.4
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   echo "setup: adding the wasm32-unknown-unknown target"
@@ -20,12 +18,7 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGE
   # Not --locked: its lockfile pins a crate version crates.io no longer serves.
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 fi
-# wasm-split-cli has no --version; cargo's own record of what it installed says which one.
-if ! command -v wasm-split-cli >/dev/null 2>&1 \
-  || ! grep -q "^\"wasm_split_cli_support $WASM_SPLIT_VERSION " "$HOME/.cargo/.crates.toml" 2>/dev/null; then
-  echo "setup: installing wasm-split-cli $WASM_SPLIT_VERSION (a few minutes)"
-  cargo install wasm_split_cli_support --version "$WASM_SPLIT_VERSION" --features build-binary --locked --force
-fi
+# wasm-split-cli (the bundle's splitter) is built from third_party/wasm-split by scripts/build-site.sh.
 apt_install() { # package...
   export DEBIAN_FRONTEND=noninteractive
   if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq; APT_UPDATED=1; fi

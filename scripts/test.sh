@@ -50,6 +50,9 @@ trap stop_postgres EXIT
 
 step "cargo test"
 cargo test --workspace 2>&1 | tee "$log/cargo-test.txt"
+# The bundle's splitter (third_party/wasm-split, not a workspace member): its merge policy.
+cargo test --locked --lib --manifest-path third_party/wasm-split/Cargo.toml \
+  --target-dir target/wasm-split-tool merge_policy 2>&1 | tee -a "$log/cargo-test.txt"
 
 checks=1
 

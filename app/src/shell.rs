@@ -2,11 +2,7 @@
 
 use crate::components::{provide_i18n, LangSwitch};
 use crate::lazy_pages::*;
-use crate::pages::{
-    accounts::{LoginPage, SetupPage, UserMenu},
-    fleet::FleetPage,
-    not_found::NotFound,
-};
+use crate::pages::{accounts::UserMenu, not_found::NotFound};
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Title};
 use leptos_router::{
@@ -83,6 +79,7 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     let i18n = provide_i18n();
     crate::components::provide_role();
+    provide_context(section_loaders());
     // `<body data-hydrated>`, what tests and scripts wait for, is set by `crate::hydrate` once
     // the page (a lazily loaded one included) is live.
     view! {
@@ -106,7 +103,7 @@ pub fn App() -> impl IntoView {
             </header>
             <main>
                 <Routes fallback=|| view! { <NotFound/> }>
-                    <Route path=path!("/") view=FleetPage/>
+                    <Route path=path!("/") view={Lazy::<FleetRoute>::new()}/>
                     <Route path=path!("/engines/:profile") view={Lazy::<EngineRoute>::new()}/>
                     <Route path=path!("/profiles") view={Lazy::<ProfileListRoute>::new()}/>
                     <Route path=path!("/profiles/:name") view={Lazy::<ProfileRoute>::new()}/>
@@ -121,8 +118,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/incidents/:id") view={Lazy::<IncidentRoute>::new()}/>
                     <Route path=path!("/changes") view={Lazy::<ChangeListRoute>::new()}/>
                     <Route path=path!("/changes/:id") view={Lazy::<ChangeRoute>::new()}/>
-                    <Route path=path!("/login") view=LoginPage/>
-                    <Route path=path!("/setup") view=SetupPage/>
+                    <Route path=path!("/login") view={Lazy::<LoginRoute>::new()}/>
+                    <Route path=path!("/setup") view={Lazy::<SetupRoute>::new()}/>
                     <Route path=path!("/account") view={Lazy::<AccountRoute>::new()}/>
                     <Route path=path!("/admin/accounts") view={Lazy::<AccountsRoute>::new()}/>
                 </Routes>

@@ -62,24 +62,26 @@ const PAGES: { name: string; url: string; ready: (p: Page) => Promise<void> }[] 
 ];
 
 /** Every page's budget on a cold cache (issue 31): bytes on the wire and requests. Issue 31
- *  asks 400 KiB and 20 requests of every page: the sign-in page and the fleet meet it; the
- *  other pages carry the fleet's part of the wasm (314 KiB brotli) plus their group's and its
- *  shared chunks, so their budget is what they weigh now plus 5 % (BENCHMARKS.md "Page
- *  weight"), a guard against growth until the bundle itself is made smaller. */
+ *  asks 400 KiB and 20 requests of every page (150 KB of the sign-in page); a page that does
+ *  not meet it yet has what it weighs now plus 3 %, a guard against growth (BENCHMARKS.md
+ *  "Page weight"). */
 const KIB = 1024;
 const BUDGET_KIB: Record<string, number> = {
   "sign-in": 150_000 / KIB,
-  fleet: 400,
-  // Measured at this stop's head (charts by uPlot, pages and answers compressed, answers read
-  // by FromWire): engine 493.9, charts 515.9; incidents, bench, journal, hosts 523.3, 522.7,
-  // 524.1, 524.2; profiles, profile, editor, changes 548.5, 549.7, 554.8, 548.4; vram, models,
-  // account 486.2, 485.8, 484.5 KiB.
-  engine: 519,
-  "engine-charts": 542,
-  incidents: 550, bench: 549, journal: 551,
-  profiles: 576, profile: 578, editor: 583, changes: 576,
-  vram: 511, models: 511, account: 509,
-  hosts: 551,
+  // Issue 31's goal, met: a part of the wasm per page (and per lazily drawn section of the
+  // engine page), shared code in the main part or its group's chunk. Measured at this stop's
+  // head: fleet 379.4, engine 387.6; incidents, bench, journal, hosts 360.0, 358.0, 366.3,
+  // 384.2; profiles, profile, changes 379.0, 393.3, 372.8; vram, models, account 386.8,
+  // 362.2, 357.9 KiB.
+  fleet: 400, engine: 400,
+  incidents: 400, bench: 400, journal: 400, hosts: 400,
+  profiles: 400, profile: 400, changes: 400,
+  vram: 400, models: 400, account: 400,
+  // Still over the goal (BENCHMARKS.md): the charts section, 430.7 KiB with uPlot's 21 KiB, and
+  // the editor, 435.8 KiB (the profile's validation, flag map and argv rendering run in the
+  // browser as the operator types). Today's weight + 3 %.
+  "engine-charts": 444,
+  editor: 449,
 };
 const BUDGET: Record<string, { bytes: number; requests: number }> = Object.fromEntries(
   PAGES.map((p) => [p.name, { bytes: BUDGET_KIB[p.name] * KIB, requests: 20 }]),
@@ -122,12 +124,15 @@ test("page weight: every page, cold and warm cache, against its budget", async (
   }
   // The budgets (deterministic for a build, unlike a time): every page cold within its
   // bytes and requests; all pages are checked before the test fails, so one run lists each
-  // page over budget. The fleet loads only its own part of the split wasm, the engine page
-  // its group's part.
+  // page over budget. Each page loads its own part of the split wasm and no other page's;
+  // the engine page's overview loads none of its sections' parts, its charts section that one.
   const over = PAGES.map((p) => get(p.name, "cold"))
     .filter((l) => l.bytes > BUDGET[l.page].bytes || l.requests > BUDGET[l.page].requests)
     .map((l) => `${l.page}: ${(l.bytes / 1024).toFixed(1)} KiB in ${l.requests} requests (budget ${(BUDGET[l.page].bytes / 1024).toFixed(0)} KiB, ${BUDGET[l.page].requests})`);
   expect(over, "pages over their budget").toEqual([]);
-  expect(Object.keys(get("fleet", "cold").files).some((f) => /split_.*\.wasm$/.test(f))).toBe(false);
-  expect(Object.keys(get("engine", "cold").files).some((f) => /split_engine\.wasm$/.test(f))).toBe(true);
+  const parts = (page: string) => Object.keys(get(page, "cold").files).flatMap((f) => f.match(/split_([a-z_]+)\.wasm$/)?.[1] ?? []);
+  expect(parts("fleet")).toEqual(["fleet"]);
+  expect(parts("engine")).toEqual(["engine"]);
+  expect(parts("engine-charts").sort()).toEqual(["engine", "engine__charts"]);
+  expect(parts("editor")).toEqual(["profiles__edit"]);
 });

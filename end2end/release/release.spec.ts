@@ -24,7 +24,10 @@ test("an operator signs in on the plain sign-in page and sees the fleet", async 
   await signIn(page, PASSWORD);
   await expect(page).toHaveURL(/\/$/);
   await page.locator("body[data-hydrated=true]").waitFor();
-  expect(wasm.length).toBe(1);
+  // The fleet's wasm: the main part, the fleet's own and the chunk it shares, no other page's.
+  expect(wasm.some((u) => /console_bg\.wasm$/.test(u))).toBe(true);
+  expect(wasm.filter((u) => /split_/.test(u)).map((u) => u.split("/").pop())).toEqual(["split_fleet.wasm"]);
+  expect(wasm.length).toBeLessThanOrEqual(4);
   for (const profile of ["demo-vllm", "demo-sglang"]) {
     const row = page.locator(`[data-testid=engine-row][data-profile="${profile}"]`);
     await expect(row).toBeVisible();

@@ -16,7 +16,10 @@ test("an engine page draws live charts that update from the event stream", async
   await expect.poll(() => charts.points("queue"), { timeout: 20_000 }).toBeGreaterThan(before);
   // A simulated engine has no GPU: the GPU charts say why instead of drawing empty axes.
   await expect(charts.card("gpu-memory").getByTestId("nosource")).not.toBeEmpty();
+  // The GPU section (drawn when first shown, from its own part of the bundle) says the same.
+  await engine.show("gpu");
   await expect(page.getByTestId("gpu-no-driver")).toContainText("NVIDIA");
+  await engine.show("charts");
   // Longer ranges come from the stored minute rollups (plus the minute in progress).
   await charts.range("1h");
   await expect(page.getByTestId("plot-queue").locator("canvas")).toBeVisible();

@@ -43,6 +43,40 @@ test("stop and start a simulated engine from its page, and read its log", async 
   await engine.expectState("healthy");
 });
 
+test("the overview loads without the code of the charts, the runs and the GPUs; each comes when first shown", async ({ page }) => {
+  const parts: string[] = [];
+  page.on("request", (r) => {
+    const m = r.url().match(/split_(engine[a-z_]*)\.wasm/);
+    if (m) parts.push(m[1]);
+  });
+  const engine = new EnginePage(page, "demo-vllm");
+  await engine.open();
+  await expect(page.getByTestId("live-kv")).toBeVisible();
+  expect(parts).toEqual(["engine"]);
+  // Nothing is drawn in a section not yet shown, and nothing is busy.
+  await expect(page.locator("section.engine [data-section=runs]")).toBeEmpty();
+  await expect(page.locator("[aria-busy=true]")).toHaveCount(0);
+  for (const [section, part, shows] of [
+    ["charts", "engine__charts", "chart-queue"],
+    ["runs", "engine__runs", "run-smoke"],
+    ["gpu", "engine__gpu", "kv-check"],
+  ] as const) {
+    await engine.show(section);
+    await expect(page.getByTestId(shows)).toBeVisible();
+    expect(parts).toContain(part);
+  }
+  // Shown once, a section stays: back at the overview and again at the runs, no part twice.
+  await engine.show("overview");
+  await engine.show("runs");
+  expect(parts.filter((p) => p === "engine__runs")).toHaveLength(1);
+  // A link to a lazily drawn section is served busy, and the browser fills it in.
+  const html = await (await page.request.get("/engines/demo-vllm?section=runs")).text();
+  expect(html).toMatch(/data-section="runs"[^>]*aria-busy="true"/);
+  await engine.open("runs");
+  await expect(page.getByTestId("run-smoke")).toBeVisible();
+  await expect(page.locator("[aria-busy=true]")).toHaveCount(0);
+});
+
 test("the engine page comes in sections, each with its own address", async ({ page, context, baseURL }) => {
   const engine = new EnginePage(page, "demo-sglang");
   await engine.open();
@@ -81,6 +115,7 @@ test("the engine page comes in sections, each with its own address", async ({ pa
   // In Russian.
   await context.addCookies([{ name: "lang", value: "ru", url: baseURL! }]);
   await engine.open("runs");
+  await expect(page.getByTestId("run-smoke")).toBeVisible();
   await expect(page.getByTestId("section-runs")).toHaveText("Прогоны");
   await expect(page.getByTestId("section-overview")).toHaveText("Обзор");
   await context.addCookies([{ name: "lang", value: "en", url: baseURL! }]);

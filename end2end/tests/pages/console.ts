@@ -51,6 +51,8 @@ export class EnginePage {
 /** Waits until the wasm bundle has hydrated the page (buttons react to clicks from then on). */
 export async function waitForHydration(page: Page) {
   await page.locator("body[data-hydrated=true]").waitFor({ timeout: 30_000 });
+  // A section drawn from a part of the bundle of its own is busy until the part has arrived.
+  await expect(page.locator("[aria-busy=true]")).toHaveCount(0, { timeout: 30_000 });
 }
 
 /** The live charts of an engine page. */

@@ -5,10 +5,33 @@
 
 use crate::charts::{chart, has_source, ChartKind};
 use crate::components::{use_i18n, Chart};
-use crate::domain::engine::EngineStatus;
+use crate::domain::engine::{EngineState, EngineStatus};
 use crate::domain::gpu::GpuState;
 use crate::domain::series::{Point, Range};
 use leptos::prelude::*;
+
+/// What the charts section takes from the engine page, which keeps the points, the status and
+/// the GPUs current from its event stream while the section is not shown.
+#[derive(Clone)]
+pub struct ChartsArgs {
+    pub profile: String,
+    pub status: RwSignal<EngineStatus>,
+    pub points: RwSignal<Vec<Point>>,
+    pub range: RwSignal<Range>,
+    pub gpu: RwSignal<GpuState>,
+    pub long_history: bool,
+    pub state: Signal<EngineState>,
+}
+
+/// The charts section: the charts and the state timeline. Loaded in its own part of the
+/// bundle when first shown (`crate::lazy_pages`).
+pub fn charts_section(a: ChartsArgs) -> AnyView {
+    view! {
+        <ChartsPanel profile=a.profile.clone() status=a.status points=a.points range=a.range gpu=a.gpu long_history=a.long_history/>
+        <super::timeline::StateTimelineBar profile=a.profile range=a.range state=a.state/>
+    }
+    .into_any()
+}
 
 /// The charts of one engine. `points` is filled here for the chosen range and extended by the
 /// engine page's event stream.

@@ -11,23 +11,26 @@ mod sections;
 mod startups;
 mod timeline;
 
-use crate::api::{get_engine, get_last_smoke, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
+use crate::api::{get_engine, EngineAction, EngineDetail, EngineEvent, RunEngineAction};
 use crate::components::{
     use_event_stream, use_i18n, ConfirmDialog, DemoTrafficBadge, PhaseSteps, SimulatedBadge, StateBadge,
 };
 use crate::domain::engine::{EngineState, EngineStatus};
 use crate::domain::flagmap::display_argv;
+use crate::domain::gpu::GpuState;
 use crate::domain::series::{Point, Range};
 use crate::i18n::duration;
 use crate::pages::gpu::GpuPanel;
 use crate::pages::incidents::OpenIncidentButton;
 use crate::pages::ErrorNote;
-use charts::ChartsPanel;
+pub use charts::{charts_section, ChartsArgs};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
-use runs::{RunPanel, SmokeResult};
-use sections::{Section, SectionNav, SectionPanel};
-use startups::{StallWarning, StartupTimeline};
+pub use runs::{runs_section, RunsArgs};
+use sections::{LazySectionPanel, Section, SectionNav, SectionPanel};
+use startups::StallWarning;
+use std::future::Future;
+use std::pin::Pin;
 
 /// Lines of log the page keeps; older ones scroll away (the full log is on disk).
 const LOG_LINES_KEPT: usize = 500;
@@ -51,12 +54,6 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     let points: RwSignal<Vec<Point>> = RwSignal::new(Vec::new());
     let incident: RwSignal<Option<i64>> = RwSignal::new(None);
     let range = RwSignal::new(Range::Last15m);
-    // The last smoke result, fetched again whenever a run started here finishes.
-    let smoke_profile = profile.clone();
-    let smoke = crate::api::wire::data(
-        move || run.get().and_then(|g| g.result_id),
-        move |_| get_last_smoke(smoke_profile.clone()),
-    );
     let stream_url = crate::api::engine_stream(&profile);
     use_event_stream(
         move || stream_url.clone(),
@@ -129,9 +126,27 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     let query = leptos_router::hooks::use_query_map();
     let section = Signal::derive(move || query.with(|q| Section::from_query(q.get_str("section"))));
     let healthy = Signal::derive(move || status.read().state == EngineState::Healthy);
-    // Each section's children are a closure of their own: each takes its own copy of the name.
-    let [for_incident, for_charts, for_timeline, for_runs, for_startups, for_kv] =
-        std::array::from_fn(|_| profile.clone());
+    let for_incident = profile.clone();
+    let loaders = expect_context::<SectionLoaders>();
+    let charts = ChartsArgs {
+        profile: profile.clone(),
+        status,
+        points,
+        range,
+        gpu,
+        long_history: detail.long_history,
+        state,
+    };
+    let runs = RunsArgs {
+        profile: profile.clone(),
+        run,
+        healthy,
+    };
+    let gpus = GpuArgs {
+        profile: profile.clone(),
+        gpu,
+        healthy,
+    };
     let profile_href = format!("/profiles/{profile}");
 
     view! {
@@ -177,10 +192,7 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
                 <FailurePanel status/>
                 <OpenIncidentButton profile=for_incident/>
             </SectionPanel>
-            <SectionPanel section=Section::Charts current=section>
-                <ChartsPanel profile=for_charts status points range gpu long_history=detail.long_history/>
-                <timeline::StateTimelineBar profile=for_timeline range state/>
-            </SectionPanel>
+            <LazySectionPanel section=Section::Charts current=section load=move || (loaders.charts)(charts.clone())/>
             <SectionPanel section=Section::Log current=section>
                 <h2>{move || i18n.t("engine-log")}</h2>
                 <p class="muted mono">{log_path}</p>
@@ -188,17 +200,8 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
                     {move || log.get().join("\n")}
                 </pre>
             </SectionPanel>
-            <SectionPanel section=Section::Runs current=section>
-                <RunPanel profile=for_runs run running=healthy/>
-                <Transition fallback=|| ()>
-                    {move || smoke.get().and_then(|r| r.ok()).flatten().map(|run| view! { <SmokeResult run/> })}
-                </Transition>
-                <StartupTimeline profile=for_startups healthy/>
-            </SectionPanel>
-            <SectionPanel section=Section::Gpu current=section>
-                <GpuPanel gpu/>
-                <crate::pages::vram::EngineKvCheck profile=for_kv healthy/>
-            </SectionPanel>
+            <LazySectionPanel section=Section::Runs current=section load=move || (loaders.runs)(runs.clone())/>
+            <LazySectionPanel section=Section::Gpu current=section load=move || (loaders.gpu)(gpus.clone())/>
             <SectionPanel section=Section::Profile current=section>
                 <h2>{move || i18n.t("engine-command")}</h2>
                 <pre class="argv" data-testid="argv">{argv_text}</pre>
@@ -208,6 +211,38 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
             </SectionPanel>
         </section>
     }
+}
+
+/// The future of a lazily drawn section's view.
+pub type SectionView = Pin<Box<dyn Future<Output = AnyView> + Send>>;
+
+/// How the sections drawn when first shown get their views: provided by the shell, each
+/// fetched from a part of the bundle of its own (`crate::lazy_pages`). The page does not know
+/// how the bundle is split, and must not call the sections' code itself: whatever it calls is
+/// loaded with it.
+#[derive(Clone, Copy)]
+pub struct SectionLoaders {
+    pub charts: fn(ChartsArgs) -> SectionView,
+    pub runs: fn(RunsArgs) -> SectionView,
+    pub gpu: fn(GpuArgs) -> SectionView,
+}
+
+/// What the GPU section takes from the engine page.
+#[derive(Clone)]
+pub struct GpuArgs {
+    pub profile: String,
+    pub gpu: RwSignal<GpuState>,
+    pub healthy: Signal<bool>,
+}
+
+/// The GPU section: the engine's GPUs and the KV-cache check against its startup log. Loaded
+/// in its own part of the bundle when first shown (`crate::lazy_pages`).
+pub fn gpu_section(a: GpuArgs) -> AnyView {
+    view! {
+        <GpuPanel gpu=a.gpu/>
+        <crate::pages::vram::EngineKvCheck profile=a.profile healthy=a.healthy/>
+    }
+    .into_any()
 }
 
 #[component]

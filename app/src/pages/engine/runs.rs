@@ -1,11 +1,40 @@
 //! The runs on an engine page: run smoke-toolcall or a bench against the engine, watch
 //! progress, and read the last smoke result case by case.
 
-use crate::api::{BenchRequest, RunKind, RunStatus, SmokeRun, StartBench, StartSmoke};
+use crate::api::{get_last_smoke, BenchRequest, RunKind, RunStatus, SmokeRun, StartBench, StartSmoke};
 use crate::components::use_i18n;
 use crate::components::{Grid, Head};
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
+
+/// What the runs section takes from the engine page (the run's progress comes with its
+/// event stream).
+#[derive(Clone)]
+pub struct RunsArgs {
+    pub profile: String,
+    pub run: RwSignal<Option<RunStatus>>,
+    pub healthy: Signal<bool>,
+}
+
+/// The runs section: the run buttons and progress, the last smoke result (fetched again
+/// whenever a run started here finishes) and the past startups. Loaded in its own part of the
+/// bundle when first shown (`crate::lazy_pages`).
+pub fn runs_section(a: RunsArgs) -> AnyView {
+    let run = a.run;
+    let smoke_profile = a.profile.clone();
+    let smoke = crate::api::wire::data(
+        move || run.get().and_then(|g| g.result_id),
+        move |_| get_last_smoke(smoke_profile.clone()),
+    );
+    view! {
+        <RunPanel profile=a.profile.clone() run=a.run running=a.healthy/>
+        <Transition fallback=|| ()>
+            {move || smoke.get().and_then(|r| r.ok()).flatten().map(|run| view! { <SmokeResult run/> })}
+        </Transition>
+        <super::startups::StartupTimeline profile=a.profile healthy=a.healthy/>
+    }
+    .into_any()
+}
 
 /// Buttons, a small bench form, live progress and the outcome of the last step.
 #[component]
@@ -102,7 +131,7 @@ fn RunProgress(g: RunStatus) -> impl IntoView {
 /// The last smoke-toolcall run: each case PASS / FAIL with the failed checks, raw answers
 /// behind a disclosure.
 #[component]
-pub fn SmokeResult(run: SmokeRun) -> impl IntoView {
+fn SmokeResult(run: SmokeRun) -> impl IntoView {
     let i18n = use_i18n();
     let passed = run.passed;
     view! {

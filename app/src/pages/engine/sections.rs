@@ -1,11 +1,15 @@
 //! The engine page's sections: overview, charts, log, runs, GPU, profile. Each fits a screen
 //! instead of one long scroll; the chosen one is in the address (`?section=charts`), so a link
-//! to an engine's log or charts opens there, and Back returns to the section before. Every
-//! section stays mounted while hidden: the charts, the log and the run keep following the
-//! engine's stream, and switching shows them at once.
+//! to an engine's log or charts opens there, and Back returns to the section before. A section
+//! stays mounted while hidden, and the page keeps what the engine's stream brings (points,
+//! log, run, GPUs) whichever is shown, so switching shows them current. The charts, the runs
+//! and the GPUs are drawn in the browser when first shown, from parts of the bundle of their
+//! own (`LazySectionPanel`): the overview, what an operator opens at 3 a.m., loads without
+//! their code.
 
 use crate::components::use_i18n;
 use leptos::prelude::*;
+use std::future::Future;
 
 /// One section of the engine page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +95,53 @@ pub fn SectionPanel(section: Section, current: Signal<Section>, children: Childr
     view! {
         <div class="section" data-section=section.id() hidden=move || current.get() != section>
             {children()}
+        </div>
+    }
+}
+
+/// A section drawn in the browser once first shown, its view from `load` (a part of the bundle
+/// of its own: `crate::lazy_pages`), then kept like the others. The server and the hydrating
+/// browser both leave it empty (effects run in the browser only, after hydration), so a link
+/// to it opens on the page and the section fills in as its part arrives; until then the shown
+/// section is `aria-busy` (from the server on, so that assistive technology and tests know the
+/// page is not complete yet).
+#[component]
+pub fn LazySectionPanel<F, Fut>(section: Section, current: Signal<Section>, load: F) -> impl IntoView
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = AnyView> + Send + 'static,
+{
+    let i18n = use_i18n();
+    let load = std::sync::Arc::new(load);
+    let shown = RwSignal::new(false);
+    let loaded = RwSignal::new(false);
+    Effect::new(move |_| {
+        if current.get() == section && !shown.get_untracked() {
+            shown.set(true);
+        }
+    });
+    view! {
+        <div
+            class="section"
+            data-section=section.id()
+            hidden=move || current.get() != section
+            aria-busy=move || (current.get() == section && !loaded.get()).then_some("true")
+        >
+            {move || shown.get().then(|| {
+                let load = load.clone();
+                view! {
+                    <Suspense fallback=move || view! { <p class="muted" data-testid="section-loading">{move || i18n.t("loading")}</p> }>
+                        {move || {
+                            let view = load();
+                            Suspend::new(async move {
+                                let view = view.await;
+                                loaded.set(true);
+                                view
+                            })
+                        }}
+                    </Suspense>
+                }
+            })}
         </div>
     }
 }
