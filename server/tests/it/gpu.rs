@@ -101,12 +101,40 @@ async fn the_console_shows_gpus_per_engine_and_on_the_engine_page() {
     assert_eq!(gpu["gpus"], 1);
     assert_eq!(gpu["memory_used_gib"], 75.0);
     assert_eq!(gpu["temperature_c"], 64.0);
-    // The engine page lists the GPU with its processes: ours linked, the other one foreign.
+    // The engine page's data lists the GPU with its processes: ours named by profile, the
+    // other one foreign (the page's GPU section, drawn in the browser when shown, renders
+    // these: end2end engine_control.spec.ts).
     let vera = Session::login(&format!("http://127.0.0.1:{console_port}"), "vera").await;
-    let html = text(vera.get("/engines/g")).await;
-    assert!(html.contains("data-testid=\"gpu-row\""), "{html}");
-    assert!(html.contains("data-owner=\"ours\"") && html.contains("data-owner=\"foreign\""));
-    assert!(html.contains("sw_power_cap") && html.contains("612 / 700 W"));
+    let (status, body) = vera.call("get_engine", "profile=g").await;
+    assert_eq!(status, 200, "{body}");
+    let detail: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(detail["gpu"]["status"], "available", "{body}");
+    let reading = &detail["gpu"]["gpus"][0];
+    let owners: Vec<&serde_json::Value> = reading["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["profile"])
+        .collect();
+    assert!(
+        owners.contains(&&serde_json::json!("g")) && owners.contains(&&serde_json::Value::Null),
+        "{body}"
+    );
+    assert!(
+        reading["throttle"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("sw_power_cap")),
+        "{body}"
+    );
+    assert_eq!(
+        (reading["power_w"].as_f64(), reading["power_limit_w"].as_f64()),
+        (Some(612.5), Some(700.0)),
+        "{body}"
+    );
+    // The page itself carries the GPU section's link and place, drawn once shown.
+    let html = text(vera.get("/engines/g?section=gpu")).await;
+    assert!(html.contains("data-section=\"gpu\""), "{html}");
     // The calculator's "this host" GPU is what CUDA will report: NVML's total less the
     // driver's reserve (616 MiB on an H200), not the total the GPU panel shows.
     let (status, body) = vera.call("list_host_gpus", "").await;

@@ -111,8 +111,8 @@ async fn the_engine_page_compares_the_logged_kv_cache_with_the_prediction() {
     let err = v["error_pct"].as_f64().expect("an error against the engine's line");
     assert!(err.abs() < 5.0, "{v}");
     assert!(v["observed"]["kv_tokens"].as_u64().unwrap() > 0);
-    let html = text(vera.get("/engines/v")).await;
-    assert!(html.contains("data-testid=\"kv-check\""));
+    // The page's GPU section shows this check when first shown (drawn in the browser:
+    // end2end engine_control.spec.ts reads it there).
 
     // The editor's and the calculator page's prediction: the stored profile, calibrated from
     // the start the monitor saw become healthy; an edit is predicted as written.
