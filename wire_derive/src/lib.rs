@@ -199,13 +199,34 @@ fn expand(input: DeriveInput) -> syn::Result<Tokens> {
     })
 }
 
+/// A variant, its serde attributes and its name on the wire.
+type WireVariant<'a> = (&'a syn::Variant, Serde, String);
+
+/// Each variant with its serde attributes and its name on the wire, and those names listed for
+/// the error that names an unknown one.
+fn wire_variants<'a>(e: &'a syn::DataEnum, rule: Option<&str>) -> syn::Result<(Vec<WireVariant<'a>>, String)> {
+    let variants = e
+        .variants
+        .iter()
+        .map(|variant| {
+            let vs = serde_of(&variant.attrs)?;
+            let key = variant_key(&variant.ident, &vs, rule);
+            Ok((variant, vs, key))
+        })
+        .collect::<syn::Result<Vec<_>>>()?;
+    let expected = variants
+        .iter()
+        .map(|(_, _, key)| key.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    Ok((variants, expected))
+}
+
 /// `{"tag": "variant", …fields}`: serde's `#[serde(tag = "…")]`.
 fn internally_tagged(e: &syn::DataEnum, tag: &str, rule: Option<&str>, what: &str) -> syn::Result<Tokens> {
     let mut arms = Vec::new();
-    let mut names = Vec::new();
-    for variant in &e.variants {
-        let vs = serde_of(&variant.attrs)?;
-        let key = variant_key(&variant.ident, &vs, rule);
+    let (variants, expected) = wire_variants(e, rule)?;
+    for (variant, vs, key) in variants {
         let ident = &variant.ident;
         let build = match &variant.fields {
             Fields::Unit => quote! { Self::#ident },
@@ -220,10 +241,8 @@ fn internally_tagged(e: &syn::DataEnum, tag: &str, rule: Option<&str>, what: &st
                 ))
             }
         };
-        names.push(key.clone());
         arms.push(quote! { #key => Ok(#build), });
     }
-    let expected = names.join(", ");
     Ok(quote! {
         let mut m = crate::decode::object(v, #what)?;
         let tag: ::std::string::String = crate::decode::field(&mut m, #tag)?;
@@ -238,12 +257,9 @@ fn internally_tagged(e: &syn::DataEnum, tag: &str, rule: Option<&str>, what: &st
 fn externally_tagged(e: &syn::DataEnum, rule: Option<&str>, what: &str) -> syn::Result<Tokens> {
     let mut units = Vec::new();
     let mut data = Vec::new();
-    let mut names = Vec::new();
-    for variant in &e.variants {
-        let vs = serde_of(&variant.attrs)?;
-        let key = variant_key(&variant.ident, &vs, rule);
+    let (variants, expected) = wire_variants(e, rule)?;
+    for (variant, vs, key) in variants {
         let ident = &variant.ident;
-        names.push(key.clone());
         match &variant.fields {
             Fields::Unit => {
                 units.push(quote! { #key => Ok(Self::#ident), });
@@ -262,7 +278,6 @@ fn externally_tagged(e: &syn::DataEnum, rule: Option<&str>, what: &str) -> syn::
             }
         }
     }
-    let expected = names.join(", ");
     Ok(quote! {
         match v {
             ::serde_json::Value::String(s) => match s.as_str() {

@@ -555,7 +555,8 @@ pub fn compute_split_modules(
                 if let DepNode::Function(id) = node {
                     if let Some(f) = id.checked_sub(module.imported_funcs.len()) {
                         let body = module.defined_funcs[f].body.range();
-                        *bytes += usize::try_from(body.end - body.start).unwrap_or(usize::MAX);
+                        let len = usize::try_from(body.end - body.start).unwrap_or(usize::MAX);
+                        *bytes = bytes.saturating_add(len);
                     }
                 }
             }
