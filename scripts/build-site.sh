@@ -12,7 +12,23 @@ cd "$(dirname "$0")/.."
 profile="${PROFILE:-debug}"
 site="${SITE:-target/site}"
 if [ "$profile" = "release" ]; then
-  cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate --profile wasm-release
+  # The release's standard library is built with the bundle (rust-src, scripts/setup.sh) so
+  # that a panic aborts at once instead of formatting a message, and no panic carries its
+  # source location: the formatting and the locations are a tenth of every page's wasm
+  # (BENCHMARKS.md, "Page weight"). Debug builds (the browser tests) keep both. These are
+  # unstable options of the pinned stable compiler, enabled the way Firefox and Linux build
+  # theirs (RUSTC_BOOTSTRAP); a compiler without them builds the bundle as before, and says so.
+  release_flags=(-Zlocation-detail=none -Zunstable-options -Cpanic=immediate-abort)
+  if RUSTC_BOOTSTRAP=1 rustc --target wasm32-unknown-unknown "${release_flags[@]}" --print cfg >/dev/null 2>&1 \
+    && [ -d "$(rustc --print sysroot)/lib/rustlib/src/rust/library" ]; then
+    flags="$(printf '"%s",' "${release_flags[@]}")"
+    RUSTC_BOOTSTRAP=1 cargo build -Zbuild-std=std,panic_abort \
+      --config "target.wasm32-unknown-unknown.rustflags=[${flags%,}]" \
+      -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate --profile wasm-release
+  else
+    echo "build-site: this compiler cannot build the standard library with immediate aborts (rust-src missing?); the bundle keeps panic messages" >&2
+    cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate --profile wasm-release
+  fi
   wasm="target/wasm32-unknown-unknown/wasm-release/app.wasm"
 else
   cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate
@@ -34,7 +50,7 @@ trap 'rm -rf "$split"' EXIT
 cargo build --quiet --release --locked --features build-binary \
   --manifest-path third_party/wasm-split/Cargo.toml --target-dir target/wasm-split-tool
 target/wasm-split-tool/release/wasm-split-cli "$wasm" "$split" --out-name console \
-  --by-group --main-if-shared-by 3 --min-chunk-bytes 10000
+  --by-group --main-if-shared-by 3 --min-chunk-bytes 10000 --on-demand-group views
 mv "$split"/split_*.wasm "$split"/__wasm_split.js "$site/pkg/"
 if compgen -G "$split/chunk_*.wasm" >/dev/null; then mv "$split"/chunk_*.wasm "$site/pkg/"; fi
 wasm-bindgen --target web --no-typescript --keep-lld-exports --out-dir "$site/pkg" --out-name console "$split/console.wasm"
@@ -50,5 +66,13 @@ if [ ! -x "$assets/node_modules/.bin/esbuild" ] || [ ! -f "$assets/node_modules/
 fi
 "$assets/node_modules/.bin/esbuild" "$assets/charts.js" --bundle --minify --format=iife --target=es2020 \
   --loader:.css=text --legal-comments=none --log-level=warning --outfile="$site/pkg/charts.min.js"
+# The release's JavaScript glue (wasm-bindgen's, the splitter's loader, the crate's snippets)
+# minified the same way: modules still, their exports and the names the wasm imports kept.
+if [ "$profile" = "release" ]; then
+  while IFS= read -r js; do
+    "$assets/node_modules/.bin/esbuild" "$js" --minify --format=esm --target=es2020 \
+      --legal-comments=none --log-level=error --outfile="$js.min" && mv "$js.min" "$js"
+  done < <(find "$site/pkg" -name '*.js' ! -name 'charts.min.js')
+fi
 rm -f "$site/pkg/echarts.min.js" "$site/pkg/echarts-lang-ru.js"
 echo "site built in $site ($(du -h "$site/pkg/console_bg.wasm" | cut -f1) wasm)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing the console needs, and only what is missing:
-#   the wasm32 target, wasm-bindgen-cli (same version as the crate), what scripts/dist.sh
+#   the wasm32 target and rust-src, wasm-bindgen-cli (same version as the crate), what scripts/dist.sh
 #   needs for a release (Debian's brotli; binaryen's wasm-opt from npm), and with --browser
 #   Debian's Chromium, systemd-analyze, podman and runc, Prometheus and Alertmanager plus the Playwright test runner (npm; no browser
 #   download).
@@ -17,6 +17,11 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGE
   echo "setup: installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (a few minutes)"
   # Not --locked: its lockfile pins a crate version crates.io no longer serves.
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+fi
+# The release's wasm builds its own standard library (scripts/build-site.sh).
+if [ ! -d "$(rustc --print sysroot)/lib/rustlib/src/rust/library" ]; then
+  echo "setup: adding the rust-src component"
+  rustup component add rust-src
 fi
 # wasm-split-cli (the bundle's splitter) is built from third_party/wasm-split by scripts/build-site.sh.
 apt_install() { # package...

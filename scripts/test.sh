@@ -53,6 +53,9 @@ cargo test --workspace 2>&1 | tee "$log/cargo-test.txt"
 # The bundle's splitter (third_party/wasm-split, not a workspace member): its merge policy.
 cargo test --locked --lib --manifest-path third_party/wasm-split/Cargo.toml \
   --target-dir target/wasm-split-tool merge_policy 2>&1 | tee -a "$log/cargo-test.txt"
+# The plural rules of the console's two languages (third_party/intl_pluralrules, patched in).
+cargo test --locked --manifest-path third_party/intl_pluralrules/Cargo.toml \
+  --target-dir target/third-party 2>&1 | tee -a "$log/cargo-test.txt"
 
 checks=1
 

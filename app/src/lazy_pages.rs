@@ -22,7 +22,9 @@
     reason = "what wasm_split expands to in the hydrate build: unsafe statics and exports named after the function"
 )]
 
+use crate::domain::upgrade::UpgradeCheck;
 use crate::pages::engine::{charts_section, gpu_section, runs_section, ChartsArgs, GpuArgs, RunsArgs, SectionLoaders};
+use crate::pages::on_demand::{OnDemandViews, PredictionArgs};
 use crate::pages::{
     accounts::{AccountPage, AccountsPage, LoginPage, SetupPage},
     bench::{BenchComparePage, BenchListPage},
@@ -146,6 +148,20 @@ lazy_sections! {
     engine__charts / engine_charts: ChartsArgs => charts_section,
     engine__runs / engine_runs: RunsArgs => runs_section,
     engine__gpu / engine_gpu: GpuArgs => gpu_section,
+    views__prediction / prediction_view: PredictionArgs => prediction_section,
+    views__upgrade / upgrade_view: UpgradeCheck => upgrade_section,
+}
+
+/// The VRAM prediction's view, for the `views__prediction` part. The views drawn on demand
+/// are a group of their own (`views`): the editor, a change and the calculator all show them,
+/// and code only they use then stays out of the profiles' and the setup pages' chunks.
+fn prediction_section(args: PredictionArgs) -> AnyView {
+    view! { <crate::pages::vram::PredictionView prediction=args.prediction testid=args.testid/> }.into_any()
+}
+
+/// The upgrade preflight's view, for the `views__upgrade` part.
+fn upgrade_section(check: UpgradeCheck) -> AnyView {
+    view! { <crate::pages::upgrade_view::UpgradeView check=check/> }.into_any()
 }
 
 /// The engine page's sections, each loaded with its part (the shell provides these to the page).
@@ -154,5 +170,14 @@ pub fn section_loaders() -> SectionLoaders {
         charts: |a| Box::pin(engine_charts(a)),
         runs: |a| Box::pin(engine_runs(a)),
         gpu: |a| Box::pin(engine_gpu(a)),
+    }
+}
+
+/// The views drawn when an operator asks for them, each loaded with its part (the shell
+/// provides these to the pages).
+pub fn on_demand_views() -> OnDemandViews {
+    OnDemandViews {
+        prediction: |a| Box::pin(prediction_view(a)),
+        upgrade: |c| Box::pin(upgrade_view(c)),
     }
 }

@@ -80,6 +80,7 @@ pub fn App() -> impl IntoView {
     let i18n = provide_i18n();
     crate::components::provide_role();
     provide_context(section_loaders());
+    provide_context(on_demand_views());
     // `<body data-hydrated>`, what tests and scripts wait for, is set by `crate::hydrate` once
     // the page (a lazily loaded one included) is live.
     view! {

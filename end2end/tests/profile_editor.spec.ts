@@ -2,6 +2,11 @@ import { expect, test } from "@playwright/test";
 import { waitForHydration } from "./pages/console";
 
 test("the profile editor validates step by step, previews and converts argv, diffs, and saves a draft", async ({ page, context, baseURL }) => {
+  const parts: string[] = [];
+  page.on("request", (r) => {
+    const m = r.url().match(/split_([a-z_]+)\.wasm/);
+    if (m) parts.push(m[1]);
+  });
   await page.goto("/profiles/demo-sglang/edit");
   await waitForHydration(page);
   // Each field carries the installed engine's own help for its flag, its default, the values
@@ -52,12 +57,20 @@ test("the profile editor validates step by step, previews and converts argv, dif
   await page.getByTestId("editor-check-flags").click();
   await expect(page.getByTestId("editor-flags")).toHaveAttribute("data-ok", "true", { timeout: 60_000 });
 
-  // The calculator predicts the edit as written, on this host's (simulated) GPU, as you type.
+  // The calculator predicts the edit as written, on this host's (simulated) GPU, as you type;
+  // its breakdown (the calculator's own view, a part of the bundle of its own) when asked for.
+  await expect(page.getByTestId("editor-verdict")).toHaveAttribute("data-verdict", "fits", { timeout: 30_000 });
+  await expect(page.getByTestId("editor-vram-result")).toHaveCount(0);
+  expect(parts).not.toContain("views__prediction");
+  await page.getByTestId("editor-vram-breakdown").click();
+  await expect(page.getByTestId("editor-vram-breakdown")).toHaveAttribute("aria-expanded", "true");
   await expect(page.getByTestId("editor-vram-result")).toHaveAttribute("data-verdict", "fits", { timeout: 30_000 });
   await expect(page.getByTestId("editor-vram-result-calibration")).toBeVisible();
+  expect(parts).toContain("views__prediction");
   await page.getByTestId("field-MEM_FRACTION").fill("0.1");
   await expect(page.getByTestId("editor-verdict")).toHaveAttribute("data-verdict", "weights-do-not-fit", { timeout: 30_000 });
   await expect(page.getByTestId("editor-vram-result")).toHaveAttribute("data-verdict", "weights-do-not-fit");
+  expect(parts.filter((p) => p === "views__prediction")).toHaveLength(1);
   await page.getByTestId("field-MEM_FRACTION").fill("0.85");
 
   // The diff against the active version; submitting for review needs a reason, a draft not.
@@ -78,14 +91,22 @@ test("the profile editor validates step by step, previews and converts argv, dif
 });
 
 test("moving a profile to a newer installation runs the upgrade preflight as you edit", async ({ page }) => {
+  // The preflight's view is a part of the bundle of its own, fetched with its first answer.
+  const parts: string[] = [];
+  page.on("request", (r) => {
+    const m = r.url().match(/split_([a-z_]+)\.wasm/);
+    if (m) parts.push(m[1]);
+  });
   await page.goto("/profiles/demo-vllm/edit");
   await waitForHydration(page);
   await expect(page.getByTestId("editor-upgrade")).toHaveCount(0);
+  expect(parts).not.toContain("views__upgrade");
 
   // The demo's synthetic next vLLM release renamed the llama3_json parser: the start would fail.
   await page.getByTestId("field-ENGINE").selectOption("sim-vllm-next");
   const result = page.getByTestId("upgrade-result");
   await expect(result).toHaveAttribute("data-blocking", "1", { timeout: 60_000 });
+  expect(parts.filter((p) => p === "views__upgrade")).toHaveLength(1);
   await expect(page.getByTestId("upgrade-versions")).toContainText("0.34.0+synthetic");
   const parser = page.locator("[data-testid=upgrade-findings] li[data-kind=value-gone]");
   await expect(parser).toHaveAttribute("data-flag", "--tool-call-parser");

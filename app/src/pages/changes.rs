@@ -296,7 +296,7 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>, verdicts: (Prediction, Predi
             <section class="change-upgrade" data-testid="change-upgrade">
                 <h2>{move || i18n.t("upgrade-title")}</h2>
                 {move || upgrade.value().get().map(|r| match r {
-                    Ok(check) => view! { <crate::pages::upgrade_view::UpgradeView check=check/> }.into_any(),
+                    Ok(check) => crate::pages::on_demand::upgrade(check),
                     Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                 })}
             </section>

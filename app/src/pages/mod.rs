@@ -11,6 +11,7 @@ pub mod incidents;
 pub mod journal;
 pub mod models;
 pub mod not_found;
+pub mod on_demand;
 pub mod profile_edit;
 pub mod profiles;
 pub mod upgrade_view;

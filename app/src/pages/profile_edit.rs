@@ -15,6 +15,7 @@ use crate::components::use_i18n;
 use crate::domain::envfile::{env_diff, parse, quote};
 use crate::domain::flagmap::{display_argv, render_argv, untranslatable_speculative_keys};
 use crate::domain::profile::{Profile, Severity};
+use crate::pages::on_demand::{self, PredictionArgs};
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -134,6 +135,9 @@ fn Editor(data: EditorData) -> impl IntoView {
     let diff = Memo::new(move |_| env_diff(&active, &text.get()));
     let check = Action::new(move |(n, t): &(String, String)| check_profile_flags(n.clone(), t.clone()));
     let predict = Action::new(move |(n, t): &(String, String)| predict_profile_vram(n.clone(), Some(t.clone())));
+    // The verdict follows the edit as it is typed; its breakdown (bars, the concurrency curve,
+    // the arithmetic: the calculator's own view, loaded with its part) when asked for.
+    let breakdown = RwSignal::new(false);
     // Moving the profile to another installation runs the upgrade preflight (again whenever
     // the installation changes; the button re-checks the text as edited since).
     #[expect(
@@ -295,6 +299,16 @@ fn Editor(data: EditorData) -> impl IntoView {
             <button type="button" data-testid="editor-vram" disabled=move || validated.with(|r| r.is_err()) on:click=move |_| { predict.dispatch((name_for_vram.clone(), text.get_untracked())); }>
                 {move || i18n.t("editor-vram")}
             </button>
+            " "
+            <button
+                type="button"
+                data-testid="editor-vram-breakdown"
+                aria-expanded=move || breakdown.get().to_string()
+                disabled=move || predict.value().with(|r| !matches!(r, Some(Ok(_))))
+                on:click=move |_| breakdown.update(|b| *b = !*b)
+            >
+                {move || i18n.t(if breakdown.get() { "editor-vram-breakdown-hide" } else { "editor-vram-breakdown-show" })}
+            </button>
             {move || predict.value().get().map(|r| match r {
                 Ok(p) => {
                     let id = p.report.verdict.id();
@@ -304,7 +318,7 @@ fn Editor(data: EditorData) -> impl IntoView {
                             <strong>{move || i18n.t(&format!("vram-verdict-{id}"))}</strong>" "
                             {move || i18n.ta("editor-verdict-line", &[("tokens", tokens.into()), ("concurrency", i18n.num(concurrency, 1).into()), ("ctx", ctx.into())])}
                         </p>
-                        <crate::pages::vram::PredictionView prediction=p testid="editor-vram-result"/>
+                        {move || breakdown.get().then(|| on_demand::prediction(PredictionArgs { prediction: p.clone(), testid: "editor-vram-result" }))}
                     }.into_any()
                 }
                 Err(e) => view! { <ErrorNote error=e/> }.into_any(),
@@ -318,7 +332,7 @@ fn Editor(data: EditorData) -> impl IntoView {
                             {move || i18n.t("upgrade-check-again")}
                         </button>
                         {move || upgrade.value().get().map(|r| match r {
-                            Ok(c) => view! { <crate::pages::upgrade_view::UpgradeView check=c/> }.into_any(),
+                            Ok(c) => on_demand::upgrade(c),
                             Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                         })}
                     </section>

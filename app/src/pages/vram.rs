@@ -8,6 +8,7 @@ use crate::api::{
 use crate::components::{use_i18n, ConcurrencyCurve, VramBars};
 use crate::domain::vram::{calculate, parse_config, EngineSetup, Inputs, KvDtype, ModelShape, Report};
 use crate::domain::vram_picture::{concurrency_curve, segments, PRESETS};
+use crate::pages::on_demand::{self, PredictionArgs};
 use crate::pages::ErrorNote;
 use leptos::prelude::*;
 
@@ -382,7 +383,7 @@ fn ProfilePrediction() -> impl IntoView {
             </label>
             <Transition fallback=|| ()>
                 {move || prediction.get().flatten().map(|r| match r {
-                    Ok(p) => view! { <PredictionView prediction=p testid="vram-profile-result"/> }.into_any(),
+                    Ok(p) => on_demand::prediction(PredictionArgs { prediction: p, testid: "vram-profile-result" }),
                     Err(e) => view! { <p class="muted" data-testid="vram-profile-none">{e.to_string()}</p> }.into_any(),
                 })}
             </Transition>

@@ -1,3 +1,4 @@
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Web target specific options
@@ -108,6 +109,11 @@ pub struct Options<'a> {
 /// need, or that is smaller than `min_chunk_bytes` of code, goes to the main module.
 /// Every step only widens where a piece of code is loaded, and whatever a moved piece calls
 /// moves with it, so every module still finds its dependencies loaded.
+///
+/// An `on_demand` group holds views a page loads on top of itself when asked (a dialog, a
+/// result): it does not count towards `main_if_shared_by`, so code it shares with two groups
+/// stays in a chunk of those groups (which its parts load too) instead of every page's main
+/// module.
 #[derive(Debug, Clone, Default)]
 pub struct MergePolicy {
     /// Code needed by this many groups or more goes to the main module (0: never).
@@ -116,6 +122,8 @@ pub struct MergePolicy {
     pub min_chunk_bytes: usize,
     /// Widen shared code to whole groups (`group__page` names).
     pub by_group: bool,
+    /// Groups loaded on top of other pages, not counted by `main_if_shared_by`.
+    pub on_demand: BTreeSet<String>,
 }
 
 impl<'wasm> Options<'wasm> {

@@ -476,13 +476,25 @@ fn placement<'a>(
             return color;
         };
         let groups: BTreeSet<&str> = users.iter().map(|s| group_of(s)).collect();
-        if policy.main_if_shared_by > 0 && groups.len() >= policy.main_if_shared_by {
+        // On-demand parts count only where nothing else needs the code; where something does,
+        // they load the chunk of the groups that need it.
+        let counted: BTreeSet<&str> = match groups
+            .iter()
+            .filter(|g| !policy.on_demand.contains(**g))
+            .copied()
+            .collect::<BTreeSet<_>>()
+        {
+            c if c.is_empty() => groups.clone(),
+            c => c,
+        };
+        if policy.main_if_shared_by > 0 && counted.len() >= policy.main_if_shared_by {
             return SplitModuleIdentifier::Main;
         }
         let widened = if policy.by_group {
             let members: BTreeSet<String> = all_splits
                 .iter()
-                .filter(|s| groups.contains(group_of(s)))
+                .filter(|s| counted.contains(group_of(s)))
+                .chain(users.iter().filter(|s| !counted.contains(group_of(s))))
                 .cloned()
                 .collect();
             SplitModuleIdentifier::Chunk(members)
@@ -741,6 +753,7 @@ mod merge_policy_tests {
         "profiles__edit",
         "profiles__list",
         "setup__vram",
+        "views__prediction",
     ];
 
     #[test]
@@ -803,6 +816,47 @@ mod merge_policy_tests {
         );
     }
 
+    fn on_demand_views() -> MergePolicy {
+        MergePolicy {
+            by_group: true,
+            main_if_shared_by: 3,
+            on_demand: ["views".to_string()].into_iter().collect(),
+            ..MergePolicy::default()
+        }
+    }
+
+    #[test]
+    fn an_on_demand_view_loads_the_chunk_of_the_groups_it_shares_code_with() {
+        let all = splits(ALL);
+        let none = HashSet::new();
+        let policy = on_demand_views();
+        let place = placement(&policy, &all, &none);
+        // Shared with two groups: their chunk, and the view's part loads it too.
+        assert_eq!(
+            place(chunk(&["profiles__edit", "setup__vram", "views__prediction"])),
+            chunk(&["profiles__edit", "profiles__list", "setup__vram", "views__prediction"])
+        );
+        // Three groups besides the view: the main module, as without it.
+        assert_eq!(
+            place(chunk(&["fleet", "engine", "setup__vram", "views__prediction"])),
+            SplitModuleIdentifier::Main
+        );
+        // Only the view needs it: its own.
+        assert_eq!(
+            place(SplitModuleIdentifier::Split("views__prediction".into())),
+            SplitModuleIdentifier::Split("views__prediction".into())
+        );
+        // Not on demand, the same code goes to every page's main module.
+        let plain = MergePolicy {
+            on_demand: BTreeSet::new(),
+            ..on_demand_views()
+        };
+        assert_eq!(
+            placement(&plain, &all, &none)(chunk(&["profiles__edit", "setup__vram", "views__prediction"])),
+            SplitModuleIdentifier::Main
+        );
+    }
+
     #[test]
     fn a_chunk_found_small_goes_to_main_and_the_rest_stay() {
         let all = splits(ALL);
@@ -847,7 +901,9 @@ mod merge_policy_tests {
                 by_group: true,
                 main_if_shared_by: 3,
                 min_chunk_bytes: 1,
+                ..MergePolicy::default()
             },
+            on_demand_views(),
         ] {
             let place = placement(&policy, &all, &small);
             // Every non-empty subset of the splits, as a color.

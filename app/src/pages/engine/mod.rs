@@ -22,6 +22,7 @@ use crate::domain::series::{Point, Range};
 use crate::i18n::duration;
 use crate::pages::gpu::GpuPanel;
 use crate::pages::incidents::OpenIncidentButton;
+use crate::pages::on_demand::LoadedView;
 use crate::pages::ErrorNote;
 pub use charts::{charts_section, ChartsArgs};
 use leptos::prelude::*;
@@ -29,8 +30,6 @@ use leptos_router::hooks::use_params_map;
 pub use runs::{runs_section, RunsArgs};
 use sections::{LazySectionPanel, Section, SectionNav, SectionPanel};
 use startups::StallWarning;
-use std::future::Future;
-use std::pin::Pin;
 
 /// Lines of log the page keeps; older ones scroll away (the full log is on disk).
 const LOG_LINES_KEPT: usize = 500;
@@ -213,18 +212,15 @@ fn EngineView(detail: EngineDetail) -> impl IntoView {
     }
 }
 
-/// The future of a lazily drawn section's view.
-pub type SectionView = Pin<Box<dyn Future<Output = AnyView> + Send>>;
-
 /// How the sections drawn when first shown get their views: provided by the shell, each
 /// fetched from a part of the bundle of its own (`crate::lazy_pages`). The page does not know
 /// how the bundle is split, and must not call the sections' code itself: whatever it calls is
 /// loaded with it.
 #[derive(Clone, Copy)]
 pub struct SectionLoaders {
-    pub charts: fn(ChartsArgs) -> SectionView,
-    pub runs: fn(RunsArgs) -> SectionView,
-    pub gpu: fn(GpuArgs) -> SectionView,
+    pub charts: fn(ChartsArgs) -> LoadedView,
+    pub runs: fn(RunsArgs) -> LoadedView,
+    pub gpu: fn(GpuArgs) -> LoadedView,
 }
 
 /// What the GPU section takes from the engine page.

@@ -44,6 +44,11 @@ struct Cli {
     /// Widen shared code to whole groups: one chunk per set of groups, not per set of pages.
     #[arg(long)]
     by_group: bool,
+
+    /// A group of views loaded on top of other pages: not counted by --main-if-shared-by
+    /// (repeatable).
+    #[arg(long = "on-demand-group")]
+    on_demand_groups: Vec<String>,
 }
 
 fn main() -> Result<()> {
@@ -64,6 +69,7 @@ fn main() -> Result<()> {
             main_if_shared_by: args.main_if_shared_by,
             min_chunk_bytes: args.min_chunk_bytes,
             by_group: args.by_group,
+            on_demand: args.on_demand_groups.iter().cloned().collect(),
         };
         opts.output_dir = &args.output;
         opts.main_out_path = &main_out_path;
