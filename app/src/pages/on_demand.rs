@@ -32,22 +32,32 @@ pub struct OnDemandViews {
 /// A profile's VRAM prediction, drawn when its part has arrived.
 pub fn prediction(args: PredictionArgs) -> AnyView {
     let load = expect_context::<OnDemandViews>().prediction;
-    drawn(move || load(args.clone()))
+    drawn(move || load(args.clone()), None)
 }
 
 /// An upgrade preflight's findings, drawn when its part has arrived.
 pub fn upgrade(check: UpgradeCheck) -> AnyView {
     let load = expect_context::<OnDemandViews>().upgrade;
-    drawn(move || load(check.clone()))
+    drawn(move || load(check.clone()), None)
 }
 
-/// `load`'s view once it is ready, "loading" (`aria-busy`) until then. Only ever drawn in the
-/// browser, in answer to an operator's request: the server has nothing to draw here.
-fn drawn(load: impl Fn() -> LoadedView + Send + Sync + 'static) -> AnyView {
+/// `load`'s view once its part has arrived, "loading" (`aria-busy`) until then; `ready` is set
+/// then. Drawn only in the browser (an operator's request, a section first shown): the server
+/// has nothing to draw here. The engine page's lazily drawn sections use it too.
+pub fn drawn(load: impl Fn() -> LoadedView + Send + Sync + 'static, ready: Option<RwSignal<bool>>) -> AnyView {
     let i18n = use_i18n();
     view! {
         <Suspense fallback=move || view! { <p class="muted" aria-busy="true" data-testid="view-loading">{move || i18n.t("loading")}</p> }>
-            {move || Suspend::new(load())}
+            {move || {
+                let view = load();
+                Suspend::new(async move {
+                    let view = view.await;
+                    if let Some(ready) = ready {
+                        ready.set(true);
+                    }
+                    view
+                })
+            }}
         </Suspense>
     }
     .into_any()

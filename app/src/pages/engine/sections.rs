@@ -8,8 +8,8 @@
 //! their code.
 
 use crate::components::use_i18n;
+use crate::pages::on_demand::{drawn, LoadedView};
 use leptos::prelude::*;
-use std::future::Future;
 
 /// One section of the engine page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,12 +106,10 @@ pub fn SectionPanel(section: Section, current: Signal<Section>, children: Childr
 /// section is `aria-busy` (from the server on, so that assistive technology and tests know the
 /// page is not complete yet).
 #[component]
-pub fn LazySectionPanel<F, Fut>(section: Section, current: Signal<Section>, load: F) -> impl IntoView
+pub fn LazySectionPanel<F>(section: Section, current: Signal<Section>, load: F) -> impl IntoView
 where
-    F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = AnyView> + Send + 'static,
+    F: Fn() -> LoadedView + Send + Sync + 'static,
 {
-    let i18n = use_i18n();
     let load = std::sync::Arc::new(load);
     let shown = RwSignal::new(false);
     let loaded = RwSignal::new(false);
@@ -129,18 +127,7 @@ where
         >
             {move || shown.get().then(|| {
                 let load = load.clone();
-                view! {
-                    <Suspense fallback=move || view! { <p class="muted" data-testid="section-loading">{move || i18n.t("loading")}</p> }>
-                        {move || {
-                            let view = load();
-                            Suspend::new(async move {
-                                let view = view.await;
-                                loaded.set(true);
-                                view
-                            })
-                        }}
-                    </Suspense>
-                }
+                drawn(move || load(), Some(loaded))
             })}
         </div>
     }
