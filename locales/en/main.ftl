@@ -145,6 +145,14 @@ profile-issue-flag-not-allowed = { $value } is refused: { $reason ->
     [unknown] the installed engine has no such flag (closest: { $flag })
     [unverifiable] the installed engine's flags could not be read to check it ({ $flag })
     [load-format] only { $flag } (other formats unpickle, which can run code)
+    [unclassified] the console does not know what the engine does with this flag's value ({ $flag }), so it cannot check it; a host administrator can allow the flag for an installation ([engines.NAME] allow_flags)
+    [not-a-choice] the installed engine takes only { $flag }
+    [relative-path] a path must be absolute, inside the models root ({ $flag })
+    [endpoint] the engine would bind or connect beyond this host ({ $flag }); only loopback addresses pass
+    [json-key] the console does not accept this part of the JSON value ({ $flag })
+    [not-json] the value is not the JSON the engine expects ({ $flag })
+    [word] the value is not a plain name ({ $flag })
+    [positional] no flag takes this word as its value
    *[code] it makes the engine load code; only host configuration can allow it for an installation ([engines.NAME] allow_flags)
     }
 profile-issue-flag-repeats-field = { $value } is refused: { $flag } comes from { $field }; set that field instead

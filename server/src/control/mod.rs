@@ -343,6 +343,15 @@ impl EngineControl {
     pub fn dir(&self, profile: &str) -> PathBuf {
         self.data.state_dir().join(profile)
     }
+    /// The engine's working directory: empty and its own, never the console's (the data
+    /// directory under the packaged unit, where `roofline.toml` lies). Whatever a relative
+    /// path reaches, it reaches here.
+    pub fn work_dir(&self, profile: &str) -> Result<PathBuf, ControlError> {
+        use std::os::unix::fs::DirBuilderExt;
+        let work = self.dir(profile).join("work");
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&work)?;
+        Ok(work)
+    }
     pub fn log_path(&self, profile: &str) -> PathBuf {
         self.dir(profile).join("engine.log")
     }
@@ -395,7 +404,21 @@ impl EngineControl {
                 Err(e) => Help::Unavailable(e.to_string()),
             }
         };
-        app::domain::launch::check(profile, install.kind, &self.data.launch_policy(install, help))
+        let read = app::domain::launch::classify(profile, install.kind, &self.data.launch_policy(install, help));
+        let mut issues = read.issues;
+        // What the values reach, resolved on disk: a symlink inside the root may point out.
+        let root = self.data.models_root();
+        for path in read.paths {
+            if confined(&root, Path::new(&path)).is_err() {
+                issues.push(app::domain::profile::Issue {
+                    field: "EXTRA_ARGS".into(),
+                    line: None,
+                    severity: app::domain::profile::Severity::Error,
+                    kind: app::domain::profile::IssueKind::PathOutsideModels { value: path },
+                });
+            }
+        }
+        issues
     }
 
     /// Loads a profile and everything needed to launch it.
@@ -838,7 +861,7 @@ impl EngineControl {
         }
         let started = match install.as_ref().and_then(container::Container::of) {
             Some(c) => self.start_container(name, &c, &launch, log).await,
-            None => spawn(&launch, &profile, log, dir.join("exit")),
+            None => spawn(&launch, &profile, log, dir.join("exit"), &self.work_dir(name)?),
         };
         let record = match started {
             Ok(r) => r,
@@ -1312,13 +1335,15 @@ pub struct FailureReport {
 }
 
 /// Launches the argv in its own process group with the air-gap environment, output to the
-/// log. A thread reaps the child and writes its exit status to `exit_path`, so a crash is
-/// never a zombie and its exit code is known. Never a shell.
+/// log, in the engine's own working directory (`work`). A thread reaps the child and writes
+/// its exit status to `exit_path`, so a crash is never a zombie and its exit code is known.
+/// Never a shell.
 fn spawn(
     argv: &[String],
     profile: &Profile,
     log: std::fs::File,
     exit_path: PathBuf,
+    work: &Path,
 ) -> Result<EngineRecord, ControlError> {
     use std::os::unix::process::CommandExt;
     let program = argv.first().cloned().unwrap_or_default();
@@ -1326,6 +1351,7 @@ fn spawn(
     cmd.args(&argv[1..])
         .envs(profile.env.iter())
         .envs(AIR_GAP_ENV.iter().copied())
+        .current_dir(work)
         .stdin(Stdio::null())
         .stdout(Stdio::from(log.try_clone()?))
         .stderr(Stdio::from(log))

@@ -28,6 +28,122 @@ pub const PER_CLIENT: usize = 256;
 /// themselves) before it returns.
 const DRAIN: Duration = Duration::from_secs(5);
 
+/// What one connection may hold, and for how long.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// To send a request's headers (the first from the connection's start; each next on a
+    /// kept-alive HTTP/1 connection).
+    pub headers: Duration,
+    /// To send a whole request body, from the request's start: a body that trickles or stops
+    /// is cut and its request fails (`POST /login` with a body never finished held its
+    /// memory for good).
+    pub body: Duration,
+    /// An HTTP/2 connection with no request in flight is closed after this long (hyper's
+    /// header deadline covers HTTP/1 only: one request, then a connection held for good).
+    pub idle: Duration,
+    /// Streams one HTTP/2 connection may carry at once (hyper's default is 200).
+    pub streams: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            headers: HEADER_READ_TIMEOUT,
+            body: Duration::from_secs(30),
+            idle: Duration::from_secs(60),
+            streams: 32,
+        }
+    }
+}
+
+/// A connection's requests: how many are in flight (until their response body ends) and
+/// when the last one started or ended.
+#[derive(Default)]
+struct Activity {
+    in_flight: std::sync::atomic::AtomicUsize,
+    asked: std::sync::atomic::AtomicBool,
+    last: Mutex<Option<std::time::Instant>>,
+}
+
+impl Activity {
+    fn touch(&self) {
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some(std::time::Instant::now());
+        }
+    }
+
+    fn enter(self: &Arc<Self>) -> InFlight {
+        self.asked.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.in_flight.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.touch();
+        InFlight(self.clone())
+    }
+
+    /// Whether nothing is in flight and nothing has been for `idle`.
+    fn idle_for(&self, idle: Duration) -> bool {
+        self.in_flight.load(std::sync::atomic::Ordering::Relaxed) == 0
+            && self
+                .last
+                .lock()
+                .ok()
+                .and_then(|l| *l)
+                .is_some_and(|t| t.elapsed() >= idle)
+    }
+}
+
+/// One request in flight: held by its response body, so a streaming answer counts until it
+/// ends.
+struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.touch();
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request body with a deadline for the whole of it, or a response body that holds its
+    /// request's place in [`Activity`] until it ends.
+    struct Bounded<B> {
+        #[pin]
+        inner: B,
+        #[pin]
+        deadline: Option<tokio::time::Sleep>,
+        held: Option<InFlight>,
+    }
+}
+
+impl<B> http_body::Body for Bounded<B>
+where
+    B: http_body::Body<Data = axum::body::Bytes>,
+    B::Error: Into<axum::BoxError>,
+{
+    type Data = axum::body::Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.project();
+        if let Some(deadline) = this.deadline.as_pin_mut() {
+            if std::future::Future::poll(deadline, cx).is_ready() {
+                return std::task::Poll::Ready(Some(Err("the request body was not sent within its deadline".into())));
+            }
+        }
+        this.inner.poll_frame(cx).map_err(Into::into)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 /// A kind of refused connection, logged at most once a minute with how many were closed
 /// since: a flood of connections must not become a flood of log lines.
 struct Refusals {
@@ -126,10 +242,23 @@ pub fn connection_limit() -> usize {
 /// Serves `app` on `listener` until `shutdown` completes. `trusted` are the proxies exempt
 /// from the per-client cap (`[auth] trusted_proxies`).
 pub async fn serve<L>(
+    listener: L,
+    app: Router,
+    trusted: Vec<IpAddr>,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) where
+    L: axum::serve::Listener<Addr = SocketAddr>,
+{
+    serve_with(listener, app, trusted, shutdown, Limits::default()).await;
+}
+
+/// [`serve`] with these [`Limits`].
+pub async fn serve_with<L>(
     mut listener: L,
     app: Router,
     trusted: Vec<IpAddr>,
     shutdown: impl std::future::Future<Output = ()> + Send,
+    limits: Limits,
 ) where
     L: axum::serve::Listener<Addr = SocketAddr>,
 {
@@ -165,22 +294,46 @@ pub async fn serve<L>(
         tokio::spawn(async move {
             // Whether a request has reached the router: until one has, the connection is on
             // the header deadline (hyper's own timer starts only after the protocol is known,
-            // so a client that sends nothing at all would otherwise wait forever).
-            let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let first = asked.clone();
-            let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
-                first.store(true, std::sync::atomic::Ordering::Relaxed);
-                req.extensions_mut().insert(ConnectInfo(peer));
-                tower::ServiceExt::oneshot(app.clone(), req.map(axum::body::Body::new))
+            // so a client that sends nothing at all would otherwise wait forever). What is in
+            // flight: an HTTP/2 connection with nothing in flight for `idle` is closed.
+            let activity = Arc::new(Activity::default());
+            let seen = activity.clone();
+            let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                let (app, activity) = (app.clone(), seen.clone());
+                async move {
+                    let held = activity.enter();
+                    let mut req = req.map(|b| {
+                        axum::body::Body::new(Bounded {
+                            inner: b,
+                            deadline: Some(tokio::time::sleep(limits.body)),
+                            held: None,
+                        })
+                    });
+                    req.extensions_mut().insert(ConnectInfo(peer));
+                    let resp = tower::ServiceExt::oneshot(app, req).await?;
+                    Ok::<_, std::convert::Infallible>(resp.map(|b| {
+                        axum::body::Body::new(Bounded {
+                            inner: b,
+                            deadline: None,
+                            held: Some(held),
+                        })
+                    }))
+                }
             });
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             builder
                 .http1()
                 .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT);
-            builder.http2().timer(TokioTimer::new());
+                .header_read_timeout(limits.headers);
+            builder
+                .http2()
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(limits.streams)
+                .keep_alive_interval(Some(limits.idle))
+                .keep_alive_timeout(limits.headers);
             let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
             let mut conn = std::pin::pin!(conn);
+            let asked = activity.clone();
             tokio::select! {
                 result = conn.as_mut() => {
                     if let Err(e) = result {
@@ -192,12 +345,22 @@ pub async fn serve<L>(
                     let _ = tokio::time::timeout(DRAIN, conn).await;
                 }
                 () = async {
-                    tokio::time::sleep(HEADER_READ_TIMEOUT).await;
-                    if asked.load(std::sync::atomic::Ordering::Relaxed) {
+                    tokio::time::sleep(limits.headers).await;
+                    if asked.asked.load(std::sync::atomic::Ordering::Relaxed) {
                         std::future::pending::<()>().await;
                     }
                 } => {
                     tracing::debug!(%peer, "no request within the header deadline; connection closed");
+                }
+                () = async {
+                    let tick = (limits.idle / 4).max(Duration::from_millis(10));
+                    while !activity.idle_for(limits.idle) {
+                        tokio::time::sleep(tick).await;
+                    }
+                } => {
+                    tracing::debug!(%peer, "idle connection closed");
+                    conn.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(DRAIN, conn).await;
                 }
             }
             drop((slot, held));
@@ -267,6 +430,154 @@ mod tests {
         r.logged = Some(std::time::Instant::now() - Refusals::EVERY);
         assert!(r.note(peer));
         assert_eq!(r.closed, 0);
+    }
+
+    /// A console's accept loop on a free loopback port with short limits, serving `app`.
+    async fn console(app: Router, limits: Limits) -> SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(serve_with(listener, app, Vec::new(), std::future::pending(), limits));
+        addr
+    }
+
+    fn short() -> Limits {
+        Limits {
+            headers: Duration::from_secs(15),
+            body: Duration::from_millis(300),
+            idle: Duration::from_millis(300),
+            streams: 2,
+        }
+    }
+
+    async fn h2(
+        addr: SocketAddr,
+    ) -> (
+        hyper::client::conn::http2::SendRequest<String>,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .unwrap();
+        (
+            send,
+            tokio::spawn(async move {
+                let _ = conn.await;
+            }),
+        )
+    }
+
+    fn get(path: &str) -> hyper::Request<String> {
+        hyper::Request::get(format!("http://localhost{path}"))
+            .body(String::new())
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_http2_connection_with_nothing_in_flight_is_closed() {
+        let app = Router::new().route("/", axum::routing::get(|| async { "ok" }));
+        let addr = console(app, short()).await;
+        let (mut send, closed) = h2(addr).await;
+        let resp = send.send_request(get("/")).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        drop(resp);
+        // Held with no deadline before: the connection ends by itself once idle.
+        tokio::time::timeout(Duration::from_secs(20), closed)
+            .await
+            .expect("the idle HTTP/2 connection was closed")
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn one_http2_connection_carries_at_most_its_streams_at_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let now = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let open = Arc::new(tokio::sync::Semaphore::new(0));
+        let (n, m, o) = (now.clone(), most.clone(), open.clone());
+        let app = Router::new().route(
+            "/slow",
+            axum::routing::get(move || {
+                let (n, m, o) = (n.clone(), m.clone(), o.clone());
+                async move {
+                    let here = n.fetch_add(1, Ordering::SeqCst) + 1;
+                    m.fetch_max(here, Ordering::SeqCst);
+                    let _ = o.acquire().await.map(|p| p.forget());
+                    n.fetch_sub(1, Ordering::SeqCst);
+                    "done"
+                }
+            }),
+        );
+        let addr = console(app, short()).await;
+        let (send, _closed) = h2(addr).await;
+        let asks: Vec<_> = (0..6)
+            .map(|_| {
+                let mut send = send.clone();
+                tokio::spawn(async move { send.send_request(get("/slow")).await.map(|r| r.status()) })
+            })
+            .collect();
+        // Wait until the server holds as many as it will, then let them all finish.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while now.load(Ordering::SeqCst) < 2 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        open.add_permits(6);
+        let mut answered = 0;
+        for a in asks {
+            // A stream over the cap is refused (REFUSED_STREAM: the client may retry it).
+            match a.await.unwrap() {
+                Ok(status) => {
+                    assert_eq!(status, 200);
+                    answered += 1;
+                }
+                Err(e) => assert!(format!("{e:?}").contains("REFUSED_STREAM"), "{e:?}"),
+            }
+        }
+        assert!(answered >= 2, "{answered}");
+        assert_eq!(
+            most.load(Ordering::SeqCst),
+            2,
+            "the stream cap is what the server runs at once"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_request_body_that_never_ends_is_cut_at_its_deadline() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let app = Router::new().route(
+            "/login",
+            axum::routing::post(|body: axum::body::Body| async move {
+                match axum::body::to_bytes(body, 1 << 20).await {
+                    Ok(_) => axum::http::StatusCode::OK,
+                    Err(_) => axum::http::StatusCode::REQUEST_TIMEOUT,
+                }
+            }),
+        );
+        let addr = console(app, short()).await;
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        tcp.write_all(b"POST /login HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\nname=a")
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        // Before, the body was awaited for good: this read never returned.
+        let read = tokio::time::timeout(Duration::from_secs(20), async {
+            let mut buf = [0u8; 1024];
+            loop {
+                match tcp.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        answer.extend_from_slice(&buf[..n]);
+                        if answer.windows(4).any(|w| w == b"\r\n\r\n") {
+                            break;
+                        }
+                    }
+                }
+            }
+        })
+        .await;
+        assert!(read.is_ok(), "the unfinished body was cut");
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.starts_with("HTTP/1.1 408"), "{text}");
     }
 
     #[test]

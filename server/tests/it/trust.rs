@@ -222,3 +222,107 @@ async fn the_engine_gets_the_model_path_as_resolved_when_checked() {
     assert_eq!(models["data"][0]["id"], link.display().to_string(), "{models}");
     let _ = env.run(&["stop", "--profile", "linked"]);
 }
+
+/// Deny by default (issue 42): flags nobody listed, relative paths, and paths and addresses
+/// inside JSON values are refused on import, each naming the flag; the engine runs in a
+/// working directory of its own, so a relative path would not reach the console's files.
+#[test]
+fn a_flag_the_console_cannot_check_is_refused_and_relative_paths_reach_nothing() {
+    let env = Env::new();
+    let import = |name: &str, engine: &str, extra: &str| {
+        let path = env.data().join(format!("{name}.env"));
+        std::fs::write(
+            &path,
+            format!(
+                "ENGINE={engine}\nMODEL={}\nPORT={}\nEXTRA_ARGS='{extra}'\n",
+                env.model().display(),
+                free_port()
+            ),
+        )
+        .unwrap();
+        env.run(&["profile", "import", path.to_str().unwrap()])
+    };
+    for (i, (engine, extra, named)) in [
+        ("sim-sglang", "--sidecar mymod", "--sidecar"),
+        (
+            "sim-vllm",
+            "--logging-config.pylogging_config_file=/x.json",
+            "--logging-config",
+        ),
+        ("sim-vllm", "--tool-server demo", "--tool-server"),
+        ("sim-vllm", "--chat-template roofline.toml", "roofline.toml"),
+        ("sim-vllm", "--lora-modules a=lora", "--lora-modules"),
+        ("sim-vllm", "--kv-events-config.endpoint=tcp://*:5557", "tcp://*:5557"),
+        ("sim-sglang", "--lmcache-config-file /x.yaml", "--lmcache-config-file"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = import(&format!("deny{i}"), engine, extra);
+        assert_eq!(out.status.code(), Some(2), "{extra} was accepted: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(named),
+            "{extra}: {named} not named in {}",
+            stderr(&out)
+        );
+    }
+    let out = import("unknown", "sim-vllm", "--logging-config {}");
+    assert!(
+        stderr(&out).contains("does not know what the engine does with this flag"),
+        "the refusal says why and who can allow it: {}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("allow_flags"), "{}", stderr(&out));
+    let template = env.model().join("t.jinja");
+    std::fs::write(&template, "{{ messages }}").unwrap();
+    let fine = format!(
+        "--chat-template {} --kv-cache-memory-bytes 1G --otlp-traces-endpoint http://127.0.0.1:4317",
+        template.display()
+    );
+    let out = import("fine", "sim-vllm", &fine);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_engine_runs_in_a_working_directory_of_its_own() {
+    let env = Env::new();
+    let port = free_port();
+    env.profile(
+        "cwd",
+        &format!(
+            "ENGINE=sim-vllm\nMODEL={}\nPORT={port}\nENV_ROOFLINE_SIM_STARTUP_S=0.2\n",
+            env.model().display()
+        ),
+    );
+    let served = env.serve_ok("cwd");
+    let pid = served["pid"].as_i64().unwrap();
+    let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap();
+    let _ = env.run(&["stop", "--profile", "cwd"]);
+    let data = env.data().canonicalize().unwrap();
+    assert_ne!(cwd, data, "not the console's data directory");
+    assert!(cwd.ends_with("cwd/work"), "{}", cwd.display());
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0, "empty");
+}
+
+/// A path inside the models root that is a symlink out of it is refused at import: the
+/// server resolves what each value reaches on disk.
+#[test]
+fn a_symlink_inside_the_root_does_not_carry_a_flag_out_of_it() {
+    let env = Env::new();
+    let link = env.model().join("tmpl.jinja");
+    std::os::unix::fs::symlink(env.data().join("roofline.toml"), &link).unwrap();
+    let path = env.data().join("link.env");
+    std::fs::write(
+        &path,
+        format!(
+            "ENGINE=sim-vllm\nMODEL={}\nPORT={}\nEXTRA_ARGS='--chat-template {}'\n",
+            env.model().display(),
+            free_port(),
+            link.display()
+        ),
+    )
+    .unwrap();
+    let out = env.run(&["profile", "import", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("tmpl.jinja"), "{}", stderr(&out));
+}
