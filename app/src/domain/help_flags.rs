@@ -187,6 +187,18 @@ impl HelpFlag {
     }
 }
 
+impl HelpFlag {
+    /// Whether argparse itself refuses a value outside [`HelpFlag::choices`]: the metavar is
+    /// argparse's own rendering of `choices=` (`{a,b}`, or vLLM's `['a', 'b']`) with nothing
+    /// after it. vLLM's `{…} or name registered in --tool-parser-plugin` is checked by vLLM
+    /// later, against a registry a plugin can extend.
+    pub fn choices_enforced(&self) -> bool {
+        let m = self.metavar.as_deref().unwrap_or("").trim();
+        self.choices().is_some()
+            && ((m.starts_with('{') && m.ends_with('}')) || (m.starts_with('[') && m.ends_with(']')))
+    }
+}
+
 impl FlagSet {
     /// Looks a flag up by any spelling; `_` and `-` are interchangeable, as both engines accept.
     pub fn find(&self, flag: &str) -> Option<&HelpFlag> {

@@ -319,6 +319,8 @@ struct Reading {
     takes: Option<Takes>,
     /// The values the installed help lists (`{auto,fp8}`), when it lists them.
     choices: Option<Vec<String>>,
+    /// Whether argparse refuses any other value itself (`HelpFlag::choices_enforced`).
+    enforced: bool,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -354,6 +356,7 @@ fn read_flag(kind: EngineKind, word: &str, help: &Help, rendered: &[(&str, &str)
                 attached,
                 takes: None,
                 choices: None,
+                enforced: false,
             })
         }
     }
@@ -378,6 +381,7 @@ fn read_installed(kind: EngineKind, word: &str, set: &FlagSet) -> Result<Reading
                 Takes::One
             }),
             choices: flag.choices(),
+            enforced: flag.choices_enforced(),
         }),
         Resolved::Shortened { full } => Err(("abbreviation", full)),
         Resolved::Ambiguous { candidates } => Err(("ambiguous", candidates.join(", "))),
@@ -463,17 +467,7 @@ pub fn classify(profile: &Profile, kind: EngineKind, policy: &Policy) -> Classif
 
 pub(crate) fn classify_with(profile: &Profile, kind: EngineKind, policy: &Policy, fallback: Fallback) -> Classified {
     let mut out = Classified::default();
-    for name in profile.env.keys() {
-        if let Err(why) = env_allowed(name, kind, policy) {
-            out.issues.push(issue(
-                &format!("{ENV_PREFIX}{name}"),
-                IssueKind::EnvNotAllowed {
-                    value: name.clone(),
-                    reason: why.to_string(),
-                },
-            ));
-        }
-    }
+    env_issues(profile, kind, policy, &mut out.issues);
     let rendered = rendered_flags(kind);
     let args = &profile.extra_args;
     let root = policy.models_root.as_deref();
@@ -617,6 +611,27 @@ pub(crate) fn classify_with(profile: &Profile, kind: EngineKind, policy: &Policy
             }
         }
     }
+    speculative_issues(profile, policy, &mut out.issues);
+    out
+}
+
+/// The environment names the policy refuses.
+fn env_issues(profile: &Profile, kind: EngineKind, policy: &Policy, out: &mut Vec<Issue>) {
+    for name in profile.env.keys() {
+        if let Err(why) = env_allowed(name, kind, policy) {
+            out.push(issue(
+                &format!("{ENV_PREFIX}{name}"),
+                IssueKind::EnvNotAllowed {
+                    value: name.clone(),
+                    reason: why.to_string(),
+                },
+            ));
+        }
+    }
+}
+
+/// The paths `SPECULATIVE_CONFIG` names (its draft model among them) outside the root.
+fn speculative_issues(profile: &Profile, policy: &Policy, out: &mut Vec<Issue>) {
     if let (Some(root), Some(spec)) = (&policy.models_root, &profile.speculative_config) {
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(spec) {
             let mut paths = Vec::new();
@@ -628,13 +643,11 @@ pub(crate) fn classify_with(profile: &Profile, kind: EngineKind, policy: &Policy
             }
             for p in paths {
                 if !inside_root(&p, root) {
-                    out.issues
-                        .push(issue("SPECULATIVE_CONFIG", IssueKind::PathOutsideModels { value: p }));
+                    out.push(issue("SPECULATIVE_CONFIG", IssueKind::PathOutsideModels { value: p }));
                 }
             }
         }
     }
-    out
 }
 
 /// Deny by default, from the installed help: a switch, a listed choice or a number is data; a
@@ -677,7 +690,8 @@ fn decide(
             continue;
         }
         if let Some(choices) = &r.choices {
-            if !choices.contains(v) {
+            // A value argparse refuses never reaches the engine (the flag check names it).
+            if !choices.contains(v) && !r.enforced {
                 return Err(Misfit {
                     reason: "not-a-choice",
                     detail: choices.join(", "),
@@ -1077,14 +1091,16 @@ mod tests {
                 "unclassified",
             ),
             (EngineKind::Sglang, &["--dist-init-addr", "10.0.0.1:5000"], "endpoint"),
-            // A choice is one of the listed values; a word after a switch is no flag's value.
-            (EngineKind::Vllm, &["--dtype", "bf17"], "not-a-choice"),
+            // A word after a switch is no flag's value.
             (EngineKind::Vllm, &["--enforce-eager", "roofline.toml"], "positional"),
             (EngineKind::Vllm, &["--enforce-eager=roofline.toml"], "positional"),
         ] {
             let got = word_reasons(extra, kind);
             assert!(got.iter().any(|(r, _)| r == reason), "{kind:?} {extra:?}: {got:?}");
         }
+        // A value outside argparse's own choices never reaches the engine: argparse refuses
+        // it (the flag check names it); the policy has nothing to add.
+        assert!(word_reasons(&["--dtype", "bf17"], EngineKind::Vllm).is_empty());
         // vLLM 0.33's short speculative flags set the draft model around SPECULATIVE_CONFIG.
         let v033 = Policy {
             help: Help::Installed(super::super::help_flags::parse_help(include_str!(
@@ -1263,7 +1279,8 @@ mod tests {
                     for extra in words {
                         let words: Vec<&str> = extra.iter().map(String::as_str).collect();
                         let c = classify_with(&self::words(&words), kind, &p, fallback);
-                        let choice = flag.choices().is_some_and(|c| c.iter().any(|x| x == v));
+                        let choice =
+                            flag.choices_enforced() || flag.choices().is_some_and(|c| c.iter().any(|x| x == v));
                         if c.issues.is_empty() && !text(v) && !choice {
                             bad.push(format!("{kind:?} {}", extra.join(" ")));
                         }

@@ -28,8 +28,11 @@ pub enum Key {
     Name(String),
     /// A client address.
     Addr(String),
-    /// The one-time setup secret.
-    Setup,
+    /// The one-time setup secret, guessed from this client address. Per client, not one key
+    /// for the console: five wrong secrets from anyone locked the first admin's setup for
+    /// everyone for the whole window. The secret is 256 random bits; a budget per address
+    /// (beside [`Key::Addr`]) is all the brake online guessing needs.
+    Setup(String),
     /// A signed-in user's own password change (the old password is checked).
     PasswordChange(String),
 }
@@ -39,7 +42,7 @@ impl Key {
         match self {
             Key::Name(n) => format!("n:{n}"),
             Key::Addr(a) => format!("a:{a}"),
-            Key::Setup => "s:setup".to_string(),
+            Key::Setup(a) => format!("s:{a}"),
             Key::PasswordChange(n) => format!("p:{n}"),
         }
     }
@@ -214,7 +217,20 @@ mod tests {
         for _ in 0..PER_NAME {
             l.reserve(&login("setup", "10.0.0.1")).unwrap();
         }
-        assert!(l.reserve(&[Key::Setup, Key::Addr("10.0.0.5".into())]).is_ok());
+        assert!(l
+            .reserve(&[Key::Setup("10.0.0.5".into()), Key::Addr("10.0.0.5".into())])
+            .is_ok());
+    }
+
+    #[test]
+    fn wrong_setup_secrets_from_one_client_do_not_lock_out_another() {
+        let l = LoginLimiter::default();
+        let setup = |a: &str| [Key::Setup(a.into()), Key::Addr(a.into())];
+        for _ in 0..PER_NAME {
+            l.reserve(&setup("10.0.0.9")).unwrap();
+        }
+        assert!(l.reserve(&setup("10.0.0.9")).is_err(), "the guesser is braked");
+        assert!(l.reserve(&setup("10.0.0.1")).is_ok(), "the admin can still set up");
     }
 
     #[test]

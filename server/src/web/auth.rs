@@ -487,10 +487,10 @@ impl AccountService for AuthState {
         addr: String,
     ) -> BoxFut<'_, Result<SignedIn, ApiError>> {
         Box::pin(async move {
-            // Guessing the secret is rate-limited like a password, on its own key.
+            // Guessing the secret is rate-limited like a password, on its own key per client.
             let reservation = self
                 .limiter
-                .reserve(&[Key::Setup, Key::Addr(addr.clone())])
+                .reserve(&[Key::Setup(addr.clone()), Key::Addr(addr.clone())])
                 .map_err(|wait| {
                     ApiError::TooMany(format!(
                         "too many wrong setup secrets; try again in {} s",
