@@ -652,6 +652,15 @@ change-key = Key
 change-before = Before (active)
 change-after = After (this change)
 change-key-unset = not set
+change-extra-flags = Extra flags, as the launch policy read them
+flag-class = { $class ->
+    [switch] a switch: no value
+    [number] a number or size
+    [choice] one of the values the installed engine lists
+    [checked] checked: paths inside the models root, loopback addresses, known JSON keys
+    [allowed] allowed by this host's configuration ([engines.NAME] allow_flags), not checked
+   *[unverified] not checked here: the server checks it against the installed engine
+    }
 change-argv = Command line
 change-argv-same = The command line does not change (the change touches only what the console keeps, not the engine's flags).
 change-verdicts = VRAM calculator

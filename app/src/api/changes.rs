@@ -46,6 +46,9 @@ pub struct ChangeView {
     /// text does not parse or names no installation of this host).
     pub argv_before: Vec<String>,
     pub argv_after: Vec<String>,
+    /// What the launch policy read each of the candidate's `EXTRA_ARGS` flags as, against
+    /// the installed engine's help (`switch`, `number`, `choice`, `checked`, `allowed`).
+    pub extra_flags: Vec<crate::domain::launch::FlagClass>,
     /// The active profile has moved on since the change was written.
     pub stale: bool,
     pub events: Vec<ChangeEvent>,

@@ -424,7 +424,7 @@ fn dotted_json(kind: EngineKind, word: &str, value: &str) -> Option<String> {
 }
 
 /// What the policy decided a flag of `EXTRA_ARGS` is: what the reviewer reads beside each.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, crate::decode::FromWire)]
 pub struct FlagClass {
     /// As written, with its values.
     pub shown: String,
@@ -432,8 +432,9 @@ pub struct FlagClass {
     pub flag: String,
     /// `switch`, `number`, `choice`, `checked` (a value the console knows the grammar of:
     /// paths inside the root, loopback addresses, known JSON keys) or `allowed` (by host
-    /// configuration, `[engines.NAME] allow_flags`).
-    pub class: &'static str,
+    /// configuration, `[engines.NAME] allow_flags`); `unverified` in the browser, which
+    /// does not know the installed help.
+    pub class: String,
 }
 
 /// The policy's whole reading of a profile: what it refuses, what each flag is, and the
@@ -556,7 +557,7 @@ pub(crate) fn classify_with(profile: &Profile, kind: EngineKind, policy: &Policy
             out.flags.push(FlagClass {
                 shown,
                 flag: r.canonical,
-                class: "allowed",
+                class: "allowed".into(),
             });
             continue;
         }
@@ -583,7 +584,7 @@ pub(crate) fn classify_with(profile: &Profile, kind: EngineKind, policy: &Policy
                 out.flags.push(FlagClass {
                     shown,
                     flag: r.canonical,
-                    class: "choice",
+                    class: "choice".into(),
                 });
             }
             continue;
@@ -596,7 +597,7 @@ pub(crate) fn classify_with(profile: &Profile, kind: EngineKind, policy: &Policy
             Ok(class) => out.flags.push(FlagClass {
                 shown,
                 flag: r.canonical,
-                class,
+                class: class.into(),
             }),
             Err(m) if m.reason == "outside-root" => out
                 .issues
@@ -1216,7 +1217,7 @@ mod tests {
             EngineKind::Vllm,
             &policy(EngineKind::Vllm),
         );
-        let classes: Vec<&str> = c.flags.iter().map(|f| f.class).collect();
+        let classes: Vec<&str> = c.flags.iter().map(|f| f.class.as_str()).collect();
         assert_eq!(classes, ["checked", "switch", "choice", "number"]);
         assert_eq!(
             c.paths,

@@ -146,6 +146,36 @@ fn ArgvChange(before: Vec<String>, after: Vec<String>) -> impl IntoView {
     })
 }
 
+/// What the launch policy read each extra flag of the candidate as: the reviewer sees which
+/// values the console checked (a path inside the models root, a loopback address) and which
+/// flag only host configuration let through.
+#[component]
+fn ExtraFlags(flags: Vec<crate::domain::launch::FlagClass>) -> impl IntoView {
+    let i18n = use_i18n();
+    if flags.is_empty() {
+        return None;
+    }
+    Some(view! {
+        <section class="extra-flags" data-testid="change-extra-flags">
+            <h2>{move || i18n.t("change-extra-flags")}</h2>
+            <table class="table">
+                <tbody>
+                    {flags.into_iter().map(|f| {
+                        let class = f.class.clone();
+                        let label = f.class.clone();
+                        view! {
+                            <tr data-testid="change-extra-flag" data-class=class>
+                                <td><code>{f.shown}</code></td>
+                                <td>{move || i18n.ta("flag-class", &[("class", label.clone().into())])}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    })
+}
+
 /// A prediction the browser asks for once hydrated (an action, not a resource: resources read
 /// from several places deadlocked leptos' multi-threaded server render, see the editor).
 type Prediction = Action<(String, String), Result<crate::api::VramPrediction, crate::api::ApiError>>;
@@ -325,6 +355,7 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>, verdicts: (Prediction, Predi
                 <pre class="envfile" data-testid="change-diff">{c.diff.join("\n")}</pre>
             </details>
             <ArgvChange before=c.argv_before.clone() after=c.argv_after.clone()/>
+            <ExtraFlags flags=c.extra_flags.clone()/>
             <VerdictChange before=verdicts.0 after=verdicts.1/>
             {upgrade_panel}
             <p class="small" data-testid="change-hash-line">

@@ -221,6 +221,10 @@ impl Changes {
             keys: key_changes(&row.base_env, &row.env),
             argv_before: self.launch_argv(&row.profile, &row.base_env),
             argv_after: self.launch_argv(&row.profile, &row.env),
+            extra_flags: match parse_profile(&row.profile, &row.env) {
+                Ok(p) => self.ctx.control.policy_reading(&p).await.flags,
+                Err(_) => Vec::new(),
+            },
             stale: facts.stale && row.state.open(),
             allowed: review::allowed(&facts),
             events: self.store.events(id).await.map_err(store_error)?,

@@ -72,6 +72,51 @@ fn executable_key(program: &str) -> Option<String> {
     ))
 }
 
+/// The installed versions of the Python package a `python -m PACKAGE.module` command runs:
+/// the names of its `*.dist-info` directories beside the interpreter (a virtual environment's
+/// `lib/python3.*/site-packages`, the system's `dist-packages`). An upgrade in place keeps the
+/// interpreter file as it was, so [`executable_key`] alone kept the old version's help; pip
+/// renames the dist-info. `None` when the command names no module.
+fn package_key(argv: &[String]) -> Option<String> {
+    let module = argv.iter().position(|a| a == "-m").and_then(|i| argv.get(i + 1))?;
+    let package = module.split('.').next()?.to_ascii_lowercase().replace('-', "_");
+    let exe = std::path::Path::new(argv.first()?);
+    let exe = if exe.is_absolute() {
+        exe.to_path_buf()
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|d| d.join(exe))
+            .find(|p| p.is_file())?
+    };
+    // `…/bin/python3` → `…`: the prefix whose `lib` holds the packages (not the symlink's
+    // target: a virtual environment's interpreter links to the system one).
+    let prefix = exe.parent()?.parent()?;
+    let mut found = Vec::new();
+    for lib in ["lib", "local/lib", "lib64"] {
+        let Ok(pythons) = std::fs::read_dir(prefix.join(lib)) else {
+            continue;
+        };
+        for py in pythons
+            .flatten()
+            .filter(|d| d.file_name().to_string_lossy().starts_with("python3"))
+        {
+            for packages in ["site-packages", "dist-packages"] {
+                let Ok(entries) = std::fs::read_dir(py.path().join(packages)) else {
+                    continue;
+                };
+                for e in entries.flatten() {
+                    let name = e.file_name().to_string_lossy().to_ascii_lowercase().replace('-', "_");
+                    if name.ends_with(".dist_info") && name.starts_with(&package) {
+                        found.push(name);
+                    }
+                }
+            }
+        }
+    }
+    found.sort();
+    Some(found.join(","))
+}
+
 fn help_args(kind: EngineKind) -> &'static [&'static str] {
     match kind {
         EngineKind::Vllm => &["serve", "--help=all"],
@@ -124,10 +169,15 @@ impl EngineControl {
         // Asking a Python engine its version costs seconds (5–20 s for vLLM on a busy host),
         // and every serve's preflight asks. Remembered per executable file: an upgrade through
         // pip or a new roofline binary rewrites the file, and so changes the key.
+        // A `python -m` command also by its package's dist-info: pip upgrades the package
+        // in place and leaves the interpreter alone.
         let key = (install.runtime.is_none())
             .then(|| executable_key(argv.first()?))
             .flatten()
-            .map(|exe| format!("{exe} {}", argv[1..].join(" ")));
+            .map(|exe| match package_key(&argv) {
+                Some(package) => format!("{exe} {} [{package}]", argv[1..].join(" ")),
+                None => format!("{exe} {}", argv[1..].join(" ")),
+            });
         let remembered = self.data.cache_dir().join("flags").join("versions.json");
         let read = || -> std::collections::BTreeMap<String, String> {
             std::fs::read(&remembered)
@@ -261,5 +311,40 @@ impl EngineControl {
             bad_values,
         };
         Ok((report, installed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upgrade_in_place_of_a_python_module_changes_its_key() {
+        let venv = tempfile::tempdir().unwrap();
+        let bin = venv.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("python"), b"#!").unwrap();
+        let site = venv.path().join("lib/python3.11/site-packages");
+        std::fs::create_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
+        std::fs::create_dir_all(site.join("torch-2.9.0.dist-info")).unwrap();
+        let argv: Vec<String> = [
+            bin.join("python").display().to_string(),
+            "-m".into(),
+            "sglang.launch_server".into(),
+        ]
+        .to_vec();
+        let before = package_key(&argv).unwrap();
+        assert_eq!(before, "sglang_0.5.23.dist_info");
+        std::fs::rename(
+            site.join("sglang-0.5.23.dist-info"),
+            site.join("sglang-0.5.24.dist-info"),
+        )
+        .unwrap();
+        assert_ne!(
+            package_key(&argv).unwrap(),
+            before,
+            "the interpreter is the same file; the package is not"
+        );
+        assert_eq!(package_key(&["/usr/bin/vllm".to_string(), "serve".into()]), None);
     }
 }

@@ -389,12 +389,19 @@ impl EngineControl {
 
     /// What the launch policy (`app::domain::launch`, with this host's additions) refuses in
     /// a profile for its installation; empty when it may run (or names no installation).
-    /// `EXTRA_ARGS` is read against the installed engine's own `--help` (cached per version),
-    /// as its argparse will read it; when that help cannot be had, no extra flag passes.
     pub async fn policy_issues(&self, profile: &Profile) -> Vec<app::domain::profile::Issue> {
+        self.policy_reading(profile).await.issues
+    }
+
+    /// The launch policy's whole reading of a profile: what it refuses and what each flag of
+    /// `EXTRA_ARGS` is (the review shows it). `EXTRA_ARGS` is read against the installed
+    /// engine's own `--help` (cached per version), as its argparse will read it; when that
+    /// help cannot be had, no extra flag passes. The paths the values reach are resolved on
+    /// disk here: a symlink inside the models root may point out of it.
+    pub async fn policy_reading(&self, profile: &Profile) -> app::domain::launch::Classified {
         use app::domain::launch::Help;
         let Some(install) = self.data.engine(&profile.engine) else {
-            return Vec::new();
+            return app::domain::launch::Classified::default();
         };
         let help = if profile.extra_args.is_empty() {
             Help::Static
@@ -404,21 +411,20 @@ impl EngineControl {
                 Err(e) => Help::Unavailable(e.to_string()),
             }
         };
-        let read = app::domain::launch::classify(profile, install.kind, &self.data.launch_policy(install, help));
-        let mut issues = read.issues;
-        // What the values reach, resolved on disk: a symlink inside the root may point out.
+        let mut read = app::domain::launch::classify(profile, install.kind, &self.data.launch_policy(install, help));
         let root = self.data.models_root();
-        for path in read.paths {
+        for path in std::mem::take(&mut read.paths) {
             if confined(&root, Path::new(&path)).is_err() {
-                issues.push(app::domain::profile::Issue {
+                read.issues.push(app::domain::profile::Issue {
                     field: "EXTRA_ARGS".into(),
                     line: None,
                     severity: app::domain::profile::Severity::Error,
-                    kind: app::domain::profile::IssueKind::PathOutsideModels { value: path },
+                    kind: app::domain::profile::IssueKind::PathOutsideModels { value: path.clone() },
                 });
             }
+            read.paths.push(path);
         }
-        issues
+        read
     }
 
     /// Loads a profile and everything needed to launch it.

@@ -26,6 +26,7 @@ pub fn prompt(tokens: usize, seed: u64, i: usize) -> String {
 }
 
 /// How the bench sizes its prompts.
+#[derive(Clone)]
 pub enum Prompts {
     /// Exactly `--input-len` tokens, by the model's own tokenizer.
     Tokens(Arc<super::tokens::PromptTokenizer>),
@@ -176,6 +177,9 @@ const PREBUILD_TOKENS: usize = 64 << 20;
 const MAX_CONCURRENCY: u64 = 100_000;
 const MAX_INPUT_LEN: u64 = 1 << 20;
 const MAX_OUTPUT_LEN: u64 = 1 << 20;
+/// The most tokens a run may ask for in all, prompts and answers, warm-up included: each bound
+/// alone let a run multiply them (10^6 requests of 2^20-token prompts).
+const MAX_TOTAL_TOKENS: u64 = 1 << 32;
 
 /// Checks a run's parameters before anything is allocated; the error names the field.
 pub fn validate(p: &BenchParams) -> Result<(), BenchError> {
@@ -202,7 +206,25 @@ pub fn validate(p: &BenchParams) -> Result<(), BenchError> {
             return Err(BenchError::TooLarge { field, max });
         }
     }
+    let asked = (p.requests as u64)
+        .saturating_add(p.warmup as u64)
+        .saturating_mul((p.input_len as u64).saturating_add(u64::from(p.output_len)));
+    if asked > MAX_TOTAL_TOKENS {
+        return Err(BenchError::TooLarge {
+            field: "(--requests + --warmup) × (--input-len + --output-len)",
+            max: MAX_TOTAL_TOKENS,
+        });
+    }
     Ok(())
+}
+
+/// Builds request `i`'s body off the async runtime (sizing a prompt with a tokenizer takes
+/// milliseconds), once the request holds its slot: prompts waiting for a slot are not held.
+async fn build_body(make: &Arc<(BenchParams, Prompts)>, i: usize) -> serde_json::Value {
+    let make = make.clone();
+    tokio::task::spawn_blocking(move || body(&make.0, &make.1, i))
+        .await
+        .unwrap_or(serde_json::Value::Null)
 }
 
 /// Runs the benchmark; `progress` is called as requests finish.
@@ -230,19 +252,16 @@ pub async fn run(
         }
     );
     let progress = Arc::new(progress);
+    let make = Arc::new((p.clone(), prompts.clone()));
     // Warm-up at the run's concurrency, excluded from the statistics.
     if p.warmup > 0 {
         let sem = Arc::new(tokio::sync::Semaphore::new(slots));
         let mut handles = Vec::new();
         for i in 0..p.warmup {
-            let (client, url, body, sem) = (
-                client.clone(),
-                url.clone(),
-                body(p, prompts, usize::MAX - i),
-                sem.clone(),
-            );
+            let (client, url, make, sem) = (client.clone(), url.clone(), make.clone(), sem.clone());
             handles.push(tokio::spawn(async move {
                 let _permit = sem.acquire_owned().await;
+                let body = build_body(&make, usize::MAX - i).await;
                 one(&client, &url, &body).await
             }));
         }
@@ -277,16 +296,17 @@ pub async fn run(
             tokio::task::yield_now().await;
         }
         let lag = Instant::now().saturating_duration_since(due).as_secs_f64();
-        let body = match prebuilt.as_mut().and_then(|all| all.get_mut(i)) {
-            Some(b) => std::mem::take(b),
-            None => body(p, prompts, i),
-        };
-        let (client, url, body, sem) = (client.clone(), url.clone(), body, sem.clone());
+        let built = prebuilt.as_mut().and_then(|all| all.get_mut(i)).map(std::mem::take);
+        let (client, url, make, sem) = (client.clone(), url.clone(), make.clone(), sem.clone());
         let (done, failed, progress, total) = (done.clone(), failed.clone(), progress.clone(), p.requests);
         handles.push(tokio::spawn(async move {
             let queued = Instant::now();
             let _permit = sem.acquire_owned().await;
             let client_queue = queued.elapsed().as_secs_f64();
+            let body = match built {
+                Some(b) => b,
+                None => build_body(&make, i).await,
+            };
             let sent_at = t0.elapsed().as_secs_f64();
             let mut r = one(&client, &url, &body).await;
             r.sent_at = sent_at;
@@ -390,6 +410,24 @@ mod tests {
                     ..ok.clone()
                 },
                 "--output-len",
+            ),
+            // Each within its bound, the product not (the audit's 10^6 × 2^20).
+            (
+                BenchParams {
+                    requests: 1_000_000,
+                    input_len: 1 << 20,
+                    ..ok.clone()
+                },
+                "--input-len",
+            ),
+            (
+                BenchParams {
+                    requests: 5_000,
+                    warmup: 5_000,
+                    input_len: 1 << 19,
+                    ..ok.clone()
+                },
+                "--warmup",
             ),
         ] {
             let e = validate(&bad).unwrap_err().to_string();

@@ -253,3 +253,62 @@ async fn an_operator_proposes_an_approver_approves_the_gate_activates_and_rollba
 
 // The approval bound to the content hash the approver saw is tested through the router
 // in-process (`router::an_approval_binds_to_the_content_the_approver_saw`): no process needed.
+
+/// Deny by default through the review door (issue 42): a proposed change that names a flag the
+/// console cannot check is refused naming it, and the reviewer reads what the policy read each
+/// extra flag of the candidate as.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reviewer_reads_each_extra_flag_as_the_policy_read_it() {
+    let (env, _port) = Env::serving_vllm("ed", "");
+    env.add_user("alice", "operator");
+    let console_port = free_port();
+    let _console = Console::start(&env, console_port);
+    eventually(Duration::from_secs(30), async || console_engines(console_port).await).await;
+    let alice = Session::login(&format!("http://127.0.0.1:{console_port}"), "alice").await;
+    let active = str(&env.run(&["profile", "export", "ed"])).0;
+    for (extra, named) in [
+        (
+            "EXTRA_ARGS='--logging-config.pylogging_config_file=/x.json'",
+            "--logging-config",
+        ),
+        ("EXTRA_ARGS='--chat-template roofline.toml'", "roofline.toml"),
+        ("EXTRA_ARGS='--tool-server demo'", "--tool-server"),
+    ] {
+        let (status, body) = alice
+            .call(
+                "propose_change",
+                &propose(None, &format!("{active}{extra}\n"), "a harmless line", true),
+            )
+            .await;
+        assert!(status >= 400 && body.contains(named), "{extra}: {status} {body}");
+    }
+    let candidate = format!("{active}EXTRA_ARGS='--enforce-eager --seed 7 --dtype half'\n");
+    let (status, body) = alice
+        .call(
+            "propose_change",
+            &propose(None, &candidate, "eager for the profile run", true),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let id: i64 = body.trim().parse().unwrap();
+    let c = change(&alice, id).await;
+    let classes: Vec<(String, String)> = c["extra_flags"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{c}"))
+        .iter()
+        .map(|f| {
+            (
+                f["shown"].as_str().unwrap().to_string(),
+                f["class"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        classes,
+        [
+            ("--enforce-eager".to_string(), "switch".to_string()),
+            ("--seed 7".to_string(), "number".to_string()),
+            ("--dtype half".to_string(), "choice".to_string())
+        ]
+    );
+}
