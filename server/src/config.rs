@@ -247,6 +247,12 @@ pub struct LaunchConfig {
     /// Linker, Python and shell variables (`LD_*`, `PYTHON*`, `PATH`, …) stay refused.
     #[serde(default)]
     pub allow_env: Vec<String>,
+    /// Addresses beyond loopback an engine may bind or reach through a flag's value
+    /// (`--otlp-traces-endpoint`, `--kv-events-config`'s endpoint, SGLang's
+    /// `--dist-init-addr`), each an exact address or host name: a wildcard or an any-address
+    /// (`*`, `0.0.0.0`, `::`) is refused when the console starts.
+    #[serde(default)]
+    pub allow_endpoints: Vec<String>,
     /// What `serve` does when processes of a profile's previous engine still run after its
     /// leader died (vLLM's EngineCore and workers, holding GPU memory): refuse and name them
     /// (`false`, the default), or end them first and journal that (`true`).
@@ -462,6 +468,14 @@ impl HostConfig {
             if let Err(why) = app::domain::launch::host_env_entry(name) {
                 bail!(
                     "{CONFIG_FILE}: [launch] allow_env entry `{name}` is refused ({why}): list each environment name exactly; linker, Python and shell variables are never allowed"
+                );
+            }
+        }
+        for host in &cfg.launch.allow_endpoints {
+            let any = host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_unspecified());
+            if any || host.is_empty() || host.contains(['*', '?', '/', ' ']) {
+                bail!(
+                    "{CONFIG_FILE}: [launch] allow_endpoints entry `{host}` is refused: name each address or host exactly; a wildcard or an any-address would let a profile bind every interface"
                 );
             }
         }
@@ -801,6 +815,7 @@ impl DataDir {
             models_root: Some(self.models_root().to_string_lossy().into_owned()),
             help,
             simulator: install.simulator,
+            allow_endpoints: self.config.launch.allow_endpoints.clone(),
         }
     }
 

@@ -94,6 +94,19 @@ pub fn unreachable(e: &sqlx::Error) -> bool {
     )
 }
 
+/// Whether an error means the database is gone, for the parts that then answer from what
+/// they hold (remembered sessions): an unreachable database, but a pool time-out only while
+/// the heartbeat also says the database is away. A pool exhausted by load is a busy database
+/// that still answers: reading it as an outage honoured a disabled account's remembered
+/// session.
+pub fn outage(e: &sqlx::Error) -> bool {
+    outage_given(e, away())
+}
+
+fn outage_given(e: &sqlx::Error, away: bool) -> bool {
+    unreachable(e) && (away || !matches!(e, sqlx::Error::PoolTimedOut))
+}
+
 /// See [`health`].
 #[derive(Debug)]
 pub struct Health(tokio::sync::watch::Sender<Option<i64>>);
@@ -457,6 +470,15 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pool_time_out_is_an_outage_only_while_the_heartbeat_says_so() {
+        let io = || sqlx::Error::Io(std::io::Error::other("connection refused"));
+        assert!(outage_given(&io(), false), "a refused connection is the database gone");
+        assert!(!outage_given(&sqlx::Error::PoolTimedOut, false), "a busy pool is not");
+        assert!(outage_given(&sqlx::Error::PoolTimedOut, true));
+        assert!(!outage_given(&sqlx::Error::RowNotFound, true), "an answer is an answer");
+    }
 
     #[test]
     fn a_logged_url_has_no_password() {

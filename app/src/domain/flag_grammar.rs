@@ -171,6 +171,14 @@ fn misfit(reason: &'static str, detail: impl Into<String>) -> Misfit {
     }
 }
 
+/// Where values may lead on this host: the models root paths must lie in, and the addresses
+/// beyond loopback its configuration lets engines bind or reach (`[launch] allow_endpoints`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Places<'a> {
+    pub root: Option<&'a str>,
+    pub hosts: &'a [String],
+}
+
 /// What a checked value reaches, for the server's second look (symlinks resolved on disk).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reaches {
@@ -304,11 +312,17 @@ fn check_path(v: &str, root: Option<&str>, reaches: &mut Reaches) -> Result<(), 
     Ok(())
 }
 
-fn check_endpoint(v: &str) -> Result<(), Misfit> {
+fn check_endpoint(v: &str, hosts: &[String]) -> Result<(), Misfit> {
     match endpoint_host(v) {
-        Some(h) if is_loopback_host(h) => Ok(()),
+        Some(h) if is_loopback_host(h) || allowed_host(h, hosts) => Ok(()),
         _ => Err(misfit("endpoint", v)),
     }
+}
+
+/// A host the configuration names exactly (an address or a name; never a wildcard).
+fn allowed_host(h: &str, hosts: &[String]) -> bool {
+    let h = h.trim_start_matches('[').trim_end_matches(']');
+    hosts.iter().any(|a| a.eq_ignore_ascii_case(h))
 }
 
 /// Keys of a JSON value that name code, files or addresses: never data, whatever the flag.
@@ -367,7 +381,7 @@ fn parse_json(v: &str) -> Result<serde_json::Value, Misfit> {
 fn check_json_keys(
     v: &serde_json::Value,
     keys: &[(&str, Grammar)],
-    root: Option<&str>,
+    places: &Places<'_>,
     reaches: &mut Reaches,
 ) -> Result<(), Misfit> {
     let serde_json::Value::Object(map) = v else {
@@ -382,13 +396,14 @@ fn check_json_keys(
             serde_json::Value::Null => continue,
             other => other.to_string(),
         };
-        check(*g, &text, root, reaches).map_err(|m| misfit(m.reason, format!("{k}: {}", m.detail)))?;
+        check(*g, &text, places, reaches).map_err(|m| misfit(m.reason, format!("{k}: {}", m.detail)))?;
     }
     Ok(())
 }
 
 /// One LoRA adapter: `name=path` or a JSON object with a path.
-fn check_lora(v: &str, root: Option<&str>, reaches: &mut Reaches) -> Result<(), Misfit> {
+fn check_lora(v: &str, places: &Places<'_>, reaches: &mut Reaches) -> Result<(), Misfit> {
+    let root = places.root;
     if v.trim_start().starts_with('{') {
         const LORA: &[(&str, Grammar)] = &[
             ("name", Grammar::Word),
@@ -398,7 +413,7 @@ fn check_lora(v: &str, root: Option<&str>, reaches: &mut Reaches) -> Result<(), 
             ("base_model_name", Grammar::Word),
             ("pinned", Grammar::Bool),
         ];
-        return check_json_keys(&parse_json(v)?, LORA, root, reaches);
+        return check_json_keys(&parse_json(v)?, LORA, places, reaches);
     }
     match v.split_once('=') {
         Some((name, path)) if is_word(name) => check_path(path, root, reaches),
@@ -408,8 +423,9 @@ fn check_lora(v: &str, root: Option<&str>, reaches: &mut Reaches) -> Result<(), 
 }
 
 /// Checks one value against its flag's grammar; what it reaches on disk goes to `reaches`.
-pub fn check(g: Grammar, v: &str, root: Option<&str>, reaches: &mut Reaches) -> Result<(), Misfit> {
+pub fn check(g: Grammar, v: &str, places: &Places<'_>, reaches: &mut Reaches) -> Result<(), Misfit> {
     use Grammar::*;
+    let root = places.root;
     match g {
         Path => check_path(v, root, reaches),
         PathOr(words) if words.contains(&v) => Ok(()),
@@ -418,17 +434,20 @@ pub fn check(g: Grammar, v: &str, root: Option<&str>, reaches: &mut Reaches) -> 
         TemplateOrLiteral => check_path(v, root, reaches),
         TemplateOrName if is_word(v) => Ok(()),
         TemplateOrName => check_path(v, root, reaches),
-        LoraModules => check_lora(v, root, reaches),
+        LoraModules => check_lora(v, places, reaches),
         Word if is_word(v) => Ok(()),
         Word => Err(misfit("word", v)),
         Text if is_text(v) => Ok(()),
         Text => Err(misfit("word", v.escape_debug().to_string())),
-        Endpoint => check_endpoint(v),
-        Endpoints => v.split(',').map(str::trim).try_for_each(check_endpoint),
-        Host if is_loopback_host(v) => Ok(()),
+        Endpoint => check_endpoint(v, places.hosts),
+        Endpoints => v
+            .split(',')
+            .map(str::trim)
+            .try_for_each(|e| check_endpoint(e, places.hosts)),
+        Host if is_loopback_host(v) || allowed_host(v, places.hosts) => Ok(()),
         Host => Err(misfit("endpoint", v)),
         JsonData => check_json_data(&parse_json(v)?, "", 0),
-        Json(keys) => check_json_keys(&parse_json(v)?, keys, root, reaches),
+        Json(keys) => check_json_keys(&parse_json(v)?, keys, places, reaches),
         Number if is_number(v) || is_number_list(v) => Ok(()),
         Number => Err(misfit("word", v)),
         Bool if is_number(v) || matches!(v.to_ascii_lowercase().as_str(), "true" | "false") => Ok(()),
@@ -442,9 +461,11 @@ mod tests {
 
     fn fits(g: Grammar, v: &str) -> Result<Vec<String>, &'static str> {
         let mut r = Reaches::default();
-        check(g, v, Some("/models"), &mut r)
-            .map(|()| r.paths)
-            .map_err(|m| m.reason)
+        let places = Places {
+            root: Some("/models"),
+            hosts: &[],
+        };
+        check(g, v, &places, &mut r).map(|()| r.paths).map_err(|m| m.reason)
     }
 
     #[test]
@@ -562,6 +583,17 @@ mod tests {
         assert!(fits(Grammar::Endpoints, "127.0.0.1:8000,localhost:1234").is_ok());
         assert_eq!(fits(Grammar::Endpoints, "demo"), Err("endpoint"));
         assert_eq!(fits(Grammar::Host, "0.0.0.0"), Err("endpoint"));
+        // An address the host configuration names, exactly; never a wildcard.
+        let hosts = ["10.0.0.5".to_string(), "collector.internal".to_string()];
+        let places = Places {
+            root: Some("/models"),
+            hosts: &hosts,
+        };
+        let mut r = Reaches::default();
+        assert!(check(Grammar::Endpoint, "http://collector.internal:4317", &places, &mut r).is_ok());
+        assert!(check(Grammar::Host, "10.0.0.5", &places, &mut r).is_ok());
+        assert!(check(Grammar::Endpoint, "tcp://*:5557", &places, &mut r).is_err());
+        assert!(check(Grammar::Endpoint, "http://10.0.0.6:1", &places, &mut r).is_err());
     }
 
     #[test]

@@ -20,7 +20,7 @@
 
 use super::argparse::{self, Resolved};
 use super::engine::EngineKind;
-use super::flag_grammar::{self, Grammar, Misfit, Reaches};
+use super::flag_grammar::{self, Grammar, Misfit, Places, Reaches};
 use super::flagmap::FLAG_MAP;
 use super::help_flags::FlagSet;
 use super::profile::{Issue, IssueKind, Profile, Severity, ENV_PREFIX};
@@ -54,6 +54,9 @@ pub struct Policy {
     pub help: Help,
     /// The installation is the console's simulator, which also reads `ROOFLINE_SIM_*`.
     pub simulator: bool,
+    /// Addresses beyond loopback an engine may bind or reach through a flag's value (a
+    /// tracing collector, a KV-event subscriber), each exactly (`[launch] allow_endpoints`).
+    pub allow_endpoints: Vec<String>,
 }
 
 /// Environment names any engine's profile may set: devices, thread counts, allocator and
@@ -673,7 +676,10 @@ fn decide(
             }),
         };
     }
-    let root = policy.models_root.as_deref();
+    let places = Places {
+        root: policy.models_root.as_deref(),
+        hosts: &policy.allow_endpoints,
+    };
     let grammar = flag_grammar::grammar(kind, &r.canonical).or_else(|| simulator_grammar(policy, &r.canonical));
     let mut reaches = Reaches::default();
     let mut class = "number";
@@ -682,7 +688,7 @@ fn decide(
             // A dotted key sets one field of a JSON-valued flag: checked as that object.
             match grammar {
                 Some(g @ (Grammar::Json(_) | Grammar::JsonData)) => {
-                    flag_grammar::check(g, &json, root, &mut reaches)?;
+                    flag_grammar::check(g, &json, &places, &mut reaches)?;
                     class = "checked";
                 }
                 _ if fallback == Fallback::Refuse => return Err(misfit_unclassified()),
@@ -703,7 +709,7 @@ fn decide(
         }
         match grammar {
             Some(g) => {
-                flag_grammar::check(g, v, root, &mut reaches)?;
+                flag_grammar::check(g, v, &places, &mut reaches)?;
                 class = "checked";
             }
             None if flag_grammar::is_number(v) || flag_grammar::is_number_list(v) => {}
@@ -744,7 +750,8 @@ fn decide_static(
     let mut reaches = Reaches::default();
     if let Some(g) = flag_grammar::grammar(kind, &r.canonical) {
         for v in values {
-            flag_grammar::check(g, v, root, &mut reaches)?;
+            let places = Places { root, hosts: &[] };
+            flag_grammar::check(g, v, &places, &mut reaches)?;
         }
         paths.extend(reaches.paths);
         return Ok("checked");

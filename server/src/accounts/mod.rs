@@ -397,7 +397,9 @@ impl Accounts {
                 }
                 Ok(None)
             }
-            Err(AuthError::Sqlx(e)) if crate::db::unreachable(&e) => match self.seen_live(&key) {
+            // Only an outage: a pool exhausted by load is not one (the account may have been
+            // disabled meanwhile).
+            Err(AuthError::Sqlx(e)) if crate::db::outage(&e) => match self.seen_live(&key) {
                 Some(info) => Ok(Some(info)),
                 None => Err(AuthError::Sqlx(e)),
             },

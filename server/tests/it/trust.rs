@@ -326,3 +326,40 @@ fn a_symlink_inside_the_root_does_not_carry_a_flag_out_of_it() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("tmpl.jinja"), "{}", stderr(&out));
 }
+
+/// An address beyond loopback passes only where the host configuration names it exactly; the
+/// configuration refuses a wildcard or an any-address when the console starts.
+#[test]
+fn the_host_names_the_addresses_beyond_loopback_an_engine_may_reach() {
+    let import = |env: &Env| {
+        let path = env.data().join("otlp.env");
+        std::fs::write(
+            &path,
+            format!(
+                "ENGINE=sim-vllm\nMODEL={}\nPORT={}\nEXTRA_ARGS='--otlp-traces-endpoint http://collector.internal:4317'\n",
+                env.model().display(),
+                free_port()
+            ),
+        )
+        .unwrap();
+        env.run(&["profile", "import", path.to_str().unwrap()])
+    };
+    let env = Env::new();
+    let out = import(&env);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("collector.internal"), "{}", stderr(&out));
+    let env = Env::with_extra_config("");
+    let config = env.data().join("roofline.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{text}\n[launch]\nallow_endpoints = [\"collector.internal\"]\n"),
+    )
+    .unwrap();
+    let out = import(&env);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::write(&config, format!("{text}\n[launch]\nallow_endpoints = [\"0.0.0.0\"]\n")).unwrap();
+    let out = env.run(&["profile", "list"]);
+    assert_ne!(out.status.code(), Some(0), "an any-address was accepted");
+    assert!(stderr(&out).contains("allow_endpoints"), "{}", stderr(&out));
+}
