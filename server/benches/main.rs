@@ -14,6 +14,7 @@
     reason = "a bench panics on a broken setup, naming it, and reads as one scenario"
 )]
 
+mod body_flood;
 mod common;
 mod fleet_db;
 mod fleet_scale;
@@ -24,12 +25,13 @@ mod stall;
 mod stream_flood;
 
 /// The benches by name, in the order a run of all of them takes.
-const BENCHES: [(&str, fn()); 7] = [
+const BENCHES: [(&str, fn()); 8] = [
     ("parser", parser::main),
     ("fleet_scale", fleet_scale::main),
     ("fleet_db", fleet_db::main),
     ("signin_flood", signin_flood::main),
     ("stream_flood", stream_flood::main),
+    ("body_flood", body_flood::main),
     ("stall", stall::main),
     ("model_hash", model_hash::main),
 ];

@@ -107,6 +107,20 @@ fn outage_given(e: &sqlx::Error, away: bool) -> bool {
     unreachable(e) && (away || !matches!(e, sqlx::Error::PoolTimedOut))
 }
 
+/// Whether the database takes a write now: a statement that changes nothing, in a transaction
+/// rolled back (a timeout that drops it midway still rolls back; a raw `BEGIN` would go back to
+/// the pool with SQLite's write lock held). One statement both back ends read: `where 0` was
+/// SQLite's dialect, and PostgreSQL refused it ("argument of WHERE must be type boolean"), so
+/// `/readyz` answered 503 on every PostgreSQL console. A read-only PostgreSQL (a standby after
+/// a failover) refuses it too, as it should.
+pub async fn write_probe(pool: &Pool) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("update _sqlx_migrations set version = version where 1 = 0")
+        .execute(&mut *tx)
+        .await?;
+    tx.rollback().await
+}
+
 /// See [`health`].
 #[derive(Debug)]
 pub struct Health(tokio::sync::watch::Sender<Option<i64>>);
@@ -470,6 +484,15 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_write_probe_runs_on_both_back_ends() {
+        for db in testing::both().await {
+            write_probe(&db.pool)
+                .await
+                .unwrap_or_else(|e| panic!("{:?}: {e}", db.backend));
+        }
+    }
 
     #[test]
     fn a_pool_time_out_is_an_outage_only_while_the_heartbeat_says_so() {

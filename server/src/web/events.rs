@@ -74,17 +74,8 @@ pub async fn readyz(State(s): State<WebState>) -> Response {
 /// What `/readyz` finds wrong with the database: not writable, or the journal refusing.
 async fn database_problems(s: &WebState) -> Vec<String> {
     let mut problems = Vec::new();
-    let pool = s.ctx.pool.clone();
-    // A write statement that changes nothing still takes SQLite's write lock. Inside a
-    // transaction sqlx tracks, so a timeout that drops it midway still rolls back (a raw
-    // BEGIN would go back to the pool with the lock held).
-    let writable = async {
-        let mut tx = pool.begin().await?;
-        sqlx::query("update _sqlx_migrations set version = version where 0")
-            .execute(&mut *tx)
-            .await?;
-        tx.rollback().await
-    };
+    // A write statement that changes nothing still takes SQLite's write lock.
+    let writable = crate::db::write_probe(&s.ctx.pool);
     match tokio::time::timeout(std::time::Duration::from_secs(5), writable).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => problems.push(format!("database not writable: {e}")),
