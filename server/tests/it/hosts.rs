@@ -101,6 +101,16 @@ async fn three_hosts_on_one_postgres_operate_each_others_engines() {
         started.elapsed().as_millis()
     );
     assert_eq!(seen["link"], format!("http://127.0.0.1:{}/engines/b-llama", ports[1]));
+    // Ready on PostgreSQL (issue 47: the write probe was SQLite's dialect, 503 always).
+    for port in ports {
+        let r = client()
+            .get(format!("http://127.0.0.1:{port}/readyz"))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        assert_eq!(status, 200, "{}", r.text().await.unwrap_or_default());
+    }
 
     let alice = Session::login(&format!("http://127.0.0.1:{}", ports[0]), "alice").await;
     // Every host is in the registry, heard from.
