@@ -5,8 +5,8 @@
 
 use super::engine::EngineKind;
 use super::{
-    envfile, help_flags, incident, launch, logscan, modelcheck, profile, prometheus, signals, startup_failure,
-    toolcall, vram,
+    envfile, flag_grammar, help_flags, incident, launch, logscan, modelcheck, profile, prometheus, signals,
+    startup_failure, toolcall, vram,
 };
 use help_flags::captured as installed_help;
 use proptest::prelude::*;
@@ -31,7 +31,46 @@ fn big_number() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Every grammar a flag value can have, JSON ones included.
+const GRAMMARS: &[flag_grammar::Grammar] = {
+    use flag_grammar::Grammar::*;
+    &[
+        Path,
+        PathOr(&["auto"]),
+        TemplateOrLiteral,
+        TemplateOrName,
+        LoraModules,
+        Word,
+        Text,
+        Endpoint,
+        Endpoints,
+        Host,
+        JsonData,
+        Json(&[("endpoint", Endpoint), ("path", Path), ("n", Number)]),
+        Number,
+        Bool,
+    ]
+};
+
 proptest! {
+    /// Any value against any grammar: never a panic, and what passes reaches only the root
+    /// (lexically) and loopback.
+    #[test]
+    fn flag_values_never_panic_and_stay_inside(v in texty("/.:{}[]\"=,@*~ tcp://127.0.0.1:80 localhost models ..x_")) {
+        let places = flag_grammar::Places { root: Some("/models"), hosts: &[] };
+        for g in GRAMMARS {
+            let mut reaches = flag_grammar::Reaches::default();
+            if flag_grammar::check(*g, &v, &places, &mut reaches).is_ok() {
+                for p in &reaches.paths {
+                    prop_assert!(flag_grammar::inside_root(p, "/models"), "{g:?} {v:?} reached {p}");
+                }
+                if matches!(g, flag_grammar::Grammar::Endpoint) {
+                    prop_assert!(!v.contains("0.0.0.0") && !v.contains('*'), "{v:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn prometheus_text_never_panics(body in texty("vllm:_{}=\",# \n0123456789.+-eEInfNa\\le")) {
         let parsed = prometheus::parse(&body);
