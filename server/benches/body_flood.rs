@@ -20,14 +20,12 @@
 )]
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-use crate::common::{arg, free_port, percentile, rss_mib, start_console, FLEET_TOKEN};
+use crate::common::{arg, free_port, lat_cells, rss_mib, start_console, Watch, FLEET_TOKEN};
 
 /// A body that sends its first kilobyte and then nothing, for good.
 struct NeverEnds(bool);
@@ -96,31 +94,10 @@ pub async fn main() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let pid = console.id();
     let idle = rss_mib(pid);
-    let stop = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let mut peak: f64 = 0.0;
-            while !stop.load(Ordering::Relaxed) {
-                peak = peak.max(rss_mib(pid));
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            peak
-        })
-    };
-    let reader = {
-        let (http, base, stop) = (http.clone(), base.clone(), stop.clone());
-        tokio::spawn(async move {
-            let mut lat = Vec::new();
-            while !stop.load(Ordering::Relaxed) {
-                let t = Instant::now();
-                let read = http.get(format!("{base}/api/engines")).bearer_auth(FLEET_TOKEN);
-                if read.send().await.is_ok_and(|r| r.status().is_success()) {
-                    lat.push(t.elapsed().as_secs_f64() * 1000.0);
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            lat
+    let watch = {
+        let (http, base) = (http.clone(), base.clone());
+        Watch::start(pid, move || {
+            http.get(format!("{base}/api/engines")).bearer_auth(FLEET_TOKEN)
         })
     };
 
@@ -166,12 +143,9 @@ pub async fn main() {
         .await
         .expect("streams still held five minutes in: the body deadline did not hold");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    stop.store(true, Ordering::Relaxed);
-    let peak = sampler.await.unwrap();
-    let mut lat = reader.await.unwrap();
+    let (peak, lat) = watch.finish().await;
     let _ = console.kill();
     let _ = console.wait();
-    lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let fates: Vec<Fate> = fates.into_iter().map(Result::unwrap).collect();
     let refused = fates.iter().filter(|f| matches!(f, Fate::Refused)).count();
     let ended: Vec<f64> = fates
@@ -195,13 +169,11 @@ pub async fn main() {
     statuses.sort();
     statuses.dedup();
     println!(
-        "| {connections} HTTP/2 connections × {streams} streams + {slow} HTTP/1 | {} | {refused} | {} / {slowest:.1} | {} | {idle:.0} / {peak:.0} | {:.1} / {:.1} / {:.1} |",
+        "| {connections} HTTP/2 connections × {streams} streams + {slow} HTTP/1 | {} | {refused} | {} / {slowest:.1} | {} | {idle:.0} / {peak:.0} | {} |",
         fates.len() - refused,
         ended.len(),
         statuses.join(", "),
-        percentile(&lat, 0.5),
-        percentile(&lat, 0.99),
-        lat.last().copied().unwrap_or(f64::NAN)
+        lat_cells(&lat)
     );
     // Over the cap a stream is refused, or (hyper's client reads the server's SETTINGS and
     // holds it back) waits for a slot: then it ends a deadline later than the first ones.

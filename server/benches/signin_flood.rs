@@ -18,7 +18,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{add_user, arg, free_port, percentile, rss_mib, start_console, FLEET_TOKEN};
+use crate::common::{add_user, arg, free_port, lat_cells, rss_mib, start_console, Watch, FLEET_TOKEN};
 
 #[tokio::main]
 pub async fn main() {
@@ -49,32 +49,10 @@ pub async fn main() {
     let idle_rss = rss_mib(console.id());
 
     // The fleet's view during the flood, and the console's memory.
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let reader = {
-        let (http, base, stop) = (http.clone(), base.clone(), stop.clone());
-        tokio::spawn(async move {
-            let mut lat = Vec::new();
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let t = Instant::now();
-                let read = http.get(format!("{base}/api/engines")).bearer_auth(FLEET_TOKEN);
-                if read.send().await.is_ok_and(|r| r.status().is_success()) {
-                    lat.push(t.elapsed().as_secs_f64() * 1000.0);
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            lat
-        })
-    };
-    let pid = console.id();
-    let sampler = {
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let mut peak: f64 = 0.0;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                peak = peak.max(rss_mib(pid));
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            peak
+    let watch = {
+        let (http, base) = (http.clone(), base.clone());
+        Watch::start(console.id(), move || {
+            http.get(format!("{base}/api/engines")).bearer_auth(FLEET_TOKEN)
         })
     };
     let flood_start = Instant::now();
@@ -95,21 +73,16 @@ pub async fn main() {
     let flood_s = flood_start.elapsed().as_secs_f64();
     // Keep reading a moment after the last answer, then stop.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let mut lat = reader.await.unwrap();
-    let peak = sampler.await.unwrap();
+    let (peak, lat) = watch.finish().await;
     let _ = console.kill();
     let _ = console.wait();
-    lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let count = |s: u16| statuses.iter().filter(|x| **x == s).count();
     let (hashed, refused, other) = (count(401), count(429), attempts - count(401) - count(429));
     println!("| attempts | flood (s) | reached a hash (401) | refused before work (429) | other | console RSS idle / peak (MiB) | /api/engines p50 / p99 / max during it (ms) |");
     println!("|---:|---:|---:|---:|---:|---:|---:|");
     println!(
-        "| {attempts} | {flood_s:.2} | {hashed} | {refused} | {other} | {idle_rss:.0} / {peak:.0} | {:.1} / {:.1} / {:.1} |",
-        percentile(&lat, 0.5),
-        percentile(&lat, 0.99),
-        lat.last().copied().unwrap_or(f64::NAN)
+        "| {attempts} | {flood_s:.2} | {hashed} | {refused} | {other} | {idle_rss:.0} / {peak:.0} | {} |",
+        lat_cells(&lat)
     );
     if other > 0 || hashed == 0 || lat.is_empty() || peak <= 0.0 {
         eprintln!("signin_flood: no figures (statuses {statuses:?})");

@@ -26,75 +26,11 @@
     reason = "a bench or test panics on a broken setup, naming it, and reads as one scenario"
 )]
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{add_user, arg, free_port, percentile, rss_mib, sign_in, start_console};
+use crate::common::{add_user, arg, free_port, lat_cells, rss_mib, sign_in, start_console, Watch};
 
 const PASSWORD: &str = "correct horse battery staple";
-
-/// Samples the console's RSS and another user's `/api/engines` latency until stopped.
-struct Watch {
-    stop: Arc<AtomicBool>,
-    peak: tokio::task::JoinHandle<f64>,
-    lat: tokio::task::JoinHandle<Vec<f64>>,
-}
-
-impl Watch {
-    fn start(pid: u32, http: reqwest::Client, base: String, cookie: String) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let peak = {
-            let stop = stop.clone();
-            tokio::spawn(async move {
-                let mut peak: f64 = 0.0;
-                while !stop.load(Ordering::Relaxed) {
-                    peak = peak.max(rss_mib(pid));
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-                peak
-            })
-        };
-        let lat = {
-            let stop = stop.clone();
-            tokio::spawn(async move {
-                let mut lat = Vec::new();
-                while !stop.load(Ordering::Relaxed) {
-                    let t = Instant::now();
-                    if http
-                        .get(format!("{base}/api/engines"))
-                        .header("cookie", &cookie)
-                        .send()
-                        .await
-                        .is_ok()
-                    {
-                        lat.push(t.elapsed().as_secs_f64() * 1000.0);
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                lat
-            })
-        };
-        Self { stop, peak, lat }
-    }
-
-    async fn finish(self) -> (f64, Vec<f64>) {
-        self.stop.store(true, Ordering::Relaxed);
-        let peak = self.peak.await.unwrap();
-        let mut lat = self.lat.await.unwrap();
-        lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        (peak, lat)
-    }
-}
-
-fn lat_cells(lat: &[f64]) -> String {
-    format!(
-        "{:.1} / {:.1} / {:.1}",
-        percentile(lat, 0.5),
-        percentile(lat, 0.99),
-        lat.last().copied().unwrap_or(f64::NAN)
-    )
-}
 
 #[tokio::main]
 pub async fn main() {
@@ -181,7 +117,11 @@ pub async fn main() {
     let idle = rss_mib(pid);
 
     // Streams opened and abandoned by one viewer, then a burst of log.
-    let watch = Watch::start(pid, http.clone(), base.clone(), olga.clone());
+    let reads = {
+        let (http, base, olga) = (http.clone(), base.clone(), olga.clone());
+        move || http.get(format!("{base}/api/engines")).header("cookie", &olga)
+    };
+    let watch = Watch::start(pid, reads.clone());
     let mut held = Vec::new();
     let (mut accepted, mut refused, mut other) = (0usize, 0usize, 0usize);
     for cookie in &cookies {
@@ -224,7 +164,7 @@ pub async fn main() {
     // Parallel exports, read slowly.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let before_exports = rss_mib(pid);
-    let watch = Watch::start(pid, http.clone(), base.clone(), olga.clone());
+    let watch = Watch::start(pid, reads);
     let results = futures::future::join_all((0..exports).map(|_| {
         let (base, vera) = (base.clone(), vera.clone());
         async move {

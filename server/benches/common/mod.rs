@@ -2,6 +2,7 @@
 #![allow(
     dead_code,
     clippy::expect_used,
+    clippy::unwrap_used,
     reason = "helpers shared by files that each use some of them; setup failures panic, naming them"
 )]
 
@@ -101,4 +102,63 @@ pub async fn sign_in(http: &reqwest::Client, base: &str, name: &str, password: &
         .find(|c| c.starts_with("roofline_session="))
         .expect("a session cookie")
         .to_string()
+}
+
+/// Samples a console's RSS (every 10 ms) and another client's latency (a request every
+/// 20 ms, made by `read`) until finished: what every flood bench reports beside its flood.
+pub struct Watch {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    peak: tokio::task::JoinHandle<f64>,
+    lat: tokio::task::JoinHandle<Vec<f64>>,
+}
+
+impl Watch {
+    pub fn start(pid: u32, read: impl Fn() -> reqwest::RequestBuilder + Send + 'static) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let peak = {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let mut peak: f64 = 0.0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    peak = peak.max(rss_mib(pid));
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+                peak
+            })
+        };
+        let lat = {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let mut lat = Vec::new();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let t = std::time::Instant::now();
+                    if read().send().await.is_ok_and(|r| r.status().is_success()) {
+                        lat.push(t.elapsed().as_secs_f64() * 1000.0);
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                lat
+            })
+        };
+        Self { stop, peak, lat }
+    }
+
+    /// The peak RSS (MiB) and the latencies (ms, sorted).
+    pub async fn finish(self) -> (f64, Vec<f64>) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let peak = self.peak.await.unwrap();
+        let mut lat = self.lat.await.unwrap();
+        lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        (peak, lat)
+    }
+}
+
+/// p50 / p99 / max of sorted latencies, for a table cell.
+pub fn lat_cells(lat: &[f64]) -> String {
+    format!(
+        "{:.1} / {:.1} / {:.1}",
+        percentile(lat, 0.5),
+        percentile(lat, 0.99),
+        lat.last().copied().unwrap_or(f64::NAN)
+    )
 }

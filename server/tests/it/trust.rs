@@ -8,6 +8,22 @@ fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `roofline profile import` of a profile `name` for `engine` on the test model with these
+/// extra lines.
+fn import_profile(env: &Env, name: &str, engine: &str, extra: &str) -> std::process::Output {
+    let path = env.data().join(format!("{name}.env"));
+    std::fs::write(
+        &path,
+        format!(
+            "ENGINE={engine}\nMODEL={}\nPORT={}\n{extra}\n",
+            env.model().display(),
+            free_port()
+        ),
+    )
+    .unwrap();
+    env.run(&["profile", "import", path.to_str().unwrap()])
+}
+
 #[test]
 fn an_import_that_loads_code_or_moves_the_listener_is_refused_field_by_field() {
     let env = Env::new();
@@ -102,19 +118,7 @@ fn the_host_can_allow_a_code_flag_for_an_installation_and_more_environment() {
 #[test]
 fn a_shortened_flag_or_a_wildcard_environment_name_cannot_load_code() {
     let env = Env::new();
-    let import = |name: &str, engine: &str, extra: &str| {
-        let path = env.data().join(format!("{name}.env"));
-        std::fs::write(
-            &path,
-            format!(
-                "ENGINE={engine}\nMODEL={}\nPORT={}\n{extra}\n",
-                env.model().display(),
-                free_port()
-            ),
-        )
-        .unwrap();
-        env.run(&["profile", "import", path.to_str().unwrap()])
-    };
+    let import = |name: &str, engine: &str, extra: &str| import_profile(&env, name, engine, extra);
     for (i, (engine, extra, named)) in [
         ("sim-vllm", "EXTRA_ARGS=--trust-remote", "--trust-remote-code"),
         ("sim-vllm", "EXTRA_ARGS=--trust_remote_cod", "--trust-remote-code"),
@@ -229,19 +233,8 @@ async fn the_engine_gets_the_model_path_as_resolved_when_checked() {
 #[test]
 fn a_flag_the_console_cannot_check_is_refused_and_relative_paths_reach_nothing() {
     let env = Env::new();
-    let import = |name: &str, engine: &str, extra: &str| {
-        let path = env.data().join(format!("{name}.env"));
-        std::fs::write(
-            &path,
-            format!(
-                "ENGINE={engine}\nMODEL={}\nPORT={}\nEXTRA_ARGS='{extra}'\n",
-                env.model().display(),
-                free_port()
-            ),
-        )
-        .unwrap();
-        env.run(&["profile", "import", path.to_str().unwrap()])
-    };
+    let import =
+        |name: &str, engine: &str, extra: &str| import_profile(&env, name, engine, &format!("EXTRA_ARGS='{extra}'"));
     for (i, (engine, extra, named)) in [
         ("sim-sglang", "--sidecar mymod", "--sidecar"),
         (
@@ -311,18 +304,8 @@ fn a_symlink_inside_the_root_does_not_carry_a_flag_out_of_it() {
     let env = Env::new();
     let link = env.model().join("tmpl.jinja");
     std::os::unix::fs::symlink(env.data().join("roofline.toml"), &link).unwrap();
-    let path = env.data().join("link.env");
-    std::fs::write(
-        &path,
-        format!(
-            "ENGINE=sim-vllm\nMODEL={}\nPORT={}\nEXTRA_ARGS='--chat-template {}'\n",
-            env.model().display(),
-            free_port(),
-            link.display()
-        ),
-    )
-    .unwrap();
-    let out = env.run(&["profile", "import", path.to_str().unwrap()]);
+    let extra = format!("EXTRA_ARGS='--chat-template {}'", link.display());
+    let out = import_profile(&env, "link", "sim-vllm", &extra);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("tmpl.jinja"), "{}", stderr(&out));
 }
@@ -332,17 +315,8 @@ fn a_symlink_inside_the_root_does_not_carry_a_flag_out_of_it() {
 #[test]
 fn the_host_names_the_addresses_beyond_loopback_an_engine_may_reach() {
     let import = |env: &Env| {
-        let path = env.data().join("otlp.env");
-        std::fs::write(
-            &path,
-            format!(
-                "ENGINE=sim-vllm\nMODEL={}\nPORT={}\nEXTRA_ARGS='--otlp-traces-endpoint http://collector.internal:4317'\n",
-                env.model().display(),
-                free_port()
-            ),
-        )
-        .unwrap();
-        env.run(&["profile", "import", path.to_str().unwrap()])
+        let extra = "EXTRA_ARGS='--otlp-traces-endpoint http://collector.internal:4317'";
+        import_profile(env, "otlp", "sim-vllm", extra)
     };
     let env = Env::new();
     let out = import(&env);
