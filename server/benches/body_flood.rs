@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-use crate::common::{arg, free_port, lat_cells, rss_mib, start_console, Watch, FLEET_TOKEN};
+use crate::common::{arg, free_port, lat_cells, rss_mib, start_console, wait_ready, Watch, FLEET_TOKEN};
 
 /// A body that sends its first kilobyte and then nothing, for good.
 struct NeverEnds(bool);
@@ -86,11 +86,7 @@ pub async fn main() {
         .timeout(Duration::from_secs(60))
         .build()
         .unwrap();
-    let t0 = Instant::now();
-    while http.get(format!("{base}/healthz")).send().await.is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the console did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_ready(&http, &base).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let pid = console.id();
     let idle = rss_mib(pid);

@@ -18,7 +18,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{add_user, arg, free_port, lat_cells, rss_mib, start_console, Watch, FLEET_TOKEN};
+use crate::common::{add_user, arg, free_port, lat_cells, rss_mib, start_console, wait_ready, Watch, FLEET_TOKEN};
 
 #[tokio::main]
 pub async fn main() {
@@ -41,11 +41,7 @@ pub async fn main() {
         .timeout(Duration::from_secs(60))
         .build()
         .unwrap();
-    let t0 = Instant::now();
-    while http.get(format!("{base}/healthz")).send().await.is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the console did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_ready(&http, &base).await;
     let idle_rss = rss_mib(console.id());
 
     // The fleet's view during the flood, and the console's memory.

@@ -26,9 +26,9 @@
     reason = "a bench or test panics on a broken setup, naming it, and reads as one scenario"
 )]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::common::{add_user, arg, free_port, lat_cells, rss_mib, sign_in, start_console, Watch};
+use crate::common::{add_user, arg, free_port, lat_cells, rss_mib, sign_in, start_console, wait_ready, Watch};
 
 const PASSWORD: &str = "correct horse battery staple";
 
@@ -99,11 +99,7 @@ pub async fn main() {
         .timeout(Duration::from_secs(120))
         .build()
         .unwrap();
-    let t0 = Instant::now();
-    while http.get(format!("{base}/healthz")).send().await.is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the console did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_ready(&http, &base).await;
     // Every sign-in first: a password hash (argon2id) takes tens of MiB that the allocator
     // keeps, which is not what this bench measures.
     let olga = sign_in(&http, &base, "olga", PASSWORD).await;

@@ -162,3 +162,15 @@ pub fn lat_cells(lat: &[f64]) -> String {
         lat.last().copied().unwrap_or(f64::NAN)
     )
 }
+
+/// Waits (a minute at most) until the console at `base` answers `/healthz`.
+pub async fn wait_ready(http: &reqwest::Client, base: &str) {
+    let t0 = std::time::Instant::now();
+    while http.get(format!("{base}/healthz")).send().await.is_err() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "the console did not start"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
