@@ -43,6 +43,9 @@ pub struct Limits {
     pub idle: Duration,
     /// Streams one HTTP/2 connection may carry at once (hyper's default is 200).
     pub streams: u32,
+    /// Bytes one request body may carry, whatever the route reads it with (a route's own
+    /// extractor limit, 1 MiB for the server functions, is lower).
+    pub body_bytes: u64,
 }
 
 impl Default for Limits {
@@ -52,6 +55,7 @@ impl Default for Limits {
             body: Duration::from_secs(30),
             idle: Duration::from_secs(60),
             streams: 32,
+            body_bytes: 16 << 20,
         }
     }
 }
@@ -110,6 +114,8 @@ pin_project_lite::pin_project! {
         inner: B,
         #[pin]
         deadline: Option<tokio::time::Sleep>,
+        // Bytes the body may still carry (a request body; `u64::MAX` for a response).
+        left: u64,
         held: Option<InFlight>,
     }
 }
@@ -132,7 +138,15 @@ where
                 return std::task::Poll::Ready(Some(Err("the request body was not sent within its deadline".into())));
             }
         }
-        this.inner.poll_frame(cx).map_err(Into::into)
+        let polled = this.inner.poll_frame(cx).map_err(Into::into);
+        if let std::task::Poll::Ready(Some(Ok(frame))) = &polled {
+            let n = frame.data_ref().map_or(0, |d| d.len() as u64);
+            if n > *this.left {
+                return std::task::Poll::Ready(Some(Err("the request body is over the console's size limit".into())));
+            }
+            *this.left -= n;
+        }
+        polled
     }
 
     fn is_end_stream(&self) -> bool {
@@ -306,6 +320,7 @@ pub async fn serve_with<L>(
                         axum::body::Body::new(Bounded {
                             inner: b,
                             deadline: Some(tokio::time::sleep(limits.body)),
+                            left: limits.body_bytes,
                             held: None,
                         })
                     });
@@ -315,6 +330,7 @@ pub async fn serve_with<L>(
                         axum::body::Body::new(Bounded {
                             inner: b,
                             deadline: None,
+                            left: u64::MAX,
                             held: Some(held),
                         })
                     }))
@@ -446,6 +462,7 @@ mod tests {
             body: Duration::from_millis(300),
             idle: Duration::from_millis(300),
             streams: 2,
+            body_bytes: 64 << 10,
         }
     }
 
@@ -578,6 +595,28 @@ mod tests {
         assert!(read.is_ok(), "the unfinished body was cut");
         let text = String::from_utf8_lossy(&answer);
         assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_request_body_over_the_size_limit_is_cut_whatever_the_route_reads_it_with() {
+        // A route with no limit of its own (reads the body whole, up to 1 GiB).
+        let app = Router::new().route(
+            "/upload",
+            axum::routing::post(|body: axum::body::Body| async move {
+                match axum::body::to_bytes(body, 1 << 30).await {
+                    Ok(b) => (axum::http::StatusCode::OK, b.len().to_string()),
+                    Err(e) => (axum::http::StatusCode::PAYLOAD_TOO_LARGE, e.to_string()),
+                }
+            }),
+        );
+        let addr = console(app, short()).await;
+        crate::tls::install_default_provider();
+        let c = reqwest::Client::builder().no_proxy().build().unwrap();
+        let at = format!("http://{addr}/upload");
+        let small = c.post(&at).body(vec![b'x'; 1000]).send().await.unwrap();
+        assert_eq!(small.status(), 200);
+        let big = c.post(&at).body(vec![b'x'; 1 << 20]).send().await.unwrap();
+        assert_eq!(big.status(), 413, "{}", big.text().await.unwrap_or_default());
     }
 
     #[test]
