@@ -652,6 +652,8 @@ change-key = Key
 change-before = Before (active)
 change-after = After (this change)
 change-key-unset = not set
+change-rendered-by = Command line and flags as { $host } renders them with its own configuration: the host that runs this engine.
+change-render-note = The engine's host did not render this change ({ $why }); shown as this console's configuration renders it. That host checks the profile again before it starts the engine.
 change-extra-flags = Extra flags, as the launch policy read them
 flag-class = { $class ->
     [switch] a switch: no value
@@ -975,6 +977,7 @@ job-action-bench = bench
 job-action-gate = run a change's gate
 job-action-evidence = open an incident (evidence read there)
 job-action-incident-action = an incident's action
+job-action-render = render a change for its review
 job-field-change = Change #
 job-field-clients-errors = Clients see errors
 job-open-incident = incident #{ $id }

@@ -29,6 +29,14 @@ pub struct ChangeEvent {
     pub at: String,
 }
 
+/// A change's command lines and extra flags as one host's configuration renders them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
+pub struct LaunchView {
+    pub argv_before: Vec<String>,
+    pub argv_after: Vec<String>,
+    pub extra_flags: Vec<crate::domain::launch::FlagClass>,
+}
+
 /// One change with everything its page shows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, crate::decode::FromWire)]
 pub struct ChangeView {
@@ -49,6 +57,11 @@ pub struct ChangeView {
     /// What the launch policy read each of the candidate's `EXTRA_ARGS` flags as, against
     /// the installed engine's help (`switch`, `number`, `choice`, `checked`, `allowed`).
     pub extra_flags: Vec<crate::domain::launch::FlagClass>,
+    /// The host whose configuration rendered the command lines and flags: the one that runs
+    /// the profile's engine (`None`: this console, which runs it or where none runs).
+    pub rendered_by: Option<String>,
+    /// Why the engine's host did not render them (the page then shows this console's).
+    pub render_note: Option<String>,
     /// The active profile has moved on since the change was written.
     pub stale: bool,
     pub events: Vec<ChangeEvent>,

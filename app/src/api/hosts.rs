@@ -49,10 +49,13 @@ pub enum JobAction {
     /// One of an incident's actions (`args.incident`, `args.incident_action`) taken on the
     /// engine's host, its outcome and re-check on the incident's timeline.
     IncidentAction,
+    /// A change's command lines and extra flags (`args.change`) as the engine's host renders
+    /// them with its own configuration: what its review page shows. Reads only.
+    Render,
 }
 
 impl JobAction {
-    pub const ALL: [JobAction; 9] = [
+    pub const ALL: [JobAction; 10] = [
         JobAction::Serve,
         JobAction::Stop,
         JobAction::Restart,
@@ -62,12 +65,15 @@ impl JobAction {
         JobAction::Gate,
         JobAction::Evidence,
         JobAction::IncidentAction,
+        JobAction::Render,
     ];
 
     /// The actions an operator asks for on the Hosts page (an incident's action is asked for
-    /// on the incident's page).
+    /// on the incident's page, a change's rendering by its review page).
     pub fn asked() -> impl Iterator<Item = JobAction> {
-        Self::ALL.into_iter().filter(|a| *a != Self::IncidentAction)
+        Self::ALL
+            .into_iter()
+            .filter(|a| !matches!(a, Self::IncidentAction | Self::Render))
     }
 
     pub fn as_str(self) -> &'static str {
@@ -81,6 +87,7 @@ impl JobAction {
             Self::Gate => "gate",
             Self::Evidence => "evidence",
             Self::IncidentAction => "incident-action",
+            Self::Render => "render",
         }
     }
 

@@ -355,6 +355,19 @@ fn ChangeBody(c: ChangeView, refetch: Callback<()>, verdicts: (Prediction, Predi
                 <pre class="envfile" data-testid="change-diff">{c.diff.join("\n")}</pre>
             </details>
             <ArgvChange before=c.argv_before.clone() after=c.argv_after.clone()/>
+            {c.rendered_by.clone().map(|host| {
+                let shown = host.clone();
+                view! {
+                    <p class="small muted" data-testid="change-rendered-by" data-host=host>
+                        {move || i18n.ta("change-rendered-by", &[("host", shown.clone().into())])}
+                    </p>
+                }
+            })}
+            {c.render_note.clone().map(|why| view! {
+                <p class="warning" role="status" data-testid="change-render-note">
+                    {move || i18n.ta("change-render-note", &[("why", why.clone().into())])}
+                </p>
+            })}
             <ExtraFlags flags=c.extra_flags.clone()/>
             <VerdictChange before=verdicts.0 after=verdicts.1/>
             {upgrade_panel}

@@ -215,16 +215,16 @@ impl Changes {
     pub async fn get(&self, caller: Caller, id: i64) -> Result<ChangeView, ChangeError> {
         let row = self.store.get(id).await.map_err(store_error)?;
         let facts = self.facts(&row, &caller).await?;
+        let launch = self.launch_view(&row.profile, &row.base_env, &row.env).await;
         Ok(ChangeView {
             summary: row.summary(),
             diff: env_diff(&row.base_env, &row.env),
             keys: key_changes(&row.base_env, &row.env),
-            argv_before: self.launch_argv(&row.profile, &row.base_env),
-            argv_after: self.launch_argv(&row.profile, &row.env),
-            extra_flags: match parse_profile(&row.profile, &row.env) {
-                Ok(p) => self.ctx.control.policy_reading(&p).await.flags,
-                Err(_) => Vec::new(),
-            },
+            argv_before: launch.argv_before,
+            argv_after: launch.argv_after,
+            extra_flags: launch.extra_flags,
+            rendered_by: None,
+            render_note: None,
             stale: facts.stale && row.state.open(),
             allowed: review::allowed(&facts),
             events: self.store.events(id).await.map_err(store_error)?,
@@ -234,6 +234,24 @@ impl Changes {
             base_env: row.base_env,
             env: row.env,
         })
+    }
+
+    /// Change `id`'s command lines and extra flags as this host's configuration renders them
+    /// (what a render job answers for a review page on another console).
+    pub async fn launch_of(&self, id: i64) -> Result<app::api::LaunchView, ChangeError> {
+        let row = self.store.get(id).await.map_err(store_error)?;
+        Ok(self.launch_view(&row.profile, &row.base_env, &row.env).await)
+    }
+
+    async fn launch_view(&self, profile: &str, base_env: &str, env: &str) -> app::api::LaunchView {
+        app::api::LaunchView {
+            argv_before: self.launch_argv(profile, base_env),
+            argv_after: self.launch_argv(profile, env),
+            extra_flags: match parse_profile(profile, env) {
+                Ok(p) => self.ctx.control.policy_reading(&p).await.flags,
+                Err(_) => Vec::new(),
+            },
+        }
     }
 
     pub async fn propose(

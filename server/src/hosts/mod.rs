@@ -127,7 +127,7 @@ impl Hosts {
                     ))
                 }
             },
-            JobAction::Gate => match args.change {
+            JobAction::Gate | JobAction::Render => match args.change {
                 Some(id) => {
                     let change = crate::changes::store::ChangeStore::new(self.ctx.pool.clone())
                         .get(id)
@@ -144,7 +144,11 @@ impl Hosts {
                         ..JobArgs::default()
                     }
                 }
-                None => return Err(HostError::Invalid("change: a gate job names its change".into())),
+                None => {
+                    return Err(HostError::Invalid(
+                        "change: a gate or render job names its change".into(),
+                    ))
+                }
             },
             JobAction::Evidence => JobArgs {
                 clients_see_errors: args.clients_see_errors,

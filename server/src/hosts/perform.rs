@@ -38,8 +38,13 @@ impl Performer {
             // A row this version cannot read (an unknown action or arguments): never guessed at.
             return Outcome::failed(job.outcome.clone().unwrap_or_default());
         }
-        // The rule the request was let through by, read again for the account as it is now.
-        let needed = match app::domain::auth::access_for("request_host_action") {
+        // The rule the request was let through by, read again for the account as it is now
+        // (a rendering for a review page reads what any signed-in reader of the change sees).
+        let rule = match job.action {
+            JobAction::Render => "get_change",
+            _ => "request_host_action",
+        };
+        let needed = match app::domain::auth::access_for(rule) {
             Some(app::domain::auth::Access::Role(r)) => r,
             _ => Role::Admin,
         };
@@ -97,6 +102,13 @@ impl Performer {
                     result_id: Some(id),
                 },
                 Err(e) => Outcome::failed(e.to_string()),
+            },
+            JobAction::Render => match job.args.change {
+                Some(id) => match self.changes.launch_of(id).await {
+                    Ok(view) => Outcome::done(serde_json::to_string(&view).unwrap_or_default()),
+                    Err(e) => Outcome::failed(e.to_string()),
+                },
+                None => Outcome::failed("a render job names its change"),
             },
             JobAction::IncidentAction => match (job.args.incident, &job.args.incident_action) {
                 (Some(id), Some(action)) => self.incident_action(job, id, action.clone()).await,

@@ -36,15 +36,83 @@ pub enum Routed {
     Job { host: String, job: i64 },
 }
 
+/// How long a review page waits for the engine's host to render a change.
+const RENDER_WAIT: Duration = Duration::from_secs(10);
+/// Renderings kept per console (a change's rendering is asked for once per version and host).
+const RENDERINGS: usize = 256;
+
+/// Renderings by (change, content hash, host).
+type Renderings =
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<(i64, String, String), app::api::LaunchView>>>;
+
 /// The page actions that follow the engine to its host.
 #[derive(Clone)]
 pub struct Router {
     pub hosts: Hosts,
     pub changes: Changes,
     pub incidents: Incidents,
+    /// What other hosts rendered for this console's review pages.
+    pub renderings: Renderings,
 }
 
 impl Router {
+    /// Change `id` as its page shows it, its command lines and extra flags rendered by the
+    /// host that runs its engine, with that host's configuration (installations, models root,
+    /// allowed flags and addresses, the installed engine's help): on consoles sharing one
+    /// database the reviewer reads what that host will run, not what this one would. When the
+    /// host does not answer in time the page says so and shows this console's rendering.
+    pub async fn change_view(&self, caller: Caller, id: i64) -> Result<app::api::ChangeView, RouteError> {
+        let mut view = self.changes.get(caller.clone(), id).await?;
+        let Some(host) = self.hosts.runs_elsewhere(&view.summary.profile).await? else {
+            return Ok(view);
+        };
+        let key = (id, view.content_hash.clone(), host.clone());
+        let known = self.renderings.lock().ok().and_then(|r| r.get(&key).cloned());
+        let rendered = match known {
+            Some(r) => Ok(r),
+            None => self.render_on(&caller, &host, &view.summary.profile, id).await,
+        };
+        match rendered {
+            Ok(r) => {
+                if let Ok(mut all) = self.renderings.lock() {
+                    if all.len() >= RENDERINGS {
+                        all.clear();
+                    }
+                    all.insert(key, r.clone());
+                }
+                view.argv_before = r.argv_before;
+                view.argv_after = r.argv_after;
+                view.extra_flags = r.extra_flags;
+                view.rendered_by = Some(host);
+            }
+            Err(why) => view.render_note = Some(format!("{host}: {why}")),
+        }
+        Ok(view)
+    }
+
+    async fn render_on(
+        &self,
+        caller: &Caller,
+        host: &str,
+        profile: &str,
+        id: i64,
+    ) -> Result<app::api::LaunchView, String> {
+        let args = JobArgs {
+            change: Some(id),
+            ..JobArgs::default()
+        };
+        let job = self
+            .hosts
+            .request_and_wait(&caller.name, host, profile, JobAction::Render, &args, RENDER_WAIT)
+            .await
+            .map_err(|e| e.to_string())?;
+        match job.state {
+            JobState::Done => serde_json::from_str(job.outcome.as_deref().unwrap_or_default())
+                .map_err(|e| format!("job #{}: an answer this console cannot read ({e})", job.id)),
+            _ => Err(format!("job #{}: {}", job.id, job.outcome.unwrap_or_default())),
+        }
+    }
+
     /// Starts change `id`'s gate where its profile's engine runs.
     pub async fn start_gate(&self, caller: Caller, id: i64) -> Result<Routed, RouteError> {
         let profile = self.changes.gate_profile(&caller, id).await?;

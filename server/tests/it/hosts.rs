@@ -766,3 +766,54 @@ fn journal_of(env: &Env, profile: &str) -> Vec<serde_json::Value> {
         .and_then(|v| v.as_array().cloned())
         .unwrap_or_default()
 }
+
+/// Issue 42: a change's review page shows the command line and each extra flag as the host
+/// that runs the engine renders them, with its own configuration. gpu-b serves `tmpl`; a
+/// change naming a chat template in gpu-b's models root is read on gpu-a, whose own models root
+/// does not hold that path (it would show no flag: the path is refused there).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_change_is_rendered_by_the_host_that_runs_its_engine() {
+    let Some(url) = pg_database().await else { return };
+    let t = two_hosts(&url, &url, "tmpl").await;
+    let template = t.b.model().join("t.jinja");
+    std::fs::write(&template, "{{ messages }}").unwrap();
+    let active = str(&t.b.run(&["profile", "export", "tmpl"])).0;
+    let candidate = format!("{active}EXTRA_ARGS='--chat-template {}'\n", template.display());
+    let on_b = Session::login(&format!("http://127.0.0.1:{}", t.ports[1]), "alice").await;
+    let (status, body) = on_b
+        .call(
+            "propose_change",
+            &format!(
+                "profile=tmpl&env_text={}&reason={}&submit=true",
+                urlencode(&candidate),
+                urlencode("the model's own template")
+            ),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let id: i64 = body.trim().parse().unwrap();
+    let on_a = Session::login(&format!("http://127.0.0.1:{}", t.ports[0]), "alice").await;
+    let c = change(&on_a, id).await;
+    assert_eq!(c["rendered_by"], "gpu-b", "{c}");
+    assert_eq!(c["render_note"], serde_json::Value::Null, "{c}");
+    let flags: Vec<(String, String)> = c["extra_flags"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{c}"))
+        .iter()
+        .map(|f| {
+            (
+                f["flag"].as_str().unwrap().to_string(),
+                f["class"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(flags, [("--chat-template".to_string(), "checked".to_string())], "{c}");
+    let after = c["argv_after"].to_string();
+    assert!(after.contains(&template.display().to_string()), "{after}");
+    // Asked again: the rendering is kept, no second job.
+    let again = change(&on_a, id).await;
+    assert_eq!(again["extra_flags"], c["extra_flags"]);
+    let (_, jobs) = on_a.call("list_jobs", "").await;
+    let renders = jobs.matches("\"render\"").count();
+    assert_eq!(renders, 1, "{jobs}");
+}

@@ -28,7 +28,7 @@ impl ChangeService for Adapter {
     }
 
     fn get(&self, caller: Caller, id: i64) -> BoxFut<'_, Result<ChangeView, ApiError>> {
-        Box::pin(async move { self.changes.get(caller, id).await.map_err(error) })
+        Box::pin(async move { self.route.change_view(caller, id).await.map_err(super::route_error) })
     }
 
     fn propose(

@@ -63,6 +63,7 @@ pub fn services(f: Features) -> Services {
         hosts: f.hosts.clone(),
         changes: f.changes.clone(),
         incidents: f.incidents.clone(),
+        renderings: Default::default(),
     };
     Services {
         accounts: Arc::new(f.auth),
