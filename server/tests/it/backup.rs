@@ -351,7 +351,9 @@ async fn a_restore_is_private_signs_everyone_out_is_journaled_and_the_journal_ca
 async fn the_journal_export_streams_every_entry_and_runs_two_at_a_time() {
     const N: usize = 2_000;
     let env = Env::new();
-    env.add_user("vera", "viewer");
+    for who in ["vera", "olga", "root"] {
+        env.add_user(who, "viewer");
+    }
     {
         let data = server::config::DataDir::open(env.data()).unwrap();
         let pool = server::db::open(&data.db_path()).await.unwrap();
@@ -374,11 +376,17 @@ async fn the_journal_export_streams_every_entry_and_runs_two_at_a_time() {
     eventually(Duration::from_secs(30), async || console_engines(port).await).await;
     let base = format!("http://127.0.0.1:{port}");
     let vera = Session::login(&base, "vera").await;
-    // Two exports that stop reading hold their places ...
+    let olga = Session::login(&base, "olga").await;
+    let root = Session::login(&base, "root").await;
+    // Two exports (of two accounts: one account runs one at a time) that stop reading hold
+    // their places ...
     let a = vera.get("/api/journal.json").send().await.unwrap();
-    let b = vera.get("/api/journal.json").send().await.unwrap();
+    let b = olga.get("/api/journal.json").send().await.unwrap();
     assert_eq!((a.status().as_u16(), b.status().as_u16()), (200, 200));
-    let c = vera.get("/api/journal.json").send().await.unwrap();
+    let mine = vera.get("/api/journal.json").send().await.unwrap();
+    assert_eq!(mine.status(), 429, "a second export of the same account");
+    assert!(mine.text().await.unwrap().contains("this account"));
+    let c = root.get("/api/journal.json").send().await.unwrap();
     assert_eq!(c.status(), 429, "a third export while two run");
     // ... which they give back when read to the end (or dropped).
     let all: Vec<serde_json::Value> = a.json().await.unwrap();
