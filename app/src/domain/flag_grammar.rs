@@ -326,6 +326,12 @@ fn allowed_host(h: &str, hosts: &[String]) -> bool {
 }
 
 /// Keys of a JSON value that name code, files or addresses: never data, whatever the flag.
+/// The flags read as [`Grammar::JsonData`] hand their objects to sampling defaults
+/// (`SamplingParams` via `ModelConfig.override_generation_config`, SGLang's
+/// `preferred_sampling_params`), per-prompt limits (`MultiModalConfig.limit_per_prompt`) and the
+/// chat template's keyword arguments: none of them takes such a key, so refusing it costs
+/// nothing and keeps a key a later release adds (a processor's `cache_dir`, a remote-code
+/// switch passed through) from being read as data.
 fn code_or_place_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     [
@@ -430,7 +436,9 @@ pub fn check(g: Grammar, v: &str, places: &Places<'_>, reaches: &mut Reaches) ->
         Path => check_path(v, root, reaches),
         PathOr(words) if words.contains(&v) => Ok(()),
         PathOr(_) => check_path(v, root, reaches),
-        TemplateOrLiteral if v.contains(['{', '}', '\n']) => Ok(()),
+        // vLLM opens the value as a file first, whatever it holds: a literal never starts
+        // like a path, so `/etc/x{` is read as the path it is.
+        TemplateOrLiteral if v.contains(['{', '}', '\n']) && !v.starts_with(['/', '~', '.']) => Ok(()),
         TemplateOrLiteral => check_path(v, root, reaches),
         TemplateOrName if is_word(v) => Ok(()),
         TemplateOrName => check_path(v, root, reaches),
@@ -454,6 +462,29 @@ pub fn check(g: Grammar, v: &str, places: &Places<'_>, reaches: &mut Reaches) ->
         Bool => Err(misfit("word", v)),
     }
 }
+
+/// One grammar of each kind (a JSON one with a key of each sort): what the hostile-input
+/// property and the fuzz target run every value through.
+pub const EVERY: &[Grammar] = &[
+    Grammar::Path,
+    Grammar::PathOr(&["auto"]),
+    Grammar::TemplateOrLiteral,
+    Grammar::TemplateOrName,
+    Grammar::LoraModules,
+    Grammar::Word,
+    Grammar::Text,
+    Grammar::Endpoint,
+    Grammar::Endpoints,
+    Grammar::Host,
+    Grammar::JsonData,
+    Grammar::Json(&[
+        ("endpoint", Grammar::Endpoint),
+        ("path", Grammar::Path),
+        ("n", Grammar::Number),
+    ]),
+    Grammar::Number,
+    Grammar::Bool,
+];
 
 #[cfg(test)]
 mod tests {
@@ -532,6 +563,8 @@ mod tests {
         // A chat template: a path or a literal template; a bare word is a relative path to vLLM.
         assert!(fits(Grammar::TemplateOrLiteral, "{{ messages }}").is_ok());
         assert_eq!(fits(Grammar::TemplateOrLiteral, "roofline.toml"), Err("relative-path"));
+        // vLLM opens it as a file first: a brace does not make an absolute path a template.
+        assert_eq!(fits(Grammar::TemplateOrLiteral, "/etc/x{"), Err("outside-root"));
         // SGLang reads a bare word as a built-in template's name.
         assert!(fits(Grammar::TemplateOrName, "chatml").is_ok());
         assert_eq!(fits(Grammar::TemplateOrName, "../roofline.toml"), Err("relative-path"));

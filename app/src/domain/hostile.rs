@@ -31,34 +31,13 @@ fn big_number() -> impl Strategy<Value = String> {
     ]
 }
 
-/// Every grammar a flag value can have, JSON ones included.
-const GRAMMARS: &[flag_grammar::Grammar] = {
-    use flag_grammar::Grammar::*;
-    &[
-        Path,
-        PathOr(&["auto"]),
-        TemplateOrLiteral,
-        TemplateOrName,
-        LoraModules,
-        Word,
-        Text,
-        Endpoint,
-        Endpoints,
-        Host,
-        JsonData,
-        Json(&[("endpoint", Endpoint), ("path", Path), ("n", Number)]),
-        Number,
-        Bool,
-    ]
-};
-
 proptest! {
     /// Any value against any grammar: never a panic, and what passes reaches only the root
     /// (lexically) and loopback.
     #[test]
     fn flag_values_never_panic_and_stay_inside(v in texty("/.:{}[]\"=,@*~ tcp://127.0.0.1:80 localhost models ..x_")) {
         let places = flag_grammar::Places { root: Some("/models"), hosts: &[] };
-        for g in GRAMMARS {
+        for g in flag_grammar::EVERY {
             let mut reaches = flag_grammar::Reaches::default();
             if flag_grammar::check(*g, &v, &places, &mut reaches).is_ok() {
                 for p in &reaches.paths {

@@ -215,14 +215,16 @@ impl Changes {
     pub async fn get(&self, caller: Caller, id: i64) -> Result<ChangeView, ChangeError> {
         let row = self.store.get(id).await.map_err(store_error)?;
         let facts = self.facts(&row, &caller).await?;
-        let launch = self.launch_view(&row.profile, &row.base_env, &row.env).await;
+        // The command lines and flags are left to the page's door (`hosts::route`), which
+        // renders them here or on the host that runs the engine; the gate's own reads of a
+        // change need none of them.
         Ok(ChangeView {
             summary: row.summary(),
             diff: env_diff(&row.base_env, &row.env),
             keys: key_changes(&row.base_env, &row.env),
-            argv_before: launch.argv_before,
-            argv_after: launch.argv_after,
-            extra_flags: launch.extra_flags,
+            argv_before: Vec::new(),
+            argv_after: Vec::new(),
+            extra_flags: Vec::new(),
             rendered_by: None,
             render_note: None,
             stale: facts.stale && row.state.open(),
@@ -240,10 +242,12 @@ impl Changes {
     /// (what a render job answers for a review page on another console).
     pub async fn launch_of(&self, id: i64) -> Result<app::api::LaunchView, ChangeError> {
         let row = self.store.get(id).await.map_err(store_error)?;
-        Ok(self.launch_view(&row.profile, &row.base_env, &row.env).await)
+        Ok(self.render(&row.profile, &row.base_env, &row.env).await)
     }
 
-    async fn launch_view(&self, profile: &str, base_env: &str, env: &str) -> app::api::LaunchView {
+    /// A change's command lines (active and candidate) and the candidate's extra flags as
+    /// this host's configuration renders them.
+    pub async fn render(&self, profile: &str, base_env: &str, env: &str) -> app::api::LaunchView {
         app::api::LaunchView {
             argv_before: self.launch_argv(profile, base_env),
             argv_after: self.launch_argv(profile, env),

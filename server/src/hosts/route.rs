@@ -41,9 +41,20 @@ const RENDER_WAIT: Duration = Duration::from_secs(10);
 /// Renderings kept per console (a change's rendering is asked for once per version and host).
 const RENDERINGS: usize = 256;
 
-/// Renderings by (change, content hash, host).
-type Renderings =
-    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<(i64, String, String), app::api::LaunchView>>>;
+/// After a host failed to render a change, how long its page shows this console's rendering
+/// at once instead of queueing another job and waiting again (a host that is down would
+/// otherwise hold every view of the page for [`RENDER_WAIT`] and collect render jobs).
+const RENDER_RETRY: Duration = Duration::from_secs(60);
+
+/// A change version on a host: the change, digests of its active and candidate texts, the host.
+type RenderKey = (i64, String, String, String);
+
+/// What other hosts rendered for this console's review pages, and when one last failed to.
+#[derive(Default)]
+pub struct Renderings {
+    done: std::collections::HashMap<RenderKey, app::api::LaunchView>,
+    failed: std::collections::HashMap<RenderKey, (std::time::Instant, String)>,
+}
 
 /// The page actions that follow the engine to its host.
 #[derive(Clone)]
@@ -52,7 +63,7 @@ pub struct Router {
     pub changes: Changes,
     pub incidents: Incidents,
     /// What other hosts rendered for this console's review pages.
-    pub renderings: Renderings,
+    pub renderings: std::sync::Arc<std::sync::Mutex<Renderings>>,
 }
 
 impl Router {
@@ -63,31 +74,72 @@ impl Router {
     /// host does not answer in time the page says so and shows this console's rendering.
     pub async fn change_view(&self, caller: Caller, id: i64) -> Result<app::api::ChangeView, RouteError> {
         let mut view = self.changes.get(caller.clone(), id).await?;
-        let Some(host) = self.hosts.runs_elsewhere(&view.summary.profile).await? else {
-            return Ok(view);
+        let elsewhere = self.hosts.runs_elsewhere(&view.summary.profile).await?;
+        let remote = match &elsewhere {
+            Some(host) => Some(self.rendered_on(&caller, host, &view, id).await),
+            None => None,
         };
-        let key = (id, view.content_hash.clone(), host.clone());
-        let known = self.renderings.lock().ok().and_then(|r| r.get(&key).cloned());
-        let rendered = match known {
-            Some(r) => Ok(r),
-            None => self.render_on(&caller, &host, &view.summary.profile, id).await,
-        };
-        match rendered {
-            Ok(r) => {
-                if let Ok(mut all) = self.renderings.lock() {
-                    if all.len() >= RENDERINGS {
-                        all.clear();
-                    }
-                    all.insert(key, r.clone());
-                }
-                view.argv_before = r.argv_before;
-                view.argv_after = r.argv_after;
-                view.extra_flags = r.extra_flags;
+        let launch = match (elsewhere, remote) {
+            (Some(host), Some(Ok(r))) => {
                 view.rendered_by = Some(host);
+                r
             }
-            Err(why) => view.render_note = Some(format!("{host}: {why}")),
-        }
+            (host, remote) => {
+                if let (Some(host), Some(Err(why))) = (host, remote) {
+                    view.render_note = Some(format!("{host}: {why}"));
+                }
+                self.changes
+                    .render(&view.summary.profile, &view.base_env, &view.env)
+                    .await
+            }
+        };
+        view.argv_before = launch.argv_before;
+        view.argv_after = launch.argv_after;
+        view.extra_flags = launch.extra_flags;
         Ok(view)
+    }
+
+    /// `view`'s rendering by `host`: kept from before, or asked for with a render job (not
+    /// again within [`RENDER_RETRY`] of a failure).
+    async fn rendered_on(
+        &self,
+        caller: &Caller,
+        host: &str,
+        view: &app::api::ChangeView,
+        id: i64,
+    ) -> Result<app::api::LaunchView, String> {
+        let key: RenderKey = (
+            id,
+            crate::accounts::digest(&view.base_env),
+            view.content_hash.clone(),
+            host.to_string(),
+        );
+        if let Ok(r) = self.renderings.lock() {
+            if let Some(done) = r.done.get(&key) {
+                return Ok(done.clone());
+            }
+            if let Some((at, why)) = r.failed.get(&key).filter(|(at, _)| at.elapsed() < RENDER_RETRY) {
+                let left = RENDER_RETRY.saturating_sub(at.elapsed()).as_secs();
+                return Err(format!("{why} (asked again in {left} s)"));
+            }
+        }
+        let rendered = self.render_on(caller, host, &view.summary.profile, id).await;
+        if let Ok(mut r) = self.renderings.lock() {
+            if r.done.len() + r.failed.len() >= RENDERINGS {
+                r.done.clear();
+                r.failed.clear();
+            }
+            match &rendered {
+                Ok(done) => {
+                    r.failed.remove(&key);
+                    r.done.insert(key, done.clone());
+                }
+                Err(why) => {
+                    r.failed.insert(key, (std::time::Instant::now(), why.clone()));
+                }
+            }
+        }
+        rendered
     }
 
     async fn render_on(

@@ -796,17 +796,7 @@ async fn a_change_is_rendered_by_the_host_that_runs_its_engine() {
     let c = change(&on_a, id).await;
     assert_eq!(c["rendered_by"], "gpu-b", "{c}");
     assert_eq!(c["render_note"], serde_json::Value::Null, "{c}");
-    let flags: Vec<(String, String)> = c["extra_flags"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{c}"))
-        .iter()
-        .map(|f| {
-            (
-                f["flag"].as_str().unwrap().to_string(),
-                f["class"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let flags = extra_flags(&c, "flag");
     assert_eq!(flags, [("--chat-template".to_string(), "checked".to_string())], "{c}");
     let after = c["argv_after"].to_string();
     assert!(after.contains(&template.display().to_string()), "{after}");

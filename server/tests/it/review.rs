@@ -292,17 +292,7 @@ async fn the_reviewer_reads_each_extra_flag_as_the_policy_read_it() {
     assert_eq!(status, 200, "{body}");
     let id: i64 = body.trim().parse().unwrap();
     let c = change(&alice, id).await;
-    let classes: Vec<(String, String)> = c["extra_flags"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{c}"))
-        .iter()
-        .map(|f| {
-            (
-                f["shown"].as_str().unwrap().to_string(),
-                f["class"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let classes = extra_flags(&c, "shown");
     assert_eq!(
         classes,
         [

@@ -471,6 +471,22 @@ impl Session {
 }
 
 /// A profile change as `get_change` returns it.
+/// A change's extra flags as its page shows them: `(field, class)` for each, `field` being
+/// `shown` (as written) or `flag` (the flag it resolved to).
+pub fn extra_flags(c: &serde_json::Value, field: &str) -> Vec<(String, String)> {
+    c["extra_flags"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no extra flags in {c}"))
+        .iter()
+        .map(|f| {
+            (
+                f[field].as_str().unwrap().to_string(),
+                f["class"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
 pub async fn change(s: &Session, id: i64) -> serde_json::Value {
     let r = s.post_fn("get_change", &format!("id={id}")).send().await.unwrap();
     r.json().await.unwrap()
